@@ -1,0 +1,36 @@
+// The CI regression check: a profile against a baseline (an earlier profile, or a reference of
+// published figures at their published precision), with tolerances per JSON pointer.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace omn::audit {
+
+struct Check {
+  std::string pointer;  // "/statistics/mean", "/layers/0/q/mean"
+  std::string label;    // what a reader calls it
+  double baseline = 0, actual = 0, allowed = 0;
+  bool present = true;  // the profile has a number at `pointer`
+  bool ok() const;
+};
+
+struct RegressionReport {
+  std::string baseline_kind;  // "profile" | "reference"
+  std::vector<Check> checks;
+  std::size_t drifted() const;
+};
+
+// The numeric statistics a profile is compared on, as pointer → value (docs/profile.md lists them).
+std::vector<std::pair<std::string, double>> comparableStatistics(const nlohmann::json& profile);
+
+// `tolerance` may be null: then a reference allows half a unit of each figure's last published
+// digit, and a profile baseline allows only floating-point noise (1e-12 relative).
+// Throws UsageError for a malformed baseline or tolerance (naming the JSON pointer), or when the
+// baseline was computed with other options (threshold, histogram edges).
+RegressionReport checkRegression(const nlohmann::json& profile, const nlohmann::json& baseline,
+                                 const nlohmann::json& tolerance, const std::string& baseline_path,
+                                 const std::string& tolerance_path);
+
+}  // namespace omn::audit

@@ -1,0 +1,36 @@
+// Opening a checkpoint: format detection, then the matching reader fills a TensorIndex over the
+// mapped file(s) and renders every non-tensor value (envelope, __metadata__) as JSON.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/io/mapped_file.h"
+#include "omn/io/tensor_index.h"
+
+namespace omn::io {
+
+struct OpenOptions {
+  std::string state_key;  // where the state dict lives in an envelope ("model", "a/b"); empty: find it
+};
+
+struct Checkpoint {
+  std::string path;
+  std::string format;  // "torch-zip" | "safetensors" | "safetensors-sharded"
+  std::vector<std::unique_ptr<MappedFile>> files;  // the tensors point into these maps
+  TensorIndex index;
+  nlohmann::json metadata = nlohmann::json::object();  // envelope without the state dict / __metadata__
+  std::string state_key;  // where the state dict was found ("" = the top object)
+  // Groups of tensor names that share one storage record (tied weights).
+  std::vector<std::vector<std::string>> shared_storage;
+};
+
+// Throws FormatError naming the file and the place for anything that is not a readable checkpoint.
+std::unique_ptr<Checkpoint> openCheckpoint(const std::string& path, const OpenOptions& options = {});
+
+// Fills ck.shared_storage from the storage keys of ck.index.
+void groupSharedStorage(Checkpoint& ck);
+
+}  // namespace omn::io

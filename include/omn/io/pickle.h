@@ -1,0 +1,70 @@
+// A restricted unpickler: a small virtual machine for the protocol-2 opcodes torch.save emits,
+// building plain values. It never imports or calls anything: a GLOBAL must be in the allowlist
+// (pickle_allowlist.h) and a REDUCE may only apply the allowlisted constructors below.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "omn/io/tensor_index.h"
+
+namespace omn::io {
+
+struct PyValue;
+using PyPtr = std::shared_ptr<PyValue>;
+
+// A storage record resolved by the caller's persistent-load callback.
+struct PyStorage {
+  std::string key;       // record name under <prefix>/data/
+  std::string location;  // "cpu", "cuda:0", ...
+  DType dtype = DType::U8;
+  std::uint64_t numel = 0;  // elements of `dtype`
+  const std::uint8_t* data = nullptr;
+  std::uint64_t file_offset = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct PyTensor {
+  std::shared_ptr<PyStorage> storage;
+  DType dtype = DType::U8;
+  std::int64_t offset = 0;
+  std::vector<std::int64_t> size, stride;
+  bool parameter = false;
+};
+
+struct PyValue {
+  enum class Kind { None, Bool, Int, Float, Str, Bytes, List, Tuple, Dict, Set, Global, Storage, Tensor };
+  Kind kind = Kind::None;
+  bool b = false;
+  std::int64_t i = 0;
+  double f = 0;
+  std::string s;                                // Str, Bytes, Global ("module.name")
+  std::vector<PyPtr> items;                     // List, Tuple, Set
+  std::vector<std::pair<PyPtr, PyPtr>> dict;    // Dict, in insertion order
+  std::vector<std::pair<PyPtr, PyPtr>> attrs;   // Dict: state set by BUILD (a state dict's _metadata)
+  bool ordered = false;                         // Dict made by collections.OrderedDict
+  std::shared_ptr<PyStorage> storage;           // Storage
+  std::shared_ptr<PyTensor> tensor;             // Tensor
+
+  bool isStr() const { return kind == Kind::Str; }
+  const PyValue* get(const std::string& key) const;  // Dict lookup by string key, nullptr if absent
+};
+
+// Resolves a BINPERSID id (a tuple) to a Storage value; `offset` is the opcode's byte offset.
+using PersistentLoad = std::function<PyPtr(const PyValue& pid, std::uint64_t offset)>;
+
+// Runs the pickle in data[0, len). `where` names the file and record in every error message.
+// Throws FormatError naming the opcode or global and its byte offset on anything outside the
+// allowed set, on truncation and on malformed arguments; never executes anything.
+PyPtr unpickle(const std::uint8_t* data, std::size_t len, const std::string& where, const PersistentLoad& load);
+
+// Renders a value as JSON: tensors as {"$tensor": {dtype, shape}}, bytes as {"$bytes": length},
+// non-finite floats as null, dict keys as strings. Throws FormatError past `max_depth` (cycles).
+nlohmann::json toJson(const PyValue& v, int max_depth = 64);
+
+}  // namespace omn::io

@@ -1,0 +1,23 @@
+// SHA-256 of files and byte ranges through OpenSSL EVP, streamed in fixed-size reads so that
+// hashing a 3.5 GB checkpoint keeps a few MiB resident (a mapped pass would not).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace omn::io {
+
+// Called after each chunk with (bytes done, bytes total).
+using ProgressFn = std::function<void(std::uint64_t, std::uint64_t)>;
+
+std::string sha256File(const std::string& path, const ProgressFn& progress = {});
+std::string sha256Bytes(const void* data, std::size_t len);
+
+// Lower-case 64-hex check; throws UsageError naming `where` otherwise. Returns the lower-cased digest.
+std::string normaliseSha256(const std::string& hex, const std::string& where);
+
+// Throws IntegrityError "<path>: SHA-256 mismatch: expected X, got Y" when they differ.
+void requireSha256(const std::string& path, const std::string& expected, const std::string& actual);
+
+}  // namespace omn::io

@@ -1,0 +1,54 @@
+// Model presets (configs/presets/*.json, embedded at build time): where a family's tensors live,
+// how its Q/K gains are parametrised and laid out, and what the architecture is. No libtorch.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/io/tensor_index.h"
+
+namespace omn::model {
+
+enum class GainParametrisation { Direct, OnePlus };  // effective gain g = w, or g = 1 + w (Gemma)
+enum class GainLayout { Head, Projection };           // [head_dim] shared by heads, or [n_heads*head_dim]
+
+struct Preset {
+  std::string name, description, source;  // source: "builtin" or the file path
+  std::map<std::string, std::string> tensors;  // role → name pattern ("layers.{i}.attention.wq.weight")
+  std::vector<std::string> detect_present, detect_absent;
+  GainParametrisation parametrisation = GainParametrisation::Direct;
+  GainLayout layout = GainLayout::Head;
+  nlohmann::json architecture = nlohmann::json::object();  // may leave dimensions out: inferred
+
+  std::string tensorName(const std::string& role, int layer) const;  // "" when the role is absent
+  bool has(const std::string& role) const { return tensors.count(role) > 0; }
+  std::optional<std::int64_t> archInt(const std::string& key) const;
+  std::string archString(const std::string& key, const std::string& fallback) const;
+  double archDouble(const std::string& key, double fallback) const;
+};
+
+// The built-in preset names, sorted.
+std::vector<std::string> builtinPresetNames();
+
+// A built-in name ("omn-1") or a path to a preset JSON file. Validates strictly: an unknown key,
+// a wrong type or a missing field is a UsageError naming the file and the JSON pointer.
+Preset loadPreset(const std::string& name_or_path);
+Preset parsePreset(const nlohmann::json& j, const std::string& source);
+
+// The built-in preset whose detection signature the tensor names match; throws FormatError listing
+// what was tried when none or several match.
+Preset detectPreset(const io::TensorIndex& index);
+
+// Tensor names not matched by any of the preset's patterns, and pattern names for layers
+// [0, n_layers) that the checkpoint lacks.
+struct TensorMatch {
+  std::size_t matched = 0;
+  std::vector<std::string> unmatched, missing;
+};
+TensorMatch matchTensors(const Preset& p, const io::TensorIndex& index, int n_layers);
+
+}  // namespace omn::model

@@ -1,0 +1,23 @@
+// Reading and writing JSON documents: outputs are written to a temporary file, fsync'd and renamed
+// into place, never over an existing file without `force`, never over an input.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace omn::report {
+
+// Throws FormatError naming the file (and the parse position) when it is missing or not JSON.
+nlohmann::json readJsonFile(const std::string& path, const std::string& what);
+
+// Throws UsageError when `path` exists and !force, or names the same file as one of `inputs`.
+void checkOutputPath(const std::string& path, bool force, const std::vector<std::string>& inputs);
+
+// Writes text atomically (tmp + fsync + rename). Call checkOutputPath first.
+void writeFileAtomic(const std::string& path, const std::string& text);
+
+// dump() with full precision, invalid UTF-8 replaced, two-space indent, trailing newline.
+std::string dumpJson(const nlohmann::json& j);
+
+}  // namespace omn::report

@@ -1,0 +1,16 @@
+// A profile document as people read it: text tables on stdout, and CSV rows per layer.
+#pragma once
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/audit/regression.h"
+
+namespace omn::report {
+
+void printProfile(std::ostream& os, const nlohmann::json& profile);
+std::string profileCsv(const nlohmann::json& profile);  // one row per layer: Q and K moments, asymmetry
+void printRegression(std::ostream& os, const audit::RegressionReport& rep, bool all_rows);
+
+}  // namespace omn::report

@@ -1,0 +1,29 @@
+// A progress bar on stderr with rate and ETA, shown only when stderr is a terminal and the work is
+// large enough to wait for; silent otherwise (logs and CI stay clean).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace omn::report {
+
+class ProgressBar {
+ public:
+  // `unit_bytes`: the amounts are bytes (rate in MB/s); otherwise plain counts with `unit` per second.
+  ProgressBar(std::string label, std::uint64_t total, bool enabled, bool unit_bytes = true, std::string unit = "");
+  ~ProgressBar();
+  void update(std::uint64_t done, const std::string& extra = "");  // thread-safe, throttled to ~10 Hz
+  void finish();
+
+  static bool stderrIsTerminal();
+
+ private:
+  std::string label_, unit_;
+  std::uint64_t total_;
+  bool enabled_, bytes_, finished_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+  std::mutex mu_;
+};
+
+}  // namespace omn::report

@@ -1,0 +1,27 @@
+// Plain aligned text tables for the terminal.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace omn::report {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& os, const std::string& indent = "  ") const;  // numbers right-aligned
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string fixed(double v, int decimals);  // "3.460332"; "nan"/"inf" spelled out
+std::string general(double v);              // shortest round-trip form
+
+}  // namespace omn::report
+
+namespace omn::report {
+std::string significant(double v, int digits);  // "%.*g": differences and tolerances in tables
+}  // namespace omn::report

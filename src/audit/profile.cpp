@@ -1,0 +1,205 @@
+#include "omn/audit/profile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "omn/errors.h"
+
+namespace omn::audit {
+namespace {
+
+using nlohmann::json;
+
+struct Moments {
+  std::size_t n = 0;
+  double mean = 0, std = 0, min = 0, max = 0;
+};
+
+// Two passes: the mean, then the population variance around it (no cancellation).
+Moments moments(const std::vector<const std::vector<double>*>& parts) {
+  Moments m;
+  double sum = 0;
+  m.min = INFINITY;
+  m.max = -INFINITY;
+  for (const auto* p : parts)
+    for (double x : *p) {
+      sum += x;
+      m.min = std::min(m.min, x);
+      m.max = std::max(m.max, x);
+      ++m.n;
+    }
+  if (m.n == 0) return m;
+  m.mean = sum / static_cast<double>(m.n);
+  double ss = 0;
+  for (const auto* p : parts)
+    for (double x : *p) ss += (x - m.mean) * (x - m.mean);
+  m.std = std::sqrt(ss / static_cast<double>(m.n));
+  return m;
+}
+
+json momentsJson(const Moments& m) {
+  return {{"count", m.n}, {"mean", m.mean}, {"std", m.std}, {"min", m.min}, {"max", m.max}};
+}
+
+std::string num(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+bool closedLeft(double e, double pivot) { return e <= pivot; }
+
+// Index of the bin holding x: 0 = below the first edge, edges.size() = above the last.
+std::size_t binOf(double x, const ProfileOptions& o) {
+  const auto& e = o.hist_edges;
+  for (std::size_t j = 0; j < e.size(); ++j) {
+    // x lies left of edge j (the edge belongs to the right interval when e_j <= pivot)
+    if (closedLeft(e[j], o.pivot) ? x < e[j] : x <= e[j]) return j;
+  }
+  return e.size();
+}
+
+json rotaryAsymmetry(const std::vector<double>& g, std::int64_t head_dim, const std::string& style) {
+  double sum = 0, mx = 0;
+  std::size_t pairs = 0;
+  const std::size_t hd = static_cast<std::size_t>(head_dim);
+  for (std::size_t base = 0; base + hd <= g.size(); base += hd)
+    for (std::size_t i = 0; i < hd / 2; ++i) {
+      const std::size_t a = style == "interleaved" ? base + 2 * i : base + i;
+      const std::size_t b = style == "interleaved" ? base + 2 * i + 1 : base + i + hd / 2;
+      const double d = std::fabs(g[a] - g[b]);
+      sum += d;
+      mx = std::max(mx, d);
+      ++pairs;
+    }
+  return {{"pairs", pairs}, {"mean_abs_diff", pairs ? sum / static_cast<double>(pairs) : 0.0}, {"max_abs_diff", mx}};
+}
+
+json steepest(const std::vector<double>& means) {
+  json out = {{"from", nullptr}, {"to", nullptr}, {"delta", nullptr}};
+  double best = -1;
+  for (std::size_t i = 0; i + 1 < means.size(); ++i) {
+    const double d = means[i + 1] - means[i];
+    if (std::fabs(d) > best) {
+      best = std::fabs(d);
+      out = {{"from", i}, {"to", i + 1}, {"delta", d}};
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void validate(const ProfileOptions& o) {
+  if (o.hist_edges.empty()) throw UsageError("--hist-edges: expected at least one edge");
+  for (std::size_t i = 0; i < o.hist_edges.size(); ++i) {
+    if (!std::isfinite(o.hist_edges[i])) throw UsageError("--hist-edges: edge " + std::to_string(i) + " is not finite");
+    if (i && !(o.hist_edges[i] > o.hist_edges[i - 1]))
+      throw UsageError("--hist-edges: edges must increase strictly, got " + num(o.hist_edges[i - 1]) + " then " +
+                       num(o.hist_edges[i]));
+  }
+  if (!std::isfinite(o.threshold)) throw UsageError("--threshold: expected a finite number");
+  if (o.top_k < 0) throw UsageError("--top-k: expected a count >= 0, got " + std::to_string(o.top_k));
+}
+
+std::vector<std::string> histogramLabels(const ProfileOptions& o) {
+  const auto& e = o.hist_edges;
+  std::vector<std::string> labels;
+  labels.push_back((closedLeft(e[0], o.pivot) ? "<" : "<=") + num(e[0]));
+  for (std::size_t j = 0; j + 1 < e.size(); ++j)
+    labels.push_back(std::string(closedLeft(e[j], o.pivot) ? "[" : "(") + num(e[j]) + "," + num(e[j + 1]) +
+                     (closedLeft(e[j + 1], o.pivot) ? ")" : "]"));
+  labels.push_back((closedLeft(e.back(), o.pivot) ? ">=" : ">") + num(e.back()));
+  return labels;
+}
+
+json computeProfile(const GainSet& gains, const ProfileOptions& o) {
+  validate(o);
+  std::vector<const std::vector<double>*> all;
+  for (const auto& v : gains.vectors) all.push_back(&v.values);
+  const Moments m = moments(all);
+
+  std::size_t above = 0, in12 = 0, above32 = 0;
+  std::vector<std::size_t> hist(o.hist_edges.size() + 1, 0);
+  json negatives = json::array();
+  struct Coord {
+    double v;
+    int layer;
+    Role role;
+    std::size_t idx;
+  };
+  std::vector<Coord> coords;
+  for (const auto& v : gains.vectors)
+    for (std::size_t i = 0; i < v.values.size(); ++i) {
+      const double x = v.values[i];
+      above += x > o.threshold;
+      in12 += x >= 1.0 && x <= 2.0;
+      above32 += x > 32.0;
+      ++hist[binOf(x, o)];
+      if (x < 0) negatives.push_back({{"layer", v.layer}, {"role", roleName(v.role)}, {"index", i}, {"value", x}});
+      coords.push_back({x, v.layer, v.role, i});
+    }
+
+  json stats = momentsJson(m);
+  stats["share_above_threshold"] = m.n ? static_cast<double>(above) / static_cast<double>(m.n) : 0.0;
+  stats["count_above_threshold"] = above;
+  stats["count_negative"] = negatives.size();
+  stats["count_in_1_2"] = in12;
+  stats["count_above_32"] = above32;
+
+  json histogram = json::array();
+  const auto labels = histogramLabels(o);
+  for (std::size_t j = 0; j < hist.size(); ++j) {
+    json bin = {{"label", labels[j]}, {"count", hist[j]}};
+    bin["lo"] = j == 0 ? json(nullptr) : json(o.hist_edges[j - 1]);
+    bin["hi"] = j == hist.size() - 1 ? json(nullptr) : json(o.hist_edges[j]);
+    histogram.push_back(bin);
+  }
+
+  json layers = json::array();
+  std::vector<double> mean_all, mean_q, mean_k;
+  for (int l = 0; l < gains.n_layers; ++l) {
+    const GainVector& q = gains.at(l, Role::Q);
+    const GainVector& k = gains.at(l, Role::K);
+    const Moments mq = moments({&q.values}), mk = moments({&k.values}), ma = moments({&q.values, &k.values});
+    json lq = momentsJson(mq), lk = momentsJson(mk);
+    lq["tensor"] = q.tensor;
+    lk["tensor"] = k.tensor;
+    lq["dtype"] = io::dtypeName(q.dtype);
+    lk["dtype"] = io::dtypeName(k.dtype);
+    lq["rope_pair_asymmetry"] = rotaryAsymmetry(q.values, gains.head_dim, gains.rope_style);
+    lk["rope_pair_asymmetry"] = rotaryAsymmetry(k.values, gains.head_dim, gains.rope_style);
+    layers.push_back({{"layer", l}, {"q", lq}, {"k", lk}, {"mean", ma.mean}, {"q_minus_k", mq.mean - mk.mean}});
+    mean_all.push_back(ma.mean);
+    mean_q.push_back(mq.mean);
+    mean_k.push_back(mk.mean);
+  }
+
+  std::stable_sort(coords.begin(), coords.end(), [](const Coord& a, const Coord& b) { return a.v > b.v; });
+  json top = json::array();
+  for (std::size_t i = 0; i < coords.size() && i < static_cast<std::size_t>(o.top_k); ++i)
+    top.push_back({{"layer", coords[i].layer}, {"role", roleName(coords[i].role)}, {"index", coords[i].idx},
+                   {"value", coords[i].v}});
+
+  return {
+      {"options", {{"threshold", o.threshold}, {"hist_edges", o.hist_edges}, {"pivot", o.pivot}, {"top_k", o.top_k}}},
+      {"gains",
+       {{"preset", gains.preset},
+        {"parametrisation", gains.parametrisation == model::GainParametrisation::OnePlus ? "one_plus" : "direct"},
+        {"effective", gains.parametrisation == model::GainParametrisation::OnePlus ? "1 + stored weight" : "stored weight"},
+        {"layout", gains.layout == model::GainLayout::Head ? "head" : "projection"},
+        {"head_dim", gains.head_dim},
+        {"rope_style", gains.rope_style},
+        {"n_layers", gains.n_layers},
+        {"vectors", gains.vectors.size()}}},
+      {"statistics", stats},
+      {"histogram", histogram},
+      {"negatives", negatives},
+      {"layers", layers},
+      {"steepest_change", {{"all", steepest(mean_all)}, {"q", steepest(mean_q)}, {"k", steepest(mean_k)}}},
+      {"top", top},
+  };
+}
+
+}  // namespace omn::audit

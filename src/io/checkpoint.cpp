@@ -1,0 +1,51 @@
+#include "omn/io/checkpoint.h"
+
+#include <cstring>
+#include <map>
+
+#include "omn/errors.h"
+#include "omn/io/safetensors.h"
+#include "omn/io/torch_checkpoint.h"
+
+namespace omn::io {
+
+namespace {
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+std::unique_ptr<Checkpoint> openCheckpoint(const std::string& path, const OpenOptions& options) {
+  auto ck = std::make_unique<Checkpoint>();
+  ck->path = path;
+  ck->files.push_back(std::make_unique<MappedFile>(path));
+  const MappedFile& f = *ck->files[0];
+  const std::uint8_t* d = f.data();
+  const std::size_t n = f.size();
+  if (n >= 4 && std::memcmp(d, "PK\x03\x04", 4) == 0) {
+    readTorchZip(*ck, options);
+  } else if (endsWith(path, ".index.json")) {
+    readSafetensorsIndex(*ck);
+  } else if (n >= 9 && d[8] == '{') {
+    readSafetensors(*ck);
+  } else if (n >= 2 && d[0] == 0x80 && d[1] <= 5) {
+    throw FormatError(path + ": a legacy (pre-1.6, non-zip) torch.save file; re-save it with a current PyTorch "
+                      "(torch.save(torch.load(f), g)) in a trusted environment");
+  } else {
+    throw FormatError(path + ": unrecognised format: expected a torch.save zip (starts with 'PK'), a safetensors "
+                      "file (8-byte header length, then '{') or a *.safetensors.index.json");
+  }
+  if (!options.state_key.empty() && ck->format != "torch-zip")
+    throw UsageError("--state-key applies to torch.save files only; " + path + " is " + ck->format);
+  return ck;
+}
+
+void groupSharedStorage(Checkpoint& ck) {
+  std::map<std::string, std::vector<std::string>> by_key;
+  for (const auto& t : ck.index.tensors()) by_key[t.storage_key].push_back(t.name);
+  ck.shared_storage.clear();
+  for (auto& [k, names] : by_key)
+    if (names.size() > 1) ck.shared_storage.push_back(std::move(names));
+}
+
+}  // namespace omn::io

@@ -1,0 +1,450 @@
+// The restricted pickle VM. Each opcode is one case; the allowlisted constructors are applied
+// in reduce(). Nothing here imports, looks up attributes or calls code named by the input.
+#include "omn/io/pickle.h"
+
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/errors.h"
+#include "omn/io/pickle_allowlist.h"
+
+namespace omn::io {
+
+const PyValue* PyValue::get(const std::string& key) const {
+  for (const auto& [k, v] : dict)
+    if (k->kind == Kind::Str && k->s == key) return v.get();
+  return nullptr;
+}
+
+namespace {
+
+using K = PyValue::Kind;
+
+PyPtr make(K kind) {
+  auto p = std::make_shared<PyValue>();
+  p->kind = kind;
+  return p;
+}
+
+const char* opName(std::uint8_t op) {
+  switch (op) {
+    case 0x93: return "STACK_GLOBAL";
+    case 'i': return "INST";
+    case 'o': return "OBJ";
+    case 0x82: return "EXT1";
+    case 0x83: return "EXT2";
+    case 0x84: return "EXT4";
+    case 'R': return "REDUCE";
+    case 0x81: return "NEWOBJ";
+    case 0x92: return "NEWOBJ_EX";
+    case 'P': return "PERSID";
+    case 'c': return "GLOBAL";
+    case 0x95: return "FRAME";
+    case 'B': return "BINBYTES";
+    case 'C': return "SHORT_BINBYTES";
+    case 'S': return "STRING";
+    case 'V': return "UNICODE";
+    case 'I': return "INT";
+    case 'L': return "LONG";
+    case 'F': return "FLOAT";
+    default: return nullptr;
+  }
+}
+
+class Machine {
+ public:
+  Machine(const std::uint8_t* d, std::size_t n, const std::string& where, const PersistentLoad& load)
+      : d_(d), n_(n), where_(where), load_(load) {}
+
+  PyPtr run();
+
+ private:
+  [[noreturn]] void fail(std::uint64_t at, const std::string& what) const {
+    throw FormatError(where_ + ": pickle byte " + std::to_string(at) + ": " + what);
+  }
+  const std::uint8_t* take(std::size_t k) {
+    if (n_ - p_ < k) fail(op_at_, "truncated: opcode needs " + std::to_string(k) + " more bytes, " +
+                                      std::to_string(n_ - p_) + " left");
+    const std::uint8_t* r = d_ + p_;
+    p_ += k;
+    return r;
+  }
+  std::uint32_t le(std::size_t k) {
+    const std::uint8_t* b = take(k);
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < k; ++i) v |= static_cast<std::uint32_t>(b[i]) << (8 * i);
+    return v;
+  }
+  std::string line() {
+    const void* nl = std::memchr(d_ + p_, '\n', n_ - p_);
+    if (!nl) fail(op_at_, "truncated: GLOBAL name without a newline");
+    const std::size_t len = static_cast<const std::uint8_t*>(nl) - (d_ + p_);
+    std::string s(reinterpret_cast<const char*>(d_ + p_), len);
+    p_ += len + 1;
+    return s;
+  }
+  PyPtr pop() {
+    if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back()))
+      fail(op_at_, "stack underflow");
+    PyPtr v = std::move(stack_.back());
+    stack_.pop_back();
+    return v;
+  }
+  PyPtr& top() {
+    if (stack_.empty()) fail(op_at_, "stack underflow");
+    return stack_.back();
+  }
+  std::vector<PyPtr> popMark() {
+    if (marks_.empty()) fail(op_at_, "no MARK on the stack");
+    const std::size_t m = marks_.back();
+    marks_.pop_back();
+    std::vector<PyPtr> items(std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(m)),
+                             std::make_move_iterator(stack_.end()));
+    stack_.resize(m);
+    return items;
+  }
+  void setItems(PyValue& dict, std::vector<PyPtr>& kv) {
+    if (dict.kind != K::Dict) fail(op_at_, "SETITEM(S) on a value that is not a dict");
+    if (kv.size() % 2) fail(op_at_, "SETITEMS with an odd number of values");
+    for (std::size_t i = 0; i < kv.size(); i += 2) {
+      bool replaced = false;
+      if (kv[i]->kind == K::Str)
+        for (auto& e : dict.dict)
+          if (e.first->kind == K::Str && e.first->s == kv[i]->s) {
+            e.second = kv[i + 1];
+            replaced = true;
+          }
+      if (!replaced) dict.dict.emplace_back(kv[i], kv[i + 1]);
+    }
+  }
+  PyPtr reduce(const PyValue& callable, const PyValue& args, const char* how);
+  PyPtr rebuildTensor(const std::vector<PyPtr>& a, bool v3);
+  std::vector<std::int64_t> intTuple(const PyValue& v, const char* what);
+
+  const std::uint8_t* d_;
+  std::size_t n_, p_ = 0;
+  std::uint64_t op_at_ = 0;
+  const std::string& where_;
+  const PersistentLoad& load_;
+  std::vector<PyPtr> stack_;
+  std::vector<std::size_t> marks_;
+  std::unordered_map<std::uint32_t, PyPtr> memo_;
+};
+
+std::vector<std::int64_t> Machine::intTuple(const PyValue& v, const char* what) {
+  if (v.kind != K::Tuple && v.kind != K::List) fail(op_at_, std::string(what) + ": expected a tuple of ints");
+  std::vector<std::int64_t> out;
+  for (const auto& x : v.items) {
+    if (x->kind != K::Int) fail(op_at_, std::string(what) + ": expected a tuple of ints");
+    out.push_back(x->i);
+  }
+  return out;
+}
+
+PyPtr Machine::rebuildTensor(const std::vector<PyPtr>& a, bool v3) {
+  const char* fn = v3 ? "_rebuild_tensor_v3" : "_rebuild_tensor_v2";
+  const std::size_t need = v3 ? 7 : 6;
+  if (a.size() < need || a.size() > need + 1)
+    fail(op_at_, std::string(fn) + ": expected " + std::to_string(need) + " or " + std::to_string(need + 1) +
+                     " arguments, got " + std::to_string(a.size()));
+  if (a[0]->kind != K::Storage) fail(op_at_, std::string(fn) + ": argument 0 must be a storage (BINPERSID)");
+  if (a[1]->kind != K::Int) fail(op_at_, std::string(fn) + ": storage offset must be an int");
+  auto t = std::make_shared<PyTensor>();
+  t->storage = a[0]->storage;
+  t->dtype = t->storage->dtype;
+  t->offset = a[1]->i;
+  t->size = intTuple(*a[2], "tensor size");
+  t->stride = intTuple(*a[3], "tensor stride");
+  if (v3) {
+    if (a[6]->kind != K::Global) fail(op_at_, "_rebuild_tensor_v3: argument 6 must be a dtype");
+    GlobalInfo gi;
+    const auto dot = a[6]->s.rfind('.');
+    if (!lookupGlobal(a[6]->s.substr(0, dot), a[6]->s.substr(dot + 1), &gi) || gi.kind != AllowedGlobal::DTypeValue)
+      fail(op_at_, "_rebuild_tensor_v3: argument 6 must be a dtype");
+    if (!gi.supported) fail(op_at_, "tensor dtype " + a[6]->s + " is not supported by omn-audit");
+    t->dtype = gi.dtype;
+  }
+  auto v = make(K::Tensor);
+  v->tensor = std::move(t);
+  return v;
+}
+
+PyPtr Machine::reduce(const PyValue& callable, const PyValue& args, const char* how) {
+  if (callable.kind != K::Global) fail(op_at_, std::string(how) + " on a value that is not an allowlisted global");
+  if (args.kind != K::Tuple) fail(op_at_, std::string(how) + " of " + callable.s + ": arguments must be a tuple");
+  const auto dot = callable.s.rfind('.');
+  GlobalInfo gi;
+  if (!lookupGlobal(callable.s.substr(0, dot), callable.s.substr(dot + 1), &gi))
+    fail(op_at_, "global '" + callable.s + "' is not allowed");  // unreachable: GLOBAL checked it
+  const auto& a = args.items;
+  switch (gi.kind) {
+    case AllowedGlobal::OrderedDict: {
+      auto d = make(K::Dict);
+      d->ordered = true;
+      if (!a.empty()) fail(op_at_, "OrderedDict() with arguments is not what torch.save writes");
+      return d;
+    }
+    case AllowedGlobal::RebuildTensorV2: return rebuildTensor(a, false);
+    case AllowedGlobal::RebuildTensorV3: return rebuildTensor(a, true);
+    case AllowedGlobal::RebuildParameter:
+    case AllowedGlobal::RebuildParameterWithState: {
+      if (a.empty() || a[0]->kind != K::Tensor) fail(op_at_, callable.s + ": argument 0 must be a tensor");
+      auto v = make(K::Tensor);
+      v->tensor = std::make_shared<PyTensor>(*a[0]->tensor);
+      v->tensor->parameter = true;
+      return v;
+    }
+    case AllowedGlobal::TorchSize: {
+      if (a.size() != 1) fail(op_at_, "torch.Size: expected one tuple argument");
+      auto v = make(K::Tuple);
+      intTuple(*a[0], "torch.Size");
+      v->items = a[0]->items;
+      return v;
+    }
+    case AllowedGlobal::CodecsEncode: {
+      if (a.size() != 2 || a[0]->kind != K::Str || a[1]->kind != K::Str || a[1]->s != "latin1")
+        fail(op_at_, "_codecs.encode: expected (str, 'latin1')");
+      // The str holds code points < 256 as UTF-8; latin1-encode them back into bytes.
+      auto v = make(K::Bytes);
+      const std::string& s = a[0]->s;
+      for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) v->s.push_back(static_cast<char>(c));
+        else if ((c & 0xE0) == 0xC0 && i + 1 < s.size() && c <= 0xC3) {
+          v->s.push_back(static_cast<char>(((c & 0x1F) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3F)));
+          ++i;
+        } else fail(op_at_, "_codecs.encode: character outside latin-1");
+      }
+      return v;
+    }
+    case AllowedGlobal::BuiltinSet: {
+      auto v = make(K::Set);
+      if (a.size() == 1) {
+        if (a[0]->kind != K::List && a[0]->kind != K::Tuple) fail(op_at_, "set(): expected a list");
+        v->items = a[0]->items;
+      } else if (!a.empty()) fail(op_at_, "set(): expected at most one argument");
+      return v;
+    }
+    case AllowedGlobal::StorageType:
+    case AllowedGlobal::DTypeValue: break;
+  }
+  fail(op_at_, std::string(how) + " of '" + callable.s + "' is not allowed (it is not a constructor)");
+}
+
+PyPtr Machine::run() {
+  while (p_ < n_) {
+    op_at_ = p_;
+    const std::uint8_t op = d_[p_++];
+    switch (op) {
+      case 0x80: {  // PROTO
+        const std::uint8_t v = *take(1);
+        if (v > 2) fail(op_at_, "pickle protocol " + std::to_string(v) + " (torch.save writes protocol 2)");
+        break;
+      }
+      case 'c': {  // GLOBAL
+        const std::string module = line(), name = line();
+        GlobalInfo gi;
+        if (!lookupGlobal(module, name, &gi))
+          fail(op_at_, "GLOBAL '" + module + "." + name + "' is not in the allowlist (refused; nothing was run)");
+        auto v = make(K::Global);
+        v->s = module + "." + name;
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 'R': {  // REDUCE
+        PyPtr args = pop();
+        PyPtr fn = pop();
+        stack_.push_back(reduce(*fn, *args, "REDUCE"));
+        break;
+      }
+      case 0x81: {  // NEWOBJ: cls.__new__(cls, *args), only for allowlisted constructors
+        PyPtr args = pop();
+        PyPtr cls = pop();
+        stack_.push_back(reduce(*cls, *args, "NEWOBJ"));
+        break;
+      }
+      case 'b': {  // BUILD
+        PyPtr state = pop();
+        PyValue& obj = *top();
+        if (obj.kind == K::Dict && state->kind == K::Dict) {
+          for (auto& kv : state->dict) obj.attrs.push_back(kv);
+        } else if (obj.kind == K::Tensor || state->kind == K::None) {
+          // parameter state / empty state: nothing to keep
+        } else {
+          fail(op_at_, "BUILD on a value of this kind is not allowed");
+        }
+        break;
+      }
+      case 'Q': {  // BINPERSID
+        PyPtr pid = pop();
+        if (!load_) fail(op_at_, "persistent id without a storage loader");
+        stack_.push_back(load_(*pid, op_at_));
+        break;
+      }
+      case '(': marks_.push_back(stack_.size()); break;  // MARK
+      case 't': {  // TUPLE
+        auto v = make(K::Tuple);
+        v->items = popMark();
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
+        const std::size_t k = op - 0x84u;
+        auto v = make(K::Tuple);
+        v->items.resize(k);
+        for (std::size_t i = k; i-- > 0;) v->items[i] = pop();
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case ')': stack_.push_back(make(K::Tuple)); break;  // EMPTY_TUPLE
+      case ']': stack_.push_back(make(K::List)); break;   // EMPTY_LIST
+      case '}': stack_.push_back(make(K::Dict)); break;   // EMPTY_DICT
+      case 0x8f: stack_.push_back(make(K::Set)); break;   // EMPTY_SET
+      case 'a': {  // APPEND
+        PyPtr v = pop();
+        if (top()->kind != K::List) fail(op_at_, "APPEND to a value that is not a list");
+        top()->items.push_back(std::move(v));
+        break;
+      }
+      case 'e': {  // APPENDS
+        auto items = popMark();
+        if (top()->kind != K::List) fail(op_at_, "APPENDS to a value that is not a list");
+        for (auto& v : items) top()->items.push_back(std::move(v));
+        break;
+      }
+      case 's': {  // SETITEM
+        PyPtr v = pop();
+        PyPtr k = pop();
+        std::vector<PyPtr> kv{k, v};
+        setItems(*top(), kv);
+        break;
+      }
+      case 'u': {  // SETITEMS
+        auto kv = popMark();
+        setItems(*top(), kv);
+        break;
+      }
+      case 'N': stack_.push_back(make(K::None)); break;
+      case 0x88: case 0x89: {  // NEWTRUE / NEWFALSE
+        auto v = make(K::Bool);
+        v->b = op == 0x88;
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 'J': {  // BININT
+        auto v = make(K::Int);
+        v->i = static_cast<std::int32_t>(le(4));
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 'K': case 'M': {  // BININT1 / BININT2
+        auto v = make(K::Int);
+        v->i = le(op == 'K' ? 1 : 2);
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 0x8a: {  // LONG1
+        const std::uint8_t k = *take(1);
+        if (k > 8) fail(op_at_, "LONG1 of " + std::to_string(k) + " bytes: integers wider than 64 bits are refused");
+        const std::uint8_t* b = take(k);
+        std::uint64_t u = 0;
+        for (std::size_t i = 0; i < k; ++i) u |= static_cast<std::uint64_t>(b[i]) << (8 * i);
+        if (k > 0 && k < 8 && (b[k - 1] & 0x80)) u |= ~0ull << (8 * k);  // sign-extend
+        auto v = make(K::Int);
+        std::memcpy(&v->i, &u, 8);
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 'G': {  // BINFLOAT: big-endian double
+        const std::uint8_t* b = take(8);
+        std::uint64_t u = 0;
+        for (int i = 0; i < 8; ++i) u = (u << 8) | b[i];
+        auto v = make(K::Float);
+        std::memcpy(&v->f, &u, 8);
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 'X': case 'U': {  // BINUNICODE / SHORT_BINSTRING
+        const std::uint32_t len = op == 'X' ? le(4) : le(1);
+        const std::uint8_t* b = take(len);
+        auto v = make(K::Str);
+        v->s.assign(reinterpret_cast<const char*>(b), len);
+        stack_.push_back(std::move(v));
+        break;
+      }
+      case 'h': case 'j': {  // BINGET / LONG_BINGET
+        const std::uint32_t idx = op == 'h' ? le(1) : le(4);
+        auto it = memo_.find(idx);
+        if (it == memo_.end()) fail(op_at_, "memo key " + std::to_string(idx) + " was never stored");
+        stack_.push_back(it->second);
+        break;
+      }
+      case 'q': case 'r': {  // BINPUT / LONG_BINPUT
+        const std::uint32_t idx = op == 'q' ? le(1) : le(4);
+        memo_[idx] = top();
+        break;
+      }
+      case '.': {  // STOP
+        if (stack_.size() != 1 || !marks_.empty())
+          fail(op_at_, "STOP with " + std::to_string(stack_.size()) + " values on the stack, expected 1");
+        return stack_.back();
+      }
+      default: {
+        const char* name = opName(op);
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", op);
+        std::string what = std::string("opcode ") + (name ? name : "") + (name ? " (" : "") + hex + (name ? ")" : "");
+        if (op == 0x93 && stack_.size() >= 2 && stack_[stack_.size() - 2]->isStr() && stack_.back()->isStr())
+          what += " naming global '" + stack_[stack_.size() - 2]->s + "." + stack_.back()->s + "'";
+        fail(op_at_, what + " is not allowed in a checkpoint (refused; nothing was run)");
+      }
+    }
+  }
+  fail(p_, "truncated: the pickle ends without STOP");
+}
+
+}  // namespace
+
+PyPtr unpickle(const std::uint8_t* data, std::size_t len, const std::string& where, const PersistentLoad& load) {
+  Machine m(data, len, where, load);
+  return m.run();
+}
+
+nlohmann::json toJson(const PyValue& v, int max_depth) {
+  using nlohmann::json;
+  if (max_depth <= 0) throw FormatError("pickle value nested too deeply (or cyclic) to render as JSON");
+  switch (v.kind) {
+    case K::None: return nullptr;
+    case K::Bool: return v.b;
+    case K::Int: return v.i;
+    case K::Float: return std::isfinite(v.f) ? json(v.f) : json(nullptr);
+    case K::Str: return v.s;
+    case K::Bytes: return json{{"$bytes", v.s.size()}};
+    case K::Global: return json{{"$global", v.s}};
+    case K::Storage: return json{{"$storage", v.storage->key}};
+    case K::Tensor: {
+      json shape = json::array();
+      for (auto s : v.tensor->size) shape.push_back(s);
+      return json{{"$tensor", {{"dtype", dtypeName(v.tensor->dtype)}, {"shape", shape}}}};
+    }
+    case K::List: case K::Tuple: case K::Set: {
+      json a = json::array();
+      for (const auto& x : v.items) a.push_back(toJson(*x, max_depth - 1));
+      return a;
+    }
+    case K::Dict: {
+      json o = json::object();
+      for (const auto& [k, x] : v.dict) {
+        std::string key = k->kind == K::Str ? k->s : toJson(*k, max_depth - 1).dump(-1, ' ', false, json::error_handler_t::replace);
+        o[key] = toJson(*x, max_depth - 1);
+      }
+      return o;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace omn::io

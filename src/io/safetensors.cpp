@@ -1,0 +1,167 @@
+#include "omn/io/safetensors.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "omn/errors.h"
+#include "omn/json_pointer.h"
+
+namespace omn::io {
+namespace {
+
+constexpr std::uint64_t kMaxHeader = 100'000'000;  // the reference implementation's limit
+
+std::uint64_t le64(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+}  // namespace
+
+nlohmann::json parseSafetensors(const MappedFile& file, std::size_t file_index, TensorIndex& index) {
+  using nlohmann::json;
+  const std::string& path = file.path();
+  if (file.size() < 8) throw FormatError(path + ": " + std::to_string(file.size()) + " bytes is too short for safetensors");
+  const std::uint64_t n = le64(file.data());
+  if (n > kMaxHeader)
+    throw FormatError(path + ": byte 0: safetensors header length " + std::to_string(n) + " exceeds the 100 MB limit");
+  if (n > file.size() - 8)
+    throw FormatError(path + ": byte 0: safetensors header length " + std::to_string(n) + " runs past the end of the file (" +
+                      std::to_string(file.size()) + " bytes)");
+  json header;
+  try {
+    header = json::parse(file.data() + 8, file.data() + 8 + n);
+  } catch (const json::exception& e) {
+    throw FormatError(path + ": safetensors header (bytes 8.." + std::to_string(8 + n) + ") is not valid UTF-8 JSON: " + e.what());
+  }
+  if (!header.is_object()) throw FormatError(path + ": safetensors header is not a JSON object");
+  const std::uint64_t base = 8 + n, buffer = file.size() - base;
+  json metadata = json::object();
+  struct Span {
+    std::uint64_t begin, end;
+    std::string name;
+  };
+  std::vector<Span> spans;
+  std::vector<TensorRef> refs;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const std::string where = path + ": header /" + escapePointerToken(name);
+    if (name == "__metadata__") {
+      if (!it->is_object()) throw FormatError(where + ": expected an object of strings");
+      for (auto m = it->begin(); m != it->end(); ++m)
+        if (!m->is_string()) throw FormatError(where + "/" + m.key() + ": expected a string, got " + m->type_name());
+      metadata = *it;
+      continue;
+    }
+    const json& e = *it;
+    if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
+      throw FormatError(where + ": expected {\"dtype\", \"shape\", \"data_offsets\"}");
+    TensorRef t;
+    t.name = name;
+    if (!e["dtype"].is_string() || !dtypeFromName(e["dtype"].get<std::string>(), &t.dtype))
+      throw FormatError(where + "/dtype: unsupported dtype " + e["dtype"].dump() +
+                        " (expected BF16, F16, F32, F64, I64, I32, I16, I8, U8 or BOOL)");
+    if (!e["shape"].is_array()) throw FormatError(where + "/shape: expected an array of non-negative integers");
+    std::uint64_t numel = 1;
+    for (const auto& d : e["shape"]) {
+      if (!d.is_number_unsigned()) throw FormatError(where + "/shape: expected an array of non-negative integers");
+      const std::uint64_t v = d.get<std::uint64_t>();
+      if (v > static_cast<std::uint64_t>(INT64_MAX) || __builtin_mul_overflow(numel, v, &numel))
+        throw FormatError(where + "/shape: element count overflows");
+      t.shape.push_back(static_cast<std::int64_t>(v));
+    }
+    const json& off = e["data_offsets"];
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+      throw FormatError(where + "/data_offsets: expected [begin, end] of non-negative integers");
+    const std::uint64_t b = off[0].get<std::uint64_t>(), en = off[1].get<std::uint64_t>();
+    std::uint64_t bytes;
+    if (en < b) throw FormatError(where + "/data_offsets: end " + std::to_string(en) + " < begin " + std::to_string(b));
+    if (__builtin_mul_overflow(numel, dtypeSize(t.dtype), &bytes) || en - b != bytes)
+      throw FormatError(where + "/data_offsets: spans " + std::to_string(en - b) + " bytes, expected numel·size = " +
+                        std::to_string(numel) + "·" + std::to_string(dtypeSize(t.dtype)));
+    if (en > buffer)
+      throw FormatError(where + "/data_offsets: end " + std::to_string(en) + " is past the data buffer (" +
+                        std::to_string(buffer) + " bytes)");
+    t.strides.assign(t.shape.size(), 1);
+    for (std::size_t i = t.shape.size(); i-- > 1;) t.strides[i - 1] = t.strides[i] * std::max<std::int64_t>(t.shape[i], 1);
+    t.storage_key = std::to_string(file_index) + ":" + name;
+    t.storage_file_offset = base + b;
+    t.storage_bytes = en - b;
+    t.storage_data = file.data() + base + b;
+    t.file_index = file_index;
+    spans.push_back({b, en, name});
+    refs.push_back(std::move(t));
+  }
+  // The reference's rule: sorted by offset, each tensor starts where the previous ended, and the
+  // last one ends exactly at the end of the file.
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  std::uint64_t expect = 0;
+  for (const auto& s : spans) {
+    if (s.begin != expect)
+      throw FormatError(path + ": header /" + s.name + "/data_offsets: begins at " + std::to_string(s.begin) +
+                        ", expected " + std::to_string(expect) + (s.begin < expect ? " (overlaps the previous tensor)" : " (gap)"));
+    expect = s.end;
+  }
+  if (expect != buffer)
+    throw FormatError(path + ": tensors cover " + std::to_string(expect) + " bytes of the " + std::to_string(buffer) +
+                      "-byte data buffer; expected the buffer to be covered exactly");
+  for (auto& t : refs) index.add(std::move(t));
+  return metadata;
+}
+
+void readSafetensors(Checkpoint& ck) {
+  ck.metadata = {{"__metadata__", parseSafetensors(*ck.files[0], 0, ck.index)}};
+  ck.format = "safetensors";
+}
+
+void readSafetensorsIndex(Checkpoint& ck) {
+  using nlohmann::json;
+  const MappedFile& idx = *ck.files[0];
+  json j;
+  try {
+    j = json::parse(idx.data(), idx.data() + idx.size());
+  } catch (const json::exception& e) {
+    throw FormatError(ck.path + ": not valid JSON: " + std::string(e.what()));
+  }
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+    throw FormatError(ck.path + ": /weight_map: expected an object mapping tensor names to shard files");
+  const auto dir = std::filesystem::path(ck.path).parent_path();
+  std::map<std::string, std::size_t> shard_of_file;
+  for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
+    if (!it->is_string()) throw FormatError(ck.path + ": /weight_map/" + it.key() + ": expected a file name");
+    const std::string f = it->get<std::string>();
+    if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..")
+      throw FormatError(ck.path + ": /weight_map/" + it.key() + ": shard \"" + f + "\" must be a plain file name beside the index");
+    if (!shard_of_file.count(f)) shard_of_file.emplace(f, 0);
+  }
+  // Tensor files in index order: file_index 0 is the index itself, shards from 1.
+  TensorIndex all;
+  json shards = json::array();
+  for (auto& [f, fi] : shard_of_file) {
+    fi = ck.files.size();
+    ck.files.push_back(std::make_unique<MappedFile>((dir / f).string()));
+    TensorIndex part;
+    json meta = parseSafetensors(*ck.files.back(), fi, part);
+    shards.push_back({{"file", f}, {"tensors", part.size()}, {"__metadata__", meta}});
+    for (const auto& t : part.tensors()) {
+      const json* want = nullptr;
+      if (j["weight_map"].contains(t.name)) want = &j["weight_map"][t.name];
+      if (!want || want->get<std::string>() != f)
+        throw FormatError(ck.path + ": shard " + f + " holds tensor '" + t.name + "' which /weight_map " +
+                          (want ? "assigns to " + want->get<std::string>() : std::string("does not list")));
+      all.add(t);
+    }
+  }
+  for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it)
+    if (!all.find(it.key()))
+      throw FormatError(ck.path + ": /weight_map/" + it.key() + ": tensor not found in shard " + it->get<std::string>());
+  ck.index = std::move(all);
+  ck.metadata = {{"metadata", j.value("metadata", json::object())}, {"shards", shards}};
+  ck.format = "safetensors-sharded";
+}
+
+}  // namespace omn::io

@@ -1,0 +1,70 @@
+#include "omn/report/json_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "omn/errors.h"
+
+namespace omn::report {
+
+nlohmann::json readJsonFile(const std::string& path, const std::string& what) {
+  std::ifstream in(path);
+  if (!in) throw FormatError(what + " " + path + ": cannot open for reading");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw FormatError(what + " " + path + ": not valid JSON: " + e.what());
+  }
+}
+
+void checkOutputPath(const std::string& path, bool force, const std::vector<std::string>& inputs) {
+  struct stat out {};
+  if (::stat(path.c_str(), &out) != 0) return;
+  for (const auto& in : inputs) {
+    struct stat s {};
+    if (::stat(in.c_str(), &s) == 0 && s.st_dev == out.st_dev && s.st_ino == out.st_ino)
+      throw UsageError("output " + path + " is the input " + in + ": refusing to write over an input");
+  }
+  if (!force) throw UsageError("output " + path + " exists: refusing to overwrite it without --force");
+  if (S_ISDIR(out.st_mode)) throw UsageError("output " + path + " is a directory");
+}
+
+void writeFileAtomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw UsageError("cannot write " + tmp + ": " + std::strerror(e));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    throw UsageError("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+  }
+}
+
+std::string dumpJson(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace omn::report

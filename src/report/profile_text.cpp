@@ -1,0 +1,108 @@
+#include "omn/report/profile_text.h"
+
+#include <sstream>
+
+#include "omn/report/table.h"
+
+namespace omn::report {
+
+using nlohmann::json;
+
+void printProfile(std::ostream& os, const json& p) {
+  const json& ck = p["checkpoint"];
+  os << "checkpoint  " << ck["path"].get<std::string>() << "\n";
+  os << "  sha256    " << ck["sha256"].get<std::string>()
+     << (ck["sha256_verified"].get<bool>() ? "  (verified)" : "  (not verified: pass --sha256)") << "\n";
+  os << "  format    " << ck["format"].get<std::string>() << ", " << ck["size_bytes"] << " bytes, "
+     << ck["tensor_count"] << " tensors" << (ck["state_key"].get<std::string>().empty() ? "" : ", state dict at '" +
+                                             ck["state_key"].get<std::string>() + "'") << "\n";
+  for (const auto& g : ck["shared_storage"]) os << "  tied      " << g.dump() << " share one storage\n";
+  os << "  metadata  " << ck["metadata"].dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  const json& g = p["gains"];
+  os << "preset      " << g["preset"].get<std::string>() << (p["preset"]["detected"].get<bool>() ? " (detected)" : "")
+     << ": " << g["n_layers"] << " layers x Q,K, head_dim " << g["head_dim"] << ", " << g["layout"].get<std::string>()
+     << " layout, effective gain = " << g["effective"].get<std::string>() << "\n";
+  const json& t = p["tensors"];
+  if (!t["unmatched"].empty() || !t["missing"].empty())
+    os << "  tensors   " << t["matched"] << " matched, " << t["unmatched"].size() << " not in the preset "
+       << t["unmatched"].dump() << ", " << t["missing"].size() << " of the preset missing " << t["missing"].dump() << "\n";
+
+  const json& s = p["statistics"];
+  const double thr = p["options"]["threshold"].get<double>();
+  os << "\nQ/K gains (" << s["count"] << " values)\n";
+  Table st({"statistic", "value"});
+  st.add({"count", std::to_string(s["count"].get<long long>())});
+  st.add({"mean", fixed(s["mean"], 6)});
+  st.add({"std (population)", fixed(s["std"], 6)});
+  st.add({"min", fixed(s["min"], 6)});
+  st.add({"max", fixed(s["max"], 6)});
+  st.add({"share > " + general(thr), fixed(100 * s["share_above_threshold"].get<double>(), 4) + "%"});
+  st.add({"negative", std::to_string(s["count_negative"].get<long long>())});
+  st.add({"in [1,2]", std::to_string(s["count_in_1_2"].get<long long>())});
+  st.add({"> 32", std::to_string(s["count_above_32"].get<long long>())});
+  st.print(os);
+
+  os << "\nhistogram\n";
+  Table h({"bin", "count"});
+  for (const auto& b : p["histogram"]) h.add({b["label"].get<std::string>(), std::to_string(b["count"].get<long long>())});
+  h.print(os);
+
+  if (!p["negatives"].empty()) {
+    os << "\nnegative coordinates\n";
+    Table n({"layer", "role", "index", "value"});
+    for (const auto& x : p["negatives"])
+      n.add({std::to_string(x["layer"].get<int>()), x["role"].get<std::string>(), std::to_string(x["index"].get<int>()),
+             general(x["value"])});
+    n.print(os);
+  }
+
+  os << "\nper layer (RoPE asym = mean |g[i] - g[pair(i)]|)\n";
+  Table l({"layer", "Q mean", "Q std", "Q min", "Q max", "K mean", "K std", "K min", "K max", "Q-K", "Q asym", "K asym"});
+  for (const auto& x : p["layers"]) {
+    const json &q = x["q"], &k = x["k"];
+    l.add({std::to_string(x["layer"].get<int>()), fixed(q["mean"], 3), fixed(q["std"], 3), fixed(q["min"], 3),
+           fixed(q["max"], 3), fixed(k["mean"], 3), fixed(k["std"], 3), fixed(k["min"], 3), fixed(k["max"], 3),
+           fixed(x["q_minus_k"], 3), fixed(q["rope_pair_asymmetry"]["mean_abs_diff"], 3),
+           fixed(k["rope_pair_asymmetry"]["mean_abs_diff"], 3)});
+  }
+  l.print(os);
+
+  const json& sc = p["steepest_change"]["all"];
+  if (!sc["from"].is_null())
+    os << "\nsteepest change in layer mean: layer " << sc["from"] << " -> " << sc["to"] << " (" << fixed(sc["delta"], 3)
+       << ")\n";
+  os << "\ntop " << p["top"].size() << " coordinates\n";
+  Table tp({"layer", "role", "index", "value"});
+  for (const auto& x : p["top"])
+    tp.add({std::to_string(x["layer"].get<int>()), x["role"].get<std::string>(), std::to_string(x["index"].get<int>()),
+            general(x["value"])});
+  tp.print(os);
+}
+
+std::string profileCsv(const json& p) {
+  std::ostringstream os;
+  os << "layer,role,tensor,dtype,count,mean,std,min,max,rope_pair_mean_abs_diff,rope_pair_max_abs_diff,q_minus_k\n";
+  for (const auto& x : p["layers"])
+    for (const char* r : {"q", "k"}) {
+      const json& v = x[r];
+      os << x["layer"] << "," << r << "," << v["tensor"].get<std::string>() << "," << v["dtype"].get<std::string>() << ","
+         << v["count"] << "," << general(v["mean"]) << "," << general(v["std"]) << "," << general(v["min"]) << ","
+         << general(v["max"]) << "," << general(v["rope_pair_asymmetry"]["mean_abs_diff"]) << ","
+         << general(v["rope_pair_asymmetry"]["max_abs_diff"]) << "," << general(x["q_minus_k"]) << "\n";
+    }
+  return os.str();
+}
+
+void printRegression(std::ostream& os, const audit::RegressionReport& rep, bool all_rows) {
+  Table t({"statistic", "baseline", "actual", "difference", "allowed", "status"});
+  for (const auto& c : rep.checks) {
+    if (!all_rows && c.ok()) continue;
+    t.add({c.label, general(c.baseline), c.present ? general(c.actual) : "missing",
+           c.present ? significant(c.actual - c.baseline, 3) : "", significant(c.allowed, 3), c.ok() ? "ok" : "DRIFT"});
+  }
+  os << "regression against " << rep.baseline_kind << " baseline: " << rep.checks.size() - rep.drifted() << " of "
+     << rep.checks.size() << " within tolerance\n";
+  if (all_rows || rep.drifted()) t.print(os);
+}
+
+}  // namespace omn::report

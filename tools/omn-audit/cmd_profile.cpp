@@ -1,0 +1,80 @@
+// omn-audit profile CKPT: verify, show the envelope, profile every Q/K gain; with --baseline, the
+// CI regression check (exit 3 on drift).
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "commands.h"
+#include "omn/audit/profile_run.h"
+#include "omn/audit/regression.h"
+#include "omn/embedded.h"
+#include "omn/errors.h"
+#include "omn/report/json_file.h"
+#include "omn/report/profile_text.h"
+#include "omn/report/progress.h"
+
+namespace omn::cli {
+
+namespace {
+struct ProfileArgs {
+  audit::ProfileRequest req;
+  std::string json_out, csv_out, baseline, tolerance;
+  bool force = false, quiet_tables = false, all_rows = false;
+};
+
+nlohmann::json loadBaseline(const std::string& b) {
+  // "omn-1-reference" names the embedded configs/omn-1-reference-profile.json
+  const auto& files = embeddedConfigs();
+  if (auto it = files.find(b + "-profile.json"); it != files.end()) return nlohmann::json::parse(it->second);
+  return report::readJsonFile(b, "baseline");
+}
+}  // namespace
+
+Command addProfileCommand(CLI::App& root) {
+  auto a = std::make_shared<ProfileArgs>();
+  auto* app = root.add_subcommand("profile", "verify a checkpoint and profile all of its Q/K-norm gains");
+  app->add_option("checkpoint", a->req.checkpoint, "torch.save file (.pt/.pth/.bin), .safetensors or *.safetensors.index.json")
+      ->required();
+  app->add_option("--sha256", a->req.expected_sha256, "expected SHA-256: a mismatch is exit 4 and nothing is reported");
+  app->add_option("--preset", a->req.preset, "built-in preset (omn-1, qwen3, olmo2, gemma3) or a preset JSON file; default: detect");
+  app->add_option("--state-key", a->req.state_key, "where the state dict sits in the envelope (\"model\", \"a/b\"); default: find it");
+  app->add_option("--threshold", a->req.options.threshold, "report the share of gains above this value")->default_val(1.43);
+  app->add_option("--hist-edges", a->req.options.hist_edges, "histogram edges, increasing")->delimiter(',')
+      ->default_str("0,1,2,4,8,16,32");
+  app->add_option("--hist-pivot", a->req.options.pivot, "an edge <= pivot belongs to the bin on its right")->default_val(1.0);
+  app->add_option("--top-k", a->req.options.top_k, "how many of the largest coordinates to list")->default_val(10);
+  app->add_option("--json", a->json_out, "write the profile document (omn-audit/profile@1) here");
+  app->add_option("--csv", a->csv_out, "write one row per layer and role here");
+  app->add_option("--baseline", a->baseline,
+                  "compare against an earlier --json output or a reference (configs/omn-1-reference-profile.json, "
+                  "or the embedded 'omn-1-reference'); drift is exit 3");
+  app->add_option("--tolerance", a->tolerance, "tolerances per statistic (omn-audit/tolerance@1)");
+  app->add_flag("--all", a->all_rows, "with --baseline: list every checked statistic, not only drifted ones");
+  app->add_flag("--no-tables", a->quiet_tables, "print no profile tables (the regression verdict still prints)");
+  app->add_flag("--force", a->force, "overwrite existing --json/--csv outputs");
+  return {app, [a] {
+            for (const auto& out : {a->json_out, a->csv_out})
+              if (!out.empty()) report::checkOutputPath(out, a->force, {a->req.checkpoint});
+            // parse the baseline and tolerance first: a typo must not cost a 3.5 GB hash
+            nlohmann::json baseline, tolerance;
+            if (!a->baseline.empty()) baseline = loadBaseline(a->baseline);
+            if (!a->tolerance.empty()) tolerance = report::readJsonFile(a->tolerance, "tolerance");
+            a->req.progress = report::ProgressBar::stderrIsTerminal();
+            const nlohmann::json doc = audit::profileCheckpoint(a->req);
+            if (!a->quiet_tables) report::printProfile(std::cout, doc);
+            if (!a->json_out.empty()) report::writeFileAtomic(a->json_out, report::dumpJson(doc));
+            if (!a->csv_out.empty()) report::writeFileAtomic(a->csv_out, report::profileCsv(doc));
+            if (a->baseline.empty()) return 0;
+            const auto rep = audit::checkRegression(doc, baseline, tolerance, a->baseline, a->tolerance);
+            std::cout << "\n";
+            report::printRegression(std::cout, rep, a->all_rows);
+            if (rep.drifted()) {
+              std::cout << "DRIFT: " << rep.drifted() << " statistic(s) outside tolerance\n";
+              return static_cast<int>(kExitRegression);
+            }
+            std::cout << "OK: every statistic within tolerance\n";
+            return 0;
+          }};
+}
+
+}  // namespace omn::cli

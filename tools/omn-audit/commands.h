@@ -1,0 +1,20 @@
+// Each subcommand registers itself on the CLI11 app and returns the function that runs it.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace omn::cli {
+
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;  // returns the exit code; throws omn::Error for failures
+};
+
+Command addHashCommand(CLI::App& root);
+Command addProfileCommand(CLI::App& root);
+Command addCompareCommand(CLI::App& root);
+
+}  // namespace omn::cli
