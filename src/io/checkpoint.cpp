@@ -26,7 +26,7 @@ std::unique_ptr<Checkpoint> openCheckpoint(const std::string& path, const OpenOp
     readTorchZip(*ck, options);
   } else if (endsWith(path, ".index.json")) {
     readSafetensorsIndex(*ck);
-  } else if (n >= 9 && d[8] == '{') {
+  } else if (endsWith(path, ".safetensors") || (n >= 9 && d[8] == '{')) {
     readSafetensors(*ck);
   } else if (n >= 2 && d[0] == 0x80 && d[1] <= 5) {
     throw FormatError(path + ": a legacy (pre-1.6, non-zip) torch.save file; re-save it with a current PyTorch "

@@ -399,6 +399,10 @@ PyPtr Machine::run() {
         std::string what = std::string("opcode ") + (name ? name : "") + (name ? " (" : "") + hex + (name ? ")" : "");
         if (op == 0x93 && stack_.size() >= 2 && stack_[stack_.size() - 2]->isStr() && stack_.back()->isStr())
           what += " naming global '" + stack_[stack_.size() - 2]->s + "." + stack_.back()->s + "'";
+        if (op == 'i' && std::memchr(d_ + p_, '\n', n_ - p_)) {  // INST module\nname\n: name it, run nothing
+          const std::string module = line();
+          if (std::memchr(d_ + p_, '\n', n_ - p_)) what += " naming global '" + module + "." + line() + "'";
+        }
         fail(op_at_, what + " is not allowed in a checkpoint (refused; nothing was run)");
       }
     }

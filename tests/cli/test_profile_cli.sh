@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# omn-audit profile/hash/compare from the outside: exit codes 0/2/3/4, messages that name the file
+# and place, nothing executed, nothing overwritten.
+set -u
+omn="$1" fx="$2" src="$3"
+source "$(dirname "$0")/lib.sh"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+mini="$fx/omn1-mini.pt"
+sha="$(sha256sum "$mini" | cut -d' ' -f1)"
+
+# hash: the same digest as sha256sum
+expect 0 "^$sha  $mini\$" -- "$omn" hash "$mini"
+
+# the calibrated fixture reproduces every published figure; a perturbed layer is a regression
+expect 0 "17 of 17 within tolerance" -- "$omn" profile "$mini" --baseline "$src/configs/omn-1-reference-profile.json"
+expect 0 "OK: every statistic" -- "$omn" profile "$mini" --baseline omn-1-reference --no-tables
+expect 3 "mean .*DRIFT" -- "$omn" profile "$fx/omn1-mini-perturbed.pt" --baseline "$src/configs/omn-1-reference-profile.json" --no-tables
+expect 0 "3.460332" -- "$omn" profile "$mini" --sha256 "$sha"
+expect 0 "\(verified\)" -- "$omn" profile "$mini" --sha256 "${sha^^}"
+
+# integrity: a wrong digest is exit 4 and no profile is reported
+wrong="$(printf '%064d' 0)"
+expect 4 "SHA-256 mismatch: expected $wrong, got $sha" -- "$omn" profile "$mini" --sha256 "$wrong" --json "$tmp/never.json"
+check "no output written after a mismatch" -- test ! -e "$tmp/never.json"
+out="$("$omn" profile "$mini" --sha256 "$wrong" 2>/dev/null)"
+check "nothing on stdout after a mismatch" -- test -z "$out"
+
+# outputs: JSON and CSV written, never overwritten without --force, never over the checkpoint
+expect 0 "" -- "$omn" profile "$mini" --json "$tmp/p.json" --csv "$tmp/p.csv" --no-tables
+check "profile JSON has its schema" -- grep -q '"schema": "omn-audit/profile@1"' "$tmp/p.json"
+check "CSV has 56 rows + header" -- test "$(wc -l <"$tmp/p.csv")" -eq 57
+expect 2 "exists: refusing to overwrite" -- "$omn" profile "$mini" --json "$tmp/p.json"
+expect 0 "" -- "$omn" profile "$mini" --json "$tmp/p.json" --force --no-tables
+cp "$mini" "$tmp/ck.pt"
+before="$(sha256sum "$tmp/ck.pt")"
+expect 2 "is the input" -- "$omn" profile "$tmp/ck.pt" --json "$tmp/ck.pt" --force
+check "checkpoint untouched" -- test "$(sha256sum "$tmp/ck.pt")" = "$before"
+
+# a previous profile as the baseline; compare
+expect 0 "within tolerance" -- "$omn" profile "$mini" --baseline "$tmp/p.json" --no-tables
+"$omn" profile "$fx/omn1-mini-perturbed.pt" --json "$tmp/q.json" --no-tables >/dev/null
+expect 0 "statistics differ" -- "$omn" compare "$tmp/p.json" "$tmp/q.json"
+expect 0 "/layers/5/q/mean" -- "$omn" compare "$tmp/p.json" "$tmp/q.json"
+echo '{"schema":"omn-audit/tolerance@1","default":{"rel":0.2}}' >"$tmp/tol.json"
+expect 0 "within tolerance" -- "$omn" profile "$fx/omn1-mini-perturbed.pt" --baseline "$tmp/p.json" --tolerance "$tmp/tol.json" --no-tables
+
+# invalid usage and input: exit 2 with a message naming the place
+expect 2 "cannot open" -- "$omn" profile "$tmp/missing.pt"
+expect 2 "expected a SHA-256 of 64 hex digits" -- "$omn" profile "$mini" --sha256 abc
+expect 2 "edges must increase" -- "$omn" profile "$mini" --hist-edges 4,2
+expect 2 "neither a built-in preset" -- "$omn" profile "$mini" --preset nope
+expect 2 "baseline .*not valid JSON" -- "$omn" profile "$mini" --baseline "$tmp/p.csv"
+expect 2 "" -- "$omn" profile
+expect 2 "" -- "$omn" frobnicate
+for f in evil_os_system evil_eval evil_popen evil_nested evil_stack_global evil_inst; do
+  expect 2 "evil.*pickle byte [0-9]+: .*(GLOBAL|STACK_GLOBAL|INST).*refused" -- "$omn" profile "$fx/interop/$f.pt"
+done
+check "no hostile pickle ran" -- test ! -e "$fx/interop/MARKER_PWNED"
+expect 2 "truncated.pt: no zip end" -- "$omn" profile "$fx/interop/truncated.pt"
+expect 2 "flipped.pt: .*CRC-32" -- "$omn" profile "$fx/interop/flipped.pt"
+expect 2 "past the end" -- "$omn" profile "$fx/interop/past_end.pt"
+expect 2 "header length 9223372036854775808 exceeds" -- "$omn" profile "$fx/interop/huge_header.safetensors"
+expect 2 "overlaps" -- "$omn" profile "$fx/interop/overlap.safetensors"
+expect 2 "legacy" -- "$omn" profile "$fx/interop/legacy.pt"
+expect 2 "no built-in preset matches" -- "$omn" profile "$fx/interop/tied.pt"
+
+# HF-style checkpoints through their presets
+expect 0 "preset +qwen3 \(detected\)" -- "$omn" profile "$fx/interop/qwen3.safetensors"
+expect 0 "effective gain = 1 \+ stored weight" -- "$omn" profile "$fx/interop/gemma3.safetensors"
+expect 0 "projection layout" -- "$omn" profile "$fx/interop/olmo2.safetensors" --preset olmo2
+
+finish

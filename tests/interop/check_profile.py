@@ -1,0 +1,47 @@
+#!/usr/bin/python3
+"""Independent check: `omn-audit profile --json` against the same statistics computed in Python
+(torch.load + float64 arithmetic) on the same file.  check_profile.py OMN_AUDIT CKPT WORKDIR"""
+import json
+import os
+import subprocess
+import sys
+
+import torch
+
+omn, ckpt, work = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+out = os.path.join(work, "profile.json")
+subprocess.run([omn, "profile", ckpt, "--json", out, "--force", "--no-tables"], check=True)
+doc = json.load(open(out))
+
+sd = torch.load(ckpt)["model"]
+vecs = [(i, r, sd["layers.%d.attention.%s_norm.weight" % (i, r)].double()) for i in range(28) for r in "qk"]
+g = torch.cat([v for _, _, v in vecs])
+n = g.numel()
+mean = g.sum().item() / n
+std = ((g - mean) ** 2).sum().item() / n
+std = std ** 0.5
+want = {
+    "count": n, "mean": mean, "std": std, "min": g.min().item(), "max": g.max().item(),
+    "share_above_threshold": (g > 1.43).sum().item() / n, "count_negative": (g < 0).sum().item(),
+    "count_in_1_2": ((g >= 1) & (g <= 2)).sum().item(), "count_above_32": (g > 32).sum().item(),
+}
+bad = []
+for k, v in want.items():
+    got = doc["statistics"][k]
+    if abs(got - v) > 1e-12 * max(1.0, abs(v)):
+        bad.append("%s: omn-audit %r, python %r" % (k, got, v))
+for i, r, v in vecs:
+    L = doc["layers"][i][r]
+    for k, ref in (("mean", v.mean().item()), ("min", v.min().item()), ("max", v.max().item()),
+                   ("std", v.std(unbiased=False).item())):
+        if abs(L[k] - ref) > 1e-12 * max(1.0, abs(ref)):
+            bad.append("layer %d %s %s: omn-audit %r, python %r" % (i, r, k, L[k], ref))
+    half = v.numel() // 2
+    asym = (v[:half] - v[half:]).abs().mean().item()
+    if abs(L["rope_pair_asymmetry"]["mean_abs_diff"] - asym) > 1e-12 * max(1.0, asym):
+        bad.append("layer %d %s asymmetry" % (i, r))
+print("%d passed, %d failed" % (len(want) + 5 * len(vecs) - len(bad), len(bad)))
+for b in bad:
+    print("MISMATCH", b)
+sys.exit(1 if bad else 0)

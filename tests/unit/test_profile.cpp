@@ -1,0 +1,111 @@
+// Profile statistics on small hand-built gain sets whose answers are known by hand.
+#include <gtest/gtest.h>
+
+#include "omn/audit/profile.h"
+#include "omn/errors.h"
+
+using omn::audit::GainSet;
+using omn::audit::GainVector;
+using omn::audit::Role;
+
+namespace {
+
+GainSet makeSet(const std::vector<std::vector<double>>& vectors, std::int64_t head_dim) {
+  GainSet g;
+  g.preset = "test";
+  g.head_dim = head_dim;
+  g.n_layers = static_cast<int>(vectors.size() / 2);
+  for (std::size_t i = 0; i < vectors.size(); ++i) {
+    GainVector v;
+    v.layer = static_cast<int>(i / 2);
+    v.role = i % 2 ? Role::K : Role::Q;
+    v.tensor = "t" + std::to_string(i);
+    v.values = vectors[i];
+    g.vectors.push_back(v);
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST(Profile, MomentsCountsAndNegatives) {
+  const auto g = makeSet({{1, 2, 3, 4}, {-1, 0, 1, 40}}, 4);
+  const auto p = omn::audit::computeProfile(g, {});
+  const auto& s = p["statistics"];
+  EXPECT_EQ(s["count"], 8);
+  EXPECT_DOUBLE_EQ(s["mean"].get<double>(), 50.0 / 8);
+  double ss = 0;
+  for (double x : {1, 2, 3, 4, -1, 0, 1, 40}) ss += (x - 6.25) * (x - 6.25);
+  EXPECT_DOUBLE_EQ(s["std"].get<double>(), std::sqrt(ss / 8));  // population, not sample
+  EXPECT_EQ(s["min"], -1.0);
+  EXPECT_EQ(s["max"], 40.0);
+  EXPECT_EQ(s["count_above_threshold"], 4);  // 2, 3, 4, 40 > 1.43
+  EXPECT_EQ(s["count_in_1_2"], 3);           // 1, 2, 1 (closed interval)
+  EXPECT_EQ(s["count_above_32"], 1);
+  ASSERT_EQ(p["negatives"].size(), 1u);
+  EXPECT_EQ(p["negatives"][0]["role"], "k");
+  EXPECT_EQ(p["negatives"][0]["index"], 0);
+}
+
+TEST(Profile, HistogramEdgesFollowThePivotRule) {
+  // edges at and below 1 belong to the bin on their right; above 1 to the bin on their left
+  const auto g = makeSet({{-0.5, 0, 0.999, 1}, {2, 2.001, 32, 32.5}}, 4);
+  const auto p = omn::audit::computeProfile(g, {});
+  std::vector<std::string> labels;
+  std::vector<int> counts;
+  for (const auto& b : p["histogram"]) {
+    labels.push_back(b["label"]);
+    counts.push_back(b["count"]);
+  }
+  EXPECT_EQ(labels, (std::vector<std::string>{"<0", "[0,1)", "[1,2]", "(2,4]", "(4,8]", "(8,16]", "(16,32]", ">32"}));
+  EXPECT_EQ(counts, (std::vector<int>{1, 2, 2, 1, 0, 0, 1, 1}));
+}
+
+TEST(Profile, CustomEdgesAndValidation) {
+  omn::audit::ProfileOptions o;
+  o.hist_edges = {2, 4};
+  EXPECT_EQ(omn::audit::histogramLabels(o), (std::vector<std::string>{"<=2", "(2,4]", ">4"}));
+  o.hist_edges = {0.25, 0.5};
+  EXPECT_EQ(omn::audit::histogramLabels(o), (std::vector<std::string>{"<0.25", "[0.25,0.5)", ">=0.5"}));
+  o.hist_edges = {1, 1};
+  EXPECT_THROW(omn::audit::validate(o), omn::UsageError);
+  o.hist_edges = {};
+  EXPECT_THROW(omn::audit::validate(o), omn::UsageError);
+}
+
+TEST(Profile, PerLayerSteepestAndQMinusK) {
+  const auto g = makeSet({{25, 25, 25, 25}, {24, 24, 24, 24}, {3, 3, 3, 3}, {2, 2, 2, 2}, {2, 2, 2, 2}, {1, 1, 1, 1}}, 4);
+  const auto p = omn::audit::computeProfile(g, {});
+  EXPECT_EQ(p["layers"][0]["q_minus_k"], 1.0);
+  EXPECT_EQ(p["steepest_change"]["all"]["from"], 0);
+  EXPECT_EQ(p["steepest_change"]["all"]["to"], 1);
+  EXPECT_DOUBLE_EQ(p["steepest_change"]["all"]["delta"].get<double>(), 2.5 - 24.5);
+}
+
+TEST(Profile, RopePairAsymmetryUsesTheRotationPairing) {
+  // head_dim 4: rotate-half pairs (0,2),(1,3); interleaved pairs (0,1),(2,3)
+  auto g = makeSet({{1, 2, 4, 8}, {1, 1, 1, 1}}, 4);
+  auto p = omn::audit::computeProfile(g, {});
+  EXPECT_DOUBLE_EQ(p["layers"][0]["q"]["rope_pair_asymmetry"]["mean_abs_diff"].get<double>(), (3.0 + 6.0) / 2);
+  EXPECT_DOUBLE_EQ(p["layers"][0]["q"]["rope_pair_asymmetry"]["max_abs_diff"].get<double>(), 6.0);
+  EXPECT_EQ(p["layers"][0]["k"]["rope_pair_asymmetry"]["max_abs_diff"], 0.0);
+  g.rope_style = "interleaved";
+  p = omn::audit::computeProfile(g, {});
+  EXPECT_DOUBLE_EQ(p["layers"][0]["q"]["rope_pair_asymmetry"]["mean_abs_diff"].get<double>(), (1.0 + 4.0) / 2);
+  // projection layout: pairs within each head_dim chunk
+  g = makeSet({{1, 2, 4, 8, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1, 1, 1}}, 4);
+  p = omn::audit::computeProfile(g, {});
+  EXPECT_EQ(p["layers"][0]["q"]["rope_pair_asymmetry"]["pairs"], 4);
+}
+
+TEST(Profile, TopKOrdersByValue) {
+  const auto g = makeSet({{1, 9, 3, 7}, {5, 2, 8, 4}}, 4);
+  omn::audit::ProfileOptions o;
+  o.top_k = 3;
+  const auto p = omn::audit::computeProfile(g, o);
+  ASSERT_EQ(p["top"].size(), 3u);
+  EXPECT_EQ(p["top"][0]["value"], 9.0);
+  EXPECT_EQ(p["top"][1]["value"], 8.0);
+  EXPECT_EQ(p["top"][1]["role"], "k");
+  EXPECT_EQ(p["top"][2]["value"], 7.0);
+}

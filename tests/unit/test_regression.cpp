@@ -1,0 +1,82 @@
+// The regression check: published figures at their precision, earlier profiles, tolerance rules.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "omn/audit/profile_run.h"
+#include "omn/audit/regression.h"
+#include "omn/errors.h"
+
+using nlohmann::json;
+
+namespace {
+
+json profileOf(const std::string& file) {
+  omn::audit::ProfileRequest r;
+  r.checkpoint = std::string(OMN_FIXTURES) + "/" + file;
+  return omn::audit::profileCheckpoint(r);
+}
+
+json reference() {
+  std::ifstream in(std::string(OMN_SOURCE_DIR) + "/configs/omn-1-reference-profile.json");
+  return json::parse(in);
+}
+
+}  // namespace
+
+TEST(Regression, CalibratedMiniMatchesEveryPublishedFigure) {
+  const auto rep = omn::audit::checkRegression(profileOf("omn1-mini.pt"), reference(), nullptr, "ref", "");
+  EXPECT_EQ(rep.baseline_kind, "reference");
+  EXPECT_EQ(rep.checks.size(), 17u);
+  for (const auto& c : rep.checks) EXPECT_TRUE(c.ok()) << c.label << ": " << c.actual << " vs " << c.baseline;
+}
+
+TEST(Regression, PerturbedLayerDrifts) {
+  const auto rep = omn::audit::checkRegression(profileOf("omn1-mini-perturbed.pt"), reference(), nullptr, "ref", "");
+  EXPECT_GT(rep.drifted(), 0u);
+  bool mean_drifted = false;
+  for (const auto& c : rep.checks) mean_drifted |= c.pointer == "/statistics/mean" && !c.ok();
+  EXPECT_TRUE(mean_drifted);
+}
+
+TEST(Regression, ProfileBaselineIsExactAndToleranceRulesApply) {
+  const json a = profileOf("omn1-mini.pt");
+  EXPECT_EQ(omn::audit::checkRegression(a, a, nullptr, "a", "").drifted(), 0u);
+  json b = a;
+  b["layers"][3]["q"]["mean"] = b["layers"][3]["q"]["mean"].get<double>() + 0.004;
+  EXPECT_EQ(omn::audit::checkRegression(b, a, nullptr, "a", "").drifted(), 1u);
+  const json tol = {{"schema", "omn-audit/tolerance@1"},
+                    {"default", {{"abs", 0.0}}},
+                    {"rules", {{{"pointer", "/layers/*/q/mean"}, {"abs", 0.005}}}}};
+  EXPECT_EQ(omn::audit::checkRegression(b, a, tol, "a", "t").drifted(), 0u);
+  const json rel = {{"schema", "omn-audit/tolerance@1"}, {"default", {{"rel", 0.01}}}};
+  EXPECT_EQ(omn::audit::checkRegression(b, a, rel, "a", "t").drifted(), 0u);
+}
+
+TEST(Regression, MalformedInputsNameThePlace) {
+  const json a = profileOf("omn1-mini.pt");
+  try {
+    omn::audit::checkRegression(a, json{{"schema", "x"}}, nullptr, "b.json", "");
+    FAIL();
+  } catch (const omn::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("b.json: /schema"), std::string::npos) << e.what();
+  }
+  try {
+    omn::audit::checkRegression(a, a, json{{"schema", "omn-audit/tolerance@1"}, {"rules", {{{"pointer", "/x"}, {"abs", "big"}}}}},
+                                "a", "t.json");
+    FAIL();
+  } catch (const omn::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.json: /rules/0/abs"), std::string::npos) << e.what();
+  }
+  json other = a;
+  other["options"]["threshold"] = 2.0;
+  EXPECT_THROW(omn::audit::checkRegression(a, other, nullptr, "a", ""), omn::UsageError);
+}
+
+TEST(Regression, MissingStatisticIsDrift) {
+  const json a = profileOf("omn1-mini.pt");
+  json b = a;
+  b["layers"].erase(27);
+  const auto rep = omn::audit::checkRegression(b, a, nullptr, "a", "");
+  EXPECT_EQ(rep.drifted(), 10u);  // layer 27: Q and K, five moments each
+}

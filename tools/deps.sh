@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs the Debian packages omn-audit needs, skipping what is present (idempotent).
+# Sourced by tools/test.sh, tools/demo.sh and the benchmarks; run as root (or with sudo available).
+set -euo pipefail
+
+OMN_PACKAGES=(
+  cmake ninja-build g++ git pkg-config
+  libtorch-dev nlohmann-json3-dev libcli11-dev libssl-dev libspdlog-dev libgtest-dev
+  # Debian's libtorch takes fp32 matrix products from the system libblas.so.3: the reference BLAS
+  # runs them at ~8 GFLOP/s here, OpenBLAS at ~200+ (docs/PERFORMANCE.md).
+  libopenblas0-openmp
+  # the real producer of torch.save files for tests and fixtures, and the independent reference
+  python3-torch python3-numpy
+  # tests and benchmarks: XML well-formedness, peak RSS
+  libxml2-utils time
+)
+
+omn_install_deps() {
+  local missing=()
+  for p in "${OMN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  echo "omn-audit: installing Debian packages: ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Configures (once) and builds the Release tree incrementally on every core.
+omn_build() {
+  local root build
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  build="${OMN_BUILD_DIR:-$root/build}"
+  if [ ! -f "$build/build.ninja" ]; then
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  fi
+  cmake --build "$build" -j "$(nproc)"
+}
