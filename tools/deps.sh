@@ -10,7 +10,7 @@ OMN_PACKAGES=(
   # runs them at ~8 GFLOP/s here, OpenBLAS at ~200+ (docs/PERFORMANCE.md).
   libopenblas0-openmp
   # the real producer of torch.save files for tests and fixtures, and the independent reference
-  python3-torch python3-numpy
+  python3-torch python3-numpy python3-jsonschema
   # tests and benchmarks: XML well-formedness, peak RSS
   libxml2-utils time
 )

@@ -19,14 +19,86 @@ const PyValue* PyValue::get(const std::string& key) const {
   return nullptr;
 }
 
+PyValue::~PyValue() {
+  std::vector<PyPtr> pending;
+  auto take = [&pending](PyValue& v) {
+    for (auto& x : v.items) pending.push_back(std::move(x));
+    for (auto& [k, x] : v.dict) {
+      pending.push_back(std::move(k));
+      pending.push_back(std::move(x));
+    }
+    for (auto& [k, x] : v.attrs) {
+      pending.push_back(std::move(k));
+      pending.push_back(std::move(x));
+    }
+    v.items.clear();
+    v.dict.clear();
+    v.attrs.clear();
+  };
+  take(*this);
+  while (!pending.empty()) {
+    PyPtr p = std::move(pending.back());
+    pending.pop_back();
+    if (p && p.use_count() == 1) take(*p);  // the last owner: empty it before it dies
+  }
+}
+
 namespace {
 
 using K = PyValue::Kind;
 
+// Every container the machine makes is recorded here, so that reference cycles a hostile pickle
+// builds (a list appended to itself) can be broken when the machine is done: shared_ptr alone
+// would leak them.
+thread_local std::vector<PyPtr>* g_containers = nullptr;
+
 PyPtr make(K kind) {
   auto p = std::make_shared<PyValue>();
   p->kind = kind;
+  if (g_containers && (kind == K::List || kind == K::Tuple || kind == K::Dict || kind == K::Set))
+    g_containers->push_back(p);
   return p;
+}
+
+template <typename F>
+void forEachChild(const PyValue& v, F&& f) {
+  for (const auto& x : v.items) f(x.get());
+  for (const auto& [k, x] : v.dict) {
+    f(k.get());
+    f(x.get());
+  }
+  for (const auto& [k, x] : v.attrs) {
+    f(k.get());
+    f(x.get());
+  }
+}
+
+// True when the graph under `root` has a cycle (iterative: deep nesting cannot overflow the stack).
+bool hasCycle(const PyValue* root) {
+  enum Colour { Grey = 1, Black = 2 };
+  std::unordered_map<const PyValue*, int> colour;
+  std::vector<std::pair<const PyValue*, bool>> todo{{root, false}};
+  while (!todo.empty()) {
+    auto [v, done] = todo.back();
+    todo.pop_back();
+    if (done) {
+      colour[v] = Black;
+      continue;
+    }
+    auto& c = colour[v];
+    if (c == Black) continue;
+    if (c == Grey) return true;
+    c = Grey;
+    todo.push_back({v, true});
+    bool cycle = false;
+    forEachChild(*v, [&](const PyValue* ch) {
+      auto it = colour.find(ch);
+      if (it != colour.end() && it->second == Grey) cycle = true;
+      else if (it == colour.end() || it->second != Black) todo.push_back({ch, false});
+    });
+    if (cycle) return true;
+  }
+  return false;
 }
 
 const char* opName(std::uint8_t op) {
@@ -413,8 +485,36 @@ PyPtr Machine::run() {
 }  // namespace
 
 PyPtr unpickle(const std::uint8_t* data, std::size_t len, const std::string& where, const PersistentLoad& load) {
+  std::vector<PyPtr> containers;
+  struct Scope {  // on every exit: break the links of all containers the result does not own
+    std::vector<PyPtr>& all;
+    PyPtr result;
+    ~Scope() {
+      g_containers = nullptr;
+      std::unordered_map<const PyValue*, bool> keep;
+      if (result) {
+        std::vector<const PyValue*> todo{result.get()};
+        while (!todo.empty()) {
+          const PyValue* v = todo.back();
+          todo.pop_back();
+          if (!keep.emplace(v, true).second) continue;
+          forEachChild(*v, [&](const PyValue* ch) { todo.push_back(ch); });
+        }
+      }
+      for (auto& c : all)
+        if (!keep.count(c.get())) {
+          c->items.clear();
+          c->dict.clear();
+          c->attrs.clear();
+        }
+    }
+  } scope{containers, nullptr};
+  g_containers = &containers;
   Machine m(data, len, where, load);
-  return m.run();
+  PyPtr result = m.run();
+  if (hasCycle(result.get())) throw FormatError(where + ": the pickle builds a cyclic structure; a checkpoint has none");
+  scope.result = result;
+  return result;
 }
 
 nlohmann::json toJson(const PyValue& v, int max_depth) {

@@ -17,7 +17,10 @@ void printProfile(std::ostream& os, const json& p) {
      << ck["tensor_count"] << " tensors" << (ck["state_key"].get<std::string>().empty() ? "" : ", state dict at '" +
                                              ck["state_key"].get<std::string>() + "'") << "\n";
   for (const auto& g : ck["shared_storage"]) os << "  tied      " << g.dump() << " share one storage\n";
-  os << "  metadata  " << ck["metadata"].dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  const json& meta = ck["metadata"];  // one line per top-level key
+  for (auto it = meta.begin(); it != meta.end(); ++it)
+    os << (it == meta.begin() ? "  metadata  " : "            ") << it.key() << ": "
+       << it->dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   const json& g = p["gains"];
   os << "preset      " << g["preset"].get<std::string>() << (p["preset"]["detected"].get<bool>() ? " (detected)" : "")
      << ": " << g["n_layers"] << " layers x Q,K, head_dim " << g["head_dim"] << ", " << g["layout"].get<std::string>()

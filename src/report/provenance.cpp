@@ -4,12 +4,10 @@
 #include <thread>
 
 #include "omn/embedded.h"
+#include "omn_git_revision.h"  // generated at every build (cmake/GitRevision.cmake)
 
 #ifndef OMN_VERSION
 #define OMN_VERSION "0.0.0"
-#endif
-#ifndef OMN_GIT_REVISION
-#define OMN_GIT_REVISION "unknown"
 #endif
 #ifndef OMN_LIBTORCH_VERSION
 #define OMN_LIBTORCH_VERSION "unknown"

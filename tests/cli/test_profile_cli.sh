@@ -30,6 +30,11 @@ check "nothing on stdout after a mismatch" -- test -z "$out"
 expect 0 "" -- "$omn" profile "$mini" --json "$tmp/p.json" --csv "$tmp/p.csv" --no-tables
 check "profile JSON has its schema" -- grep -q '"schema": "omn-audit/profile@1"' "$tmp/p.json"
 check "CSV has 56 rows + header" -- test "$(wc -l <"$tmp/p.csv")" -eq 57
+check "profile JSON valid against docs/schema/profile.schema.json" -- \
+  /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" profile.schema.json "$tmp/p.json"
+"$omn" profile "$mini" --json "$tmp/p2.json" --no-tables >/dev/null
+strip_times() { grep -vE '"(started|finished)_utc"' "$1"; }
+check "same input, same JSON except timestamps" -- diff <(strip_times "$tmp/p.json") <(strip_times "$tmp/p2.json")
 expect 2 "exists: refusing to overwrite" -- "$omn" profile "$mini" --json "$tmp/p.json"
 expect 0 "" -- "$omn" profile "$mini" --json "$tmp/p.json" --force --no-tables
 cp "$mini" "$tmp/ck.pt"
@@ -69,5 +74,16 @@ expect 2 "no built-in preset matches" -- "$omn" profile "$fx/interop/tied.pt"
 expect 0 "preset +qwen3 \(detected\)" -- "$omn" profile "$fx/interop/qwen3.safetensors"
 expect 0 "effective gain = 1 \+ stored weight" -- "$omn" profile "$fx/interop/gemma3.safetensors"
 expect 0 "projection layout" -- "$omn" profile "$fx/interop/olmo2.safetensors" --preset olmo2
+for m in qwen3 olmo2 gemma3; do "$omn" profile "$fx/interop/$m.safetensors" --json "$tmp/$m.json" --no-tables >/dev/null; done
+expect 0 "3 passed, 0 failed" -- /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" \
+  profile.schema.json "$tmp/qwen3.json" "$tmp/olmo2.json" "$tmp/gemma3.json"
+cat >"$tmp/custom.json" <<'JSON'
+{"schema": "omn-audit/preset@1", "name": "my-model",
+ "tensors": {"q_norm": "model.layers.{i}.self_attn.q_norm.weight", "k_norm": "model.layers.{i}.self_attn.k_norm.weight"},
+ "gain": {"parametrisation": "direct", "layout": "head"}, "architecture": {"rope_style": "interleaved"}}
+JSON
+expect 0 "preset +my-model: 2 layers" -- "$omn" profile "$fx/interop/qwen3.safetensors" --preset "$tmp/custom.json"
+sed -i 's/"layout": "head"/"layout": "diagonal"/' "$tmp/custom.json"
+expect 2 "custom.json: /gain/layout" -- "$omn" profile "$fx/interop/qwen3.safetensors" --preset "$tmp/custom.json"
 
 finish

@@ -51,6 +51,9 @@ struct PyValue {
   std::shared_ptr<PyStorage> storage;           // Storage
   std::shared_ptr<PyTensor> tensor;             // Tensor
 
+  PyValue() = default;
+  PyValue(const PyValue&) = default;
+  ~PyValue();  // iterative: a deeply nested value cannot overflow the stack when it dies
   bool isStr() const { return kind == Kind::Str; }
   const PyValue* get(const std::string& key) const;  // Dict lookup by string key, nullptr if absent
 };
