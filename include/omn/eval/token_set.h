@@ -1,0 +1,71 @@
+// Pre-tokenized evaluation sets (tokenization happens upstream; its revision is recorded, never
+// implied) and the deterministic construction of rows from them. No libtorch.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace omn::eval {
+
+struct TokenSetSpec {
+  std::string path;
+  std::string format = "auto";  // auto | u16 | u32 | npy   (auto: .npy by magic, else u16 for .bin)
+  std::optional<std::int64_t> eos;  // a document ends with (and includes) this token
+  std::string offsets;              // or: a sidecar of document start offsets (.npy integers or text)
+};
+
+struct TokenSet {
+  std::string path, sha256, format;
+  std::vector<std::uint32_t> tokens;
+  std::vector<std::uint64_t> doc_starts;  // ascending; empty when no boundaries are known
+  std::string offsets_path, offsets_sha256;
+  std::optional<std::int64_t> eos;
+};
+
+// Reads and hashes the file; throws FormatError naming the file and the place.
+TokenSet readTokenSet(const TokenSetSpec& spec);
+
+enum class RowForm {
+  Packed,       // consecutive L-token rows over the stream, document ids per token (positions restart)
+  PerDocument,  // one document per row; documents longer than L are split into consecutive rows
+  Historical,   // EOS stripped, no document metadata: the historical OMN panel's form
+};
+RowForm parseRowForm(const std::string& s);  // "packed" | "per-document" | "historical"
+const char* rowFormName(RowForm f);
+
+struct Row {
+  std::vector<std::int64_t> tokens;
+  std::vector<std::int64_t> doc;  // document id of each token (all 0 for historical rows)
+  std::uint64_t offset = 0;       // index of the first token in the file
+};
+
+// All rows the set yields in this form, in file order.
+std::vector<Row> buildRows(const TokenSet& set, RowForm form, std::int64_t seq_len);
+
+struct Selection {
+  std::string mode = "first";  // first | seeded
+  std::uint64_t seed = 0;
+  std::vector<std::size_t> indices;  // ascending indices into the rows
+};
+// first-N, or N drawn without replacement by a seeded shuffle (then sorted). Throws UsageError
+// when the set has fewer rows than asked, or none.
+Selection selectRows(std::size_t available, std::size_t n, const std::string& mode, std::uint64_t seed);
+
+// Throws FormatError naming the file and token position of the first id >= vocab.
+void checkVocabulary(const TokenSet& set, const std::vector<Row>& rows, const Selection& sel, std::int64_t vocab);
+
+// A small deterministic generator (splitmix64) used for selection and bootstrap: same seed, same
+// numbers on every platform (std:: distributions are implementation-defined).
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : s_(seed) {}
+  std::uint64_t next();
+  std::uint64_t below(std::uint64_t n);  // uniform in [0, n), unbiased
+ private:
+  std::uint64_t s_;
+};
+
+}  // namespace omn::eval

@@ -1,0 +1,278 @@
+#include "omn/eval/token_set.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "omn/errors.h"
+#include "omn/io/mapped_file.h"
+#include "omn/io/sha256.h"
+
+namespace omn::eval {
+namespace {
+
+bool endsWith(const std::string& s, const std::string& x) {
+  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+}
+
+// A .npy file: magic, version, header dict with 'descr', 'fortran_order', 'shape'.
+struct Npy {
+  std::string descr;
+  std::uint64_t count = 0;
+  const std::uint8_t* data = nullptr;
+};
+
+Npy parseNpy(const io::MappedFile& f) {
+  const std::string& path = f.path();
+  if (f.size() < 10 || std::memcmp(f.data(), "\x93NUMPY", 6) != 0) throw FormatError(path + ": not a .npy file (bad magic)");
+  const int major = f.data()[6];
+  std::uint64_t hlen, hstart;
+  if (major == 1) {
+    hlen = f.data()[8] | (f.data()[9] << 8);
+    hstart = 10;
+  } else {
+    const std::uint8_t* p = f.span(8, 4, ".npy header length");
+    hlen = p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint64_t>(p[3]) << 24);
+    hstart = 12;
+  }
+  const std::string header(reinterpret_cast<const char*>(f.span(hstart, hlen, ".npy header")), hlen);
+  auto field = [&](const std::string& key) {
+    const auto k = header.find("'" + key + "'");
+    if (k == std::string::npos) throw FormatError(path + ": .npy header lacks '" + key + "': " + header);
+    return header.substr(header.find(':', k) + 1);
+  };
+  std::string d = field("descr");
+  d = d.substr(d.find('\'') + 1);
+  Npy n;
+  n.descr = d.substr(0, d.find('\''));
+  if (field("fortran_order").find("True") < field("fortran_order").find(','))
+    throw FormatError(path + ": .npy in Fortran order is not supported");
+  std::string shape = field("shape");
+  shape = shape.substr(shape.find('(') + 1, shape.find(')') - shape.find('(') - 1);
+  std::stringstream ss(shape);
+  std::string dim;
+  n.count = 1;
+  int dims = 0;
+  while (std::getline(ss, dim, ',')) {
+    if (dim.find_first_not_of(" ") == std::string::npos) continue;
+    n.count *= std::stoull(dim);
+    ++dims;
+  }
+  if (dims != 1) throw FormatError(path + ": expected a 1-D .npy array, shape (" + shape + ")");
+  const std::uint64_t start = hstart + hlen;
+  std::size_t item = 0;
+  if (n.descr == "<u2" || n.descr == "<i2") item = 2;
+  else if (n.descr == "<u4" || n.descr == "<i4") item = 4;
+  else if (n.descr == "<i8" || n.descr == "<u8") item = 8;
+  else throw FormatError(path + ": .npy dtype '" + n.descr + "' is not supported (uint16, uint32, int32, int64)");
+  if (n.count > (f.size() - start) / item || f.size() - start != n.count * item)
+    throw FormatError(path + ": .npy holds " + std::to_string(f.size() - start) + " data bytes, expected " +
+                      std::to_string(n.count) + " x " + std::to_string(item));
+  n.data = f.data() + start;
+  return n;
+}
+
+std::int64_t npyValue(const Npy& n, std::uint64_t i) {
+  const std::uint8_t* p = n.data;
+  if (n.descr == "<u2") { std::uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+  if (n.descr == "<i2") { std::int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+  if (n.descr == "<u4") { std::uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+  if (n.descr == "<i4") { std::int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+  std::int64_t v;
+  std::memcpy(&v, p + 8 * i, 8);
+  return v;
+}
+
+}  // namespace
+
+std::uint64_t SplitMix64::next() {
+  std::uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t SplitMix64::below(std::uint64_t n) {
+  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  for (;;) {
+    const std::uint64_t v = next();
+    if (v < limit) return v % n;
+  }
+}
+
+TokenSet readTokenSet(const TokenSetSpec& spec) {
+  TokenSet s;
+  s.path = spec.path;
+  s.eos = spec.eos;
+  io::MappedFile f(spec.path);
+  s.sha256 = io::sha256File(spec.path);
+  std::string fmt = spec.format;
+  if (fmt == "auto") fmt = (f.size() >= 6 && std::memcmp(f.data(), "\x93NUMPY", 6) == 0) ? "npy" : "u16";
+  s.format = fmt;
+  if (fmt == "npy") {
+    const Npy n = parseNpy(f);
+    s.tokens.resize(n.count);
+    for (std::uint64_t i = 0; i < n.count; ++i) {
+      const std::int64_t v = npyValue(n, i);
+      if (v < 0 || v > UINT32_MAX)
+        throw FormatError(spec.path + ": token " + std::to_string(i) + " is " + std::to_string(v) + ", not a token id");
+      s.tokens[i] = static_cast<std::uint32_t>(v);
+    }
+  } else if (fmt == "u16" || fmt == "u32") {
+    const std::size_t item = fmt == "u16" ? 2 : 4;
+    if (f.size() % item)
+      throw FormatError(spec.path + ": " + std::to_string(f.size()) + " bytes is not a whole number of " + fmt + " tokens");
+    s.tokens.resize(f.size() / item);
+    for (std::size_t i = 0; i < s.tokens.size(); ++i) {
+      if (item == 2) {
+        std::uint16_t v;
+        std::memcpy(&v, f.data() + 2 * i, 2);
+        s.tokens[i] = v;
+      } else {
+        std::memcpy(&s.tokens[i], f.data() + 4 * i, 4);
+      }
+    }
+  } else {
+    throw UsageError("--token-format: expected auto, u16, u32 or npy, got \"" + fmt + "\"");
+  }
+  if (s.tokens.empty()) throw FormatError(spec.path + ": the token set is empty");
+  if (spec.eos && !spec.offsets.empty()) throw UsageError("give document boundaries by --eos or by --offsets, not both");
+  if (spec.eos) {
+    s.doc_starts.push_back(0);
+    for (std::size_t i = 0; i + 1 < s.tokens.size(); ++i)
+      if (s.tokens[i] == static_cast<std::uint64_t>(*spec.eos)) s.doc_starts.push_back(i + 1);
+  } else if (!spec.offsets.empty()) {
+    s.offsets_path = spec.offsets;
+    s.offsets_sha256 = io::sha256File(spec.offsets);
+    io::MappedFile of(spec.offsets);
+    if (of.size() >= 6 && std::memcmp(of.data(), "\x93NUMPY", 6) == 0) {
+      const Npy n = parseNpy(of);
+      for (std::uint64_t i = 0; i < n.count; ++i) s.doc_starts.push_back(static_cast<std::uint64_t>(npyValue(n, i)));
+    } else {
+      std::istringstream in(std::string(reinterpret_cast<const char*>(of.data()), of.size()));
+      std::string tok;
+      std::size_t line = 0;
+      while (in >> tok) {
+        ++line;
+        if (tok.find_first_not_of("0123456789") != std::string::npos)
+          throw FormatError(spec.offsets + ": entry " + std::to_string(line) + " \"" + tok + "\" is not a token offset");
+        s.doc_starts.push_back(std::stoull(tok));
+      }
+    }
+    for (std::size_t i = 0; i < s.doc_starts.size(); ++i) {
+      if (s.doc_starts[i] >= s.tokens.size() || (i && s.doc_starts[i] <= s.doc_starts[i - 1]))
+        throw FormatError(spec.offsets + ": entry " + std::to_string(i) + " (" + std::to_string(s.doc_starts[i]) +
+                          ") is not an increasing offset below " + std::to_string(s.tokens.size()));
+    }
+    if (s.doc_starts.empty() || s.doc_starts[0] != 0) s.doc_starts.insert(s.doc_starts.begin(), 0);
+  }
+  return s;
+}
+
+RowForm parseRowForm(const std::string& s) {
+  if (s == "packed") return RowForm::Packed;
+  if (s == "per-document") return RowForm::PerDocument;
+  if (s == "historical") return RowForm::Historical;
+  throw UsageError("row form: expected packed, per-document or historical, got \"" + s + "\"");
+}
+
+const char* rowFormName(RowForm f) {
+  return f == RowForm::Packed ? "packed" : f == RowForm::PerDocument ? "per-document" : "historical";
+}
+
+std::vector<Row> buildRows(const TokenSet& set, RowForm form, std::int64_t seq_len) {
+  if (seq_len < 2) throw UsageError("--seq-len must be at least 2, got " + std::to_string(seq_len));
+  const std::size_t L = static_cast<std::size_t>(seq_len);
+  std::vector<Row> rows;
+  const std::size_t n = set.tokens.size();
+  if (form == RowForm::Historical) {
+    if (!set.eos) throw UsageError("the historical row form strips EOS: give --eos");
+    std::vector<std::int64_t> kept;
+    std::vector<std::uint64_t> where;
+    for (std::size_t i = 0; i < n; ++i)
+      if (set.tokens[i] != static_cast<std::uint64_t>(*set.eos)) {
+        kept.push_back(set.tokens[i]);
+        where.push_back(i);
+      }
+    for (std::size_t s = 0; s + L <= kept.size(); s += L) {
+      Row r;
+      r.tokens.assign(kept.begin() + static_cast<std::ptrdiff_t>(s), kept.begin() + static_cast<std::ptrdiff_t>(s + L));
+      r.doc.assign(L, 0);
+      r.offset = where[s];
+      rows.push_back(std::move(r));
+    }
+    return rows;
+  }
+  if (set.doc_starts.empty())
+    throw UsageError(std::string("the ") + rowFormName(form) + " row form needs document boundaries: give --eos or --offsets");
+  std::vector<std::int64_t> doc_of(n);
+  for (std::size_t d = 0; d < set.doc_starts.size(); ++d) {
+    const std::size_t end = d + 1 < set.doc_starts.size() ? set.doc_starts[d + 1] : n;
+    for (std::size_t i = set.doc_starts[d]; i < end; ++i) doc_of[i] = static_cast<std::int64_t>(d);
+  }
+  if (form == RowForm::Packed) {
+    for (std::size_t s = 0; s + L <= n; s += L) {
+      Row r;
+      r.offset = s;
+      for (std::size_t i = s; i < s + L; ++i) {
+        r.tokens.push_back(set.tokens[i]);
+        r.doc.push_back(doc_of[i]);
+      }
+      rows.push_back(std::move(r));
+    }
+    return rows;
+  }
+  // per-document: each document in consecutive pieces of at most L tokens; a piece of one token
+  // has nothing to score and is dropped
+  for (std::size_t d = 0; d < set.doc_starts.size(); ++d) {
+    const std::size_t end = d + 1 < set.doc_starts.size() ? set.doc_starts[d + 1] : n;
+    for (std::size_t s = set.doc_starts[d]; s < end; s += L) {
+      const std::size_t e = std::min(end, s + L);
+      if (e - s < 2) continue;
+      Row r;
+      r.offset = s;
+      for (std::size_t i = s; i < e; ++i) r.tokens.push_back(set.tokens[i]);
+      r.doc.assign(e - s, 0);
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
+Selection selectRows(std::size_t available, std::size_t n, const std::string& mode, std::uint64_t seed) {
+  if (available == 0) throw UsageError("the token set yields no row of the requested length");
+  if (n == 0) throw UsageError("--num-seqs must be at least 1");
+  if (n > available)
+    throw UsageError("asked for " + std::to_string(n) + " sequences but the token set yields only " + std::to_string(available) +
+                     " rows of this length and form");
+  Selection s;
+  s.mode = mode;
+  s.seed = seed;
+  if (mode == "first") {
+    s.indices.resize(n);
+    std::iota(s.indices.begin(), s.indices.end(), 0);
+  } else if (mode == "seeded") {
+    std::vector<std::size_t> all(available);
+    std::iota(all.begin(), all.end(), 0);
+    SplitMix64 rng(seed);
+    for (std::size_t i = 0; i < n; ++i) std::swap(all[i], all[i + rng.below(available - i)]);  // partial Fisher-Yates
+    s.indices.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+    std::sort(s.indices.begin(), s.indices.end());
+  } else {
+    throw UsageError("--selection: expected first or seeded, got \"" + mode + "\"");
+  }
+  return s;
+}
+
+void checkVocabulary(const TokenSet& set, const std::vector<Row>& rows, const Selection& sel, std::int64_t vocab) {
+  for (std::size_t i : sel.indices)
+    for (std::size_t t = 0; t < rows[i].tokens.size(); ++t)
+      if (rows[i].tokens[t] >= vocab)
+        throw FormatError(set.path + ": token id " + std::to_string(rows[i].tokens[t]) + " (row " + std::to_string(i) +
+                          ", position " + std::to_string(t) + ") is outside the model's vocabulary of " +
+                          std::to_string(vocab));
+}
+
+}  // namespace omn::eval

@@ -1,0 +1,158 @@
+#include "omn/model/config.h"
+
+#include "omn/errors.h"
+
+namespace omn::model {
+
+namespace {
+
+std::string shapeStr(const std::vector<std::int64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+const io::TensorRef& need(const io::TensorIndex& index, const std::string& name, const std::string& role) {
+  const io::TensorRef* t = index.find(name);
+  if (!t) throw FormatError("tensor '" + name + "' (" + role + ") is missing from the checkpoint");
+  return *t;
+}
+
+void expectShape(const io::TensorRef& t, const std::vector<std::int64_t>& want) {
+  if (t.shape != want)
+    throw FormatError("tensor '" + t.name + "': expected shape " + shapeStr(want) + ", got " + shapeStr(t.shape));
+}
+
+void agree(const Preset& p, const char* key, std::int64_t inferred, const std::string& from) {
+  if (auto v = p.archInt(key); v && *v != inferred)
+    throw FormatError("preset " + p.name + " says " + key + " = " + std::to_string(*v) + ", but " + from + " implies " +
+                      std::to_string(inferred));
+}
+
+}  // namespace
+
+std::string ModelConfig::name(const std::string& role, int layer) const {
+  auto it = tensors.find(role);
+  if (it == tensors.end()) return "";
+  std::string s = it->second;
+  const auto pos = s.find("{i}");
+  if (pos != std::string::npos) s.replace(pos, 3, std::to_string(layer));
+  return s;
+}
+
+ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
+  ModelConfig c;
+  c.preset = p.name;
+  c.tensors = p.tensors;
+  c.gain_param = p.parametrisation;
+  c.qk_layout = p.layout;
+  c.norm_eps = p.archDouble("norm_eps", 1e-6);
+  c.qk_norm_eps = p.archDouble("qk_norm_eps", c.norm_eps);
+  c.rope_theta = p.archDouble("rope_theta", 10000.0);
+  c.rope_style = p.archString("rope_style", "rotate_half") == "interleaved" ? RopeStyle::Interleaved : RopeStyle::RotateHalf;
+  const std::string qcast = p.archString("qk_norm_cast", "multiply_then_cast");
+  c.qk_norm_cast = qcast == "cast_then_multiply" ? NormCast::CastThenMultiply : NormCast::MultiplyThenCast;
+  c.norm_cast = p.archString("norm_cast", qcast) == "cast_then_multiply" ? NormCast::CastThenMultiply : NormCast::MultiplyThenCast;
+  if (p.parametrisation == GainParametrisation::OnePlus)
+    throw UsageError("preset " + p.name + ": eval does not implement this architecture (Gemma-style 1+w norms, "
+                     "embedding scaling, GeLU, sliding windows); `profile` supports it");
+  const bool pre = p.has("attention_norm") && p.has("ffn_norm");
+  const bool post = p.has("post_attention_norm") && p.has("post_ffn_norm");
+  if (pre == post)
+    throw UsageError("preset " + p.name + ": needs either attention_norm + ffn_norm (pre-norm) or "
+                     "post_attention_norm + post_ffn_norm (post-norm) tensors");
+  c.placement = pre ? NormPlacement::Pre : NormPlacement::Post;
+  c.ffn_fused = p.has("w13");
+  if (!c.ffn_fused && !(p.has("w1") && p.has("w3")))
+    throw UsageError("preset " + p.name + ": needs w13 (fused gate+up) or w1 and w3");
+  for (const char* r : {"embedding", "wq", "wk", "wv", "wo", "q_norm", "k_norm", "w2", "final_norm"})
+    if (!p.has(r)) throw UsageError("preset " + p.name + ": /tensors/" + r + " is required for eval");
+  c.tied_output = !p.has("output");
+  if (auto tied = p.architecture.find("tied_output"); tied != p.architecture.end() && tied->get<bool>() && p.has("output"))
+    c.tied_output = index.find(p.tensorName("output", 0)) == nullptr;
+
+  // Dimensions from shapes.
+  const io::TensorRef& emb = need(index, c.name("embedding"), "embedding");
+  if (emb.shape.size() != 2) throw FormatError("tensor '" + emb.name + "': expected a 2-D embedding, got " + shapeStr(emb.shape));
+  c.vocab_size = emb.shape[0];
+  c.d_model = emb.shape[1];
+  agree(p, "vocab_size", c.vocab_size, emb.name);
+  agree(p, "d_model", c.d_model, emb.name);
+  while (index.find(c.name("q_norm", c.n_layers))) ++c.n_layers;
+  if (c.n_layers == 0) throw FormatError("no tensor '" + c.name("q_norm", 0) + "': no layers found");
+  agree(p, "n_layers", c.n_layers, "the Q gains");
+  const io::TensorRef& wq = need(index, c.name("wq", 0), "wq");
+  const io::TensorRef& wk = need(index, c.name("wk", 0), "wk");
+  const io::TensorRef& qn = need(index, c.name("q_norm", 0), "q_norm");
+  if (c.qk_layout == GainLayout::Head) c.head_dim = qn.shape.empty() ? 0 : qn.shape[0];
+  else c.head_dim = p.archInt("head_dim").value_or(0);
+  agree(p, "head_dim", c.head_dim, qn.name);
+  if (c.head_dim <= 0 || c.head_dim % 2) throw FormatError("head_dim " + std::to_string(c.head_dim) + " must be positive and even");
+  if (wq.shape.size() != 2 || wq.shape[0] % c.head_dim)
+    throw FormatError("tensor '" + wq.name + "': expected [n_heads*" + std::to_string(c.head_dim) + ", " +
+                      std::to_string(c.d_model) + "], got " + shapeStr(wq.shape));
+  if (wk.shape.size() != 2 || wk.shape[0] % c.head_dim)
+    throw FormatError("tensor '" + wk.name + "': expected [n_kv_heads*" + std::to_string(c.head_dim) + ", " +
+                      std::to_string(c.d_model) + "], got " + shapeStr(wk.shape));
+  c.n_heads = wq.shape[0] / c.head_dim;
+  c.n_kv_heads = wk.shape[0] / c.head_dim;
+  agree(p, "n_heads", c.n_heads, wq.name);
+  agree(p, "n_kv_heads", c.n_kv_heads, wk.name);
+  if (c.n_kv_heads == 0 || c.n_heads % c.n_kv_heads)
+    throw FormatError("n_heads " + std::to_string(c.n_heads) + " is not a multiple of n_kv_heads " + std::to_string(c.n_kv_heads));
+  const io::TensorRef& w2 = need(index, c.name("w2", 0), "w2");
+  if (w2.shape.size() != 2) throw FormatError("tensor '" + w2.name + "': expected 2-D, got " + shapeStr(w2.shape));
+  c.ffn_hidden = w2.shape[1];
+  agree(p, "ffn_hidden", c.ffn_hidden, w2.name);
+
+  // Every tensor the model reads, checked.
+  const std::int64_t D = c.d_model, hd = c.head_dim, Hq = c.n_heads, Hk = c.n_kv_heads, F = c.ffn_hidden;
+  for (int i = 0; i < c.n_layers; ++i) {
+    auto chk = [&](const char* role, std::vector<std::int64_t> shape) { expectShape(need(index, c.name(role, i), role), shape); };
+    if (c.placement == NormPlacement::Pre) {
+      chk("attention_norm", {D});
+      chk("ffn_norm", {D});
+    } else {
+      chk("post_attention_norm", {D});
+      chk("post_ffn_norm", {D});
+    }
+    chk("wq", {Hq * hd, D});
+    chk("wk", {Hk * hd, D});
+    chk("wv", {Hk * hd, D});
+    chk("wo", {D, Hq * hd});
+    chk("q_norm", {c.qk_layout == GainLayout::Head ? hd : Hq * hd});
+    chk("k_norm", {c.qk_layout == GainLayout::Head ? hd : Hk * hd});
+    if (c.ffn_fused) chk("w13", {2 * F, D});
+    else {
+      chk("w1", {F, D});
+      chk("w3", {F, D});
+    }
+    chk("w2", {D, F});
+  }
+  expectShape(need(index, c.name("final_norm"), "final_norm"), {D});
+  if (!c.tied_output) expectShape(need(index, c.name("output"), "output"), {c.vocab_size, D});
+  return c;
+}
+
+nlohmann::json toJson(const ModelConfig& c) {
+  return {{"preset", c.preset},
+          {"n_layers", c.n_layers},
+          {"d_model", c.d_model},
+          {"n_heads", c.n_heads},
+          {"n_kv_heads", c.n_kv_heads},
+          {"head_dim", c.head_dim},
+          {"ffn_hidden", c.ffn_hidden},
+          {"vocab_size", c.vocab_size},
+          {"norm_eps", c.norm_eps},
+          {"qk_norm_eps", c.qk_norm_eps},
+          {"rope_theta", c.rope_theta},
+          {"rope_style", c.rope_style == RopeStyle::RotateHalf ? "rotate_half" : "interleaved"},
+          {"norm_cast", c.norm_cast == NormCast::MultiplyThenCast ? "multiply_then_cast" : "cast_then_multiply"},
+          {"qk_norm_cast", c.qk_norm_cast == NormCast::MultiplyThenCast ? "multiply_then_cast" : "cast_then_multiply"},
+          {"qk_layout", c.qk_layout == GainLayout::Head ? "head" : "projection"},
+          {"norm_placement", c.placement == NormPlacement::Pre ? "pre" : "post"},
+          {"ffn_fused", c.ffn_fused},
+          {"tied_output", c.tied_output}};
+}
+
+}  // namespace omn::model
