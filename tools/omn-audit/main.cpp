@@ -1,14 +1,19 @@
 // omn-audit: the only place where errors become messages and exit codes (README "Exit codes").
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include <iostream>
 
 #include "commands.h"
+#include "guard.h"
 #include "omn/errors.h"
 #include "omn/report/provenance.h"
+#include "plugin_loader.h"
 
 int main(int argc, char** argv) {
+  // eval / intervene: handed whole to the model plugin, which parses its own options
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] == '-') continue;
+    if (omn::cli::isModelCommand(argv[i])) return omn::cli::runModelCommand(argc, argv);
+    break;
+  }
   CLI::App app{"omn-audit: verify LLM checkpoints, profile their Q/K-norm gains, run controlled interventions"};
   app.set_version_flag("--version", "omn-audit " + omn::report::toolVersion() + " (" + omn::report::gitRevision() + ")");
   app.require_subcommand(1);
@@ -21,6 +26,9 @@ int main(int argc, char** argv) {
       omn::cli::addProfileCommand(app),
       omn::cli::addCompareCommand(app),
   };
+  // listed in --help; run by the model plugin (see plugin_loader.h)
+  app.add_subcommand("eval", "score a held-out token set with the model: perplexity with bootstrap CI (see eval --help)");
+  app.add_subcommand("intervene", "run a manifest of gain interventions (see intervene --help)");
 
   try {
     app.parse(argc, argv);
@@ -28,20 +36,11 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? omn::kExitOk : omn::kExitInvalidInput;
   }
-  auto logger = spdlog::stderr_color_mt("omn");
-  spdlog::set_default_logger(logger);
-  spdlog::set_pattern("omn-audit: %^%l%$: %v");
-  spdlog::set_level(verbose ? spdlog::level::debug : quiet ? spdlog::level::err : spdlog::level::info);
+  omn::cli::setupLogging(verbose, quiet);
 
-  try {
+  return omn::cli::runGuarded([&] {
     for (auto& c : commands)
       if (c.app->parsed()) return c.run();
-    return omn::kExitInvalidInput;
-  } catch (const omn::Error& e) {
-    std::cerr << "omn-audit: error: " << e.what() << "\n";
-    return e.exitCode();
-  } catch (const std::exception& e) {
-    std::cerr << "omn-audit: unexpected error: " << e.what() << "\n";
-    return omn::kExitUnexpected;
-  }
+    return static_cast<int>(omn::kExitInvalidInput);
+  });
 }

@@ -1,6 +1,7 @@
 // Reading and writing JSON documents: outputs are written to a temporary file, fsync'd and renamed
 // into place, never over an existing file without `force`, never over an input.
 #pragma once
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -20,4 +21,9 @@ void writeFileAtomic(const std::string& path, const std::string& text);
 // dump() with full precision, invalid UTF-8 replaced, two-space indent, trailing newline.
 std::string dumpJson(const nlohmann::json& j);
 
+}  // namespace omn::report
+
+namespace omn::report {
+// A finite number as itself, NaN/inf as null (the document carries a flag beside it).
+inline nlohmann::json finiteOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 }  // namespace omn::report

@@ -1,0 +1,62 @@
+// Everything an evaluation stands on, opened once: the verified checkpoint, the model built from
+// its preset and shapes, the token set and the selected rows. eval and intervene share it.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/eval/bootstrap.h"
+#include "omn/eval/token_set.h"
+#include "omn/io/checkpoint.h"
+#include "omn/model/preset.h"
+#include "omn/model/transformer.h"
+
+namespace omn::eval {
+
+struct SessionSpec {
+  std::string checkpoint, sha256, preset, state_key;
+  bool allow_unverified = true;  // false: a missing sha256 is a UsageError
+  TokenSetSpec tokens;
+  std::string tokenizer_revision;
+  std::int64_t seq_len = 2048;
+  std::size_t num_seqs = 50;
+  std::string selection = "first";
+  std::uint64_t selection_seed = 0;
+  std::string row_form = "packed";
+  std::string attention = "auto", dtype = "auto", device = "cpu";
+  int batch = 1, threads = 0;
+};
+
+struct Session {
+  SessionSpec spec;
+  std::unique_ptr<io::Checkpoint> ck;
+  std::string checkpoint_sha256;
+  model::Preset preset;
+  model::ModelConfig config;
+  std::unique_ptr<model::Transformer> model;
+  TokenSet tokens;
+  RowForm row_form = RowForm::Packed;
+  std::size_t rows_available = 0;
+  Selection selection;
+  std::vector<Row> rows;  // the selected rows, in order
+  at::Device device = at::kCPU;
+  at::ScalarType dtype = at::kFloat;
+  model::AttentionPath path = model::AttentionPath::Masked;
+  int threads = 1;
+};
+
+// Opens, hashes and verifies everything; loads the weights (call outside InferenceMode).
+std::unique_ptr<Session> openSession(const SessionSpec& spec);
+
+// JSON blocks shared by eval and intervene results.
+nlohmann::json checkpointJson(const Session& s);
+nlohmann::json modelJson(const Session& s);
+nlohmann::json tokensJson(const Session& s);
+nlohmann::json selectionJson(const Session& s);
+nlohmann::json scoresJson(const SequenceScores& s, const BootstrapSpec& b, int groups);
+
+}  // namespace omn::eval

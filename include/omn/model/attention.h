@@ -1,0 +1,46 @@
+// Scaled dot-product attention, 1/sqrt(d), causal and never across a document boundary. Three
+// paths, one result; the reference (masked) runs everywhere and every other path is tested
+// against it. The path is chosen in one place: chooseAttention().
+#pragma once
+#include <ATen/ATen.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace omn::model {
+
+enum class AttentionPath {
+  Masked,       // reference: full [T, T] scores with a causal, block-diagonal document mask
+  PerDocument,  // each document of a packed row attended on its own, then reassembled
+  Flash,        // CUDA, libtorch >= 2.1: packed variable-length flash attention
+};
+const char* attentionName(AttentionPath p);
+bool flashCompiled();  // this build has the flash path
+
+// Document structure of a batch: doc ids per token and, per row, the [begin, end) runs.
+struct DocumentLayout {
+  at::Tensor doc;        // [B, T] int64
+  at::Tensor positions;  // [B, T] int64, restarting at each document start
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> segments;
+  bool single_document = true;  // every row is one document
+};
+DocumentLayout documentLayout(const at::Tensor& doc);  // doc [B, T] on CPU
+
+// `requested`: auto | masked | per-document | flash. auto: flash on CUDA with bf16/fp16 where
+// compiled, else per-document for rows holding several documents, else masked. Throws UsageError
+// for a path this build or device cannot run.
+AttentionPath chooseAttention(const std::string& requested, const at::Device& device, at::ScalarType dtype, bool packed);
+
+// q, k, v [B, T, H, D] (k/v already repeated to the query heads) → [B, T, H, D] in q's dtype.
+at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                  const DocumentLayout& layout);
+
+// The per-head softmax statistics --mechanism reports, from the reference scores of one layer:
+// mean attention entropy (nats) and the largest pre-softmax logit.
+struct AttentionStats {
+  double mean_entropy = 0, max_logit = 0;
+};
+AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const DocumentLayout& layout);
+
+}  // namespace omn::model

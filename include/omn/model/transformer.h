@@ -1,0 +1,49 @@
+// The OMN decoder: pre-norm (or OLMo2 post-norm) blocks with Q/K RMSNorm before RoPE, GQA with
+// explicit KV repetition, SwiGLU FFN. The forward pass reads like the maths (transformer.cpp).
+#pragma once
+#include <ATen/ATen.h>
+
+#include <functional>
+
+#include "omn/model/attention.h"
+#include "omn/model/config.h"
+#include "omn/model/rotary.h"
+#include "omn/model/weights.h"
+
+namespace omn::model {
+
+// What --mechanism records for one layer: attention entropy, the largest pre-softmax logit, and
+// the RMS of the normalised Q and K (after the gain, before RoPE).
+struct LayerMechanism {
+  double mean_entropy = 0, max_logit = 0, q_rms = 0, k_rms = 0;
+};
+
+class Transformer {
+ public:
+  Transformer(ModelConfig config, Weights weights);
+
+  const ModelConfig& config() const { return config_; }
+  Weights& weights() { return weights_; }
+  const Weights& weights() const { return weights_; }
+
+  at::Tensor embed(const at::Tensor& tokens) const;  // [B, T] int64 → [B, T, D]
+  // One block: h → h'. `mech` (optional) receives the layer's attention statistics.
+  at::Tensor block(int layer, const at::Tensor& h, const DocumentLayout& layout, AttentionPath path,
+                   LayerMechanism* mech = nullptr) const;
+  // Blocks [from, n_layers) from hidden state h, then the final norm.
+  at::Tensor run(at::Tensor h, int from, const DocumentLayout& layout, AttentionPath path,
+                 std::vector<LayerMechanism>* mech = nullptr,
+                 const std::function<void(int, const at::Tensor&)>& after_block = {}) const;
+  const at::Tensor& head() const { return weights_.output; }  // [V, D]
+  at::Tensor logits(const at::Tensor& final_hidden) const;     // float32 [B, T, V]
+
+ private:
+  at::Tensor norm(const at::Tensor& x, const at::Tensor& gain) const;
+  const RopeTables& rope(std::int64_t positions) const;
+
+  ModelConfig config_;
+  Weights weights_;
+  mutable RopeTables rope_;
+};
+
+}  // namespace omn::model

@@ -1,0 +1,36 @@
+// Tensor descriptions become at::Tensors: zero-copy views of the mapped checkpoint where the dtype,
+// layout and device allow (read-only memory: the model never writes a weight), owned copies
+// otherwise. The Q/K gains are always owned copies: interventions mutate them.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "omn/io/checkpoint.h"
+#include "omn/model/config.h"
+
+namespace omn::model {
+
+at::ScalarType scalarType(io::DType d);
+at::ScalarType parseDtype(const std::string& s, io::DType checkpoint_dtype);  // bf16 | fp16 | fp32 | auto
+
+// A tensor of dtype `want` on `device`. `owned`: always a private copy.
+at::Tensor toTensor(const io::TensorRef& ref, at::ScalarType want, const at::Device& device, bool owned, bool* zero_copy = nullptr);
+
+struct LayerWeights {
+  at::Tensor attention_norm, ffn_norm, post_attention_norm, post_ffn_norm;
+  at::Tensor wq, wk, wv, wo, q_norm, k_norm;
+  at::Tensor w13, w1, w3, w2;
+};
+
+struct Weights {
+  at::Tensor embedding, final_norm, output;  // output aliases embedding when tied
+  std::vector<LayerWeights> layers;
+  at::ScalarType dtype = at::kFloat;
+  bool head_identical_to_embedding = false;  // a separate head whose bytes equal the embedding's
+  std::size_t zero_copy = 0, copied = 0;     // how the tensors were made
+};
+
+Weights loadWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtype, const at::Device& device);
+
+}  // namespace omn::model

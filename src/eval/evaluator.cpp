@@ -1,0 +1,75 @@
+#include "omn/eval/evaluator.h"
+
+#include "omn/errors.h"
+#include "omn/eval/scorer.h"
+
+namespace omn::eval {
+
+Evaluator::Evaluator(const model::Transformer& model, std::vector<Row> rows, model::AttentionPath path, int batch,
+                     const at::Device& device)
+    : model_(model), rows_(std::move(rows)), path_(path), device_(device) {
+  if (batch < 1) throw UsageError("--batch must be at least 1, got " + std::to_string(batch));
+  // consecutive rows of equal length share a batch
+  for (std::size_t i = 0; i < rows_.size();) {
+    std::size_t n = 1;
+    while (i + n < rows_.size() && n < static_cast<std::size_t>(batch) && rows_[i + n].tokens.size() == rows_[i].tokens.size()) ++n;
+    batches_.push_back({i, n});
+    i += n;
+  }
+  for (const auto& r : rows_)
+    for (std::size_t t = 1; t < r.doc.size(); ++t) packed_ = packed_ || r.doc[t] != r.doc[t - 1];
+}
+
+std::pair<at::Tensor, at::Tensor> Evaluator::tensors(const Batch& b) const {
+  const std::int64_t T = static_cast<std::int64_t>(rows_[b.first].tokens.size());
+  at::Tensor tok = at::empty({static_cast<std::int64_t>(b.count), T}, at::kLong);
+  at::Tensor doc = at::empty_like(tok);
+  for (std::size_t r = 0; r < b.count; ++r) {
+    const Row& row = rows_[b.first + r];
+    std::copy(row.tokens.begin(), row.tokens.end(), tok.data_ptr<std::int64_t>() + r * T);
+    std::copy(row.doc.begin(), row.doc.end(), doc.data_ptr<std::int64_t>() + r * T);
+  }
+  return {tok, doc};
+}
+
+SequenceScores Evaluator::score(const ProgressFn& progress, const std::function<bool()>& stop,
+                                std::vector<model::LayerMechanism>* mech) const {
+  SequenceScores s;
+  Progress p;
+  p.rows_total = rows_.size();
+  std::vector<model::LayerMechanism> batch_mech;
+  if (mech) mech->assign(static_cast<std::size_t>(model_.config().n_layers), model::LayerMechanism{});
+  for (const Batch& b : batches_) {
+    if (stop && stop()) break;
+    const auto [tok, doc] = tensors(b);
+    const model::DocumentLayout layout = model::documentLayout(doc);
+    const at::Tensor h = model_.run(model_.embed(tok.to(device_)), 0, layout, path_, mech ? &batch_mech : nullptr);
+    for (const RowScore& r : scoreRows(model_, h, tok, doc)) {
+      s.nll_sum.push_back(r.nll);
+      s.tokens.push_back(r.tokens);
+      p.tokens_done += r.tokens;
+      p.nll_done += r.nll;
+    }
+    if (mech)  // a running mean over batches (each batch weighs its row count)
+      for (std::size_t l = 0; l < mech->size(); ++l) {
+        auto& m = (*mech)[l];
+        const auto& x = batch_mech[l];
+        const double w = static_cast<double>(b.count) / static_cast<double>(p.rows_done + b.count);
+        m.mean_entropy += w * (x.mean_entropy - m.mean_entropy);
+        m.q_rms += w * (x.q_rms - m.q_rms);
+        m.k_rms += w * (x.k_rms - m.k_rms);
+        m.max_logit = p.rows_done == 0 ? x.max_logit : std::max(m.max_logit, x.max_logit);
+      }
+    p.rows_done += b.count;
+    if (progress) progress(p);
+  }
+  return s;
+}
+
+at::Tensor Evaluator::rowLogits(std::size_t i) const {
+  const auto [tok, doc] = tensors({i, 1});
+  const model::DocumentLayout layout = model::documentLayout(doc);
+  return model_.logits(model_.run(model_.embed(tok.to(device_)), 0, layout, path_))[0].cpu();
+}
+
+}  // namespace omn::eval

@@ -1,0 +1,131 @@
+#include "omn/eval/session.h"
+
+#include <cmath>
+#include <thread>
+
+#include <ATen/Parallel.h>
+
+#include "omn/errors.h"
+#include "omn/io/sha256.h"
+#include "omn/model/weights.h"
+#include "omn/report/json_file.h"
+
+namespace omn::eval {
+
+std::unique_ptr<Session> openSession(const SessionSpec& spec) {
+  auto s = std::make_unique<Session>();
+  s->spec = spec;
+  if (spec.tokenizer_revision.empty())
+    throw UsageError("--tokenizer-revision is required: the tokenization is recorded, never implied");
+  if (spec.sha256.empty() && !spec.allow_unverified)
+    throw UsageError("the checkpoint's sha256 is required (or pass --allow-unverified)");
+  const std::string expected = spec.sha256.empty() ? "" : io::normaliseSha256(spec.sha256, "checkpoint sha256");
+  if (spec.device.rfind("cuda", 0) == 0 && !at::hasCUDA())
+    throw UsageError("--device " + spec.device + ": this libtorch has no CUDA support or no GPU is visible");
+  s->device = at::Device(spec.device);
+  s->threads = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(s->threads);
+
+  // the checkpoint, verified before anything is built from it
+  s->checkpoint_sha256 = io::sha256File(spec.checkpoint);
+  if (!expected.empty()) io::requireSha256(spec.checkpoint, expected, s->checkpoint_sha256);
+  io::OpenOptions oo;
+  oo.state_key = spec.state_key;
+  s->ck = io::openCheckpoint(spec.checkpoint, oo);
+  s->preset = spec.preset.empty() ? model::detectPreset(s->ck->index) : model::loadPreset(spec.preset);
+  s->config = model::inferConfig(s->preset, s->ck->index);
+  s->dtype = model::parseDtype(spec.dtype, s->ck->index.at(s->config.name("wq", 0)).dtype);
+  if (s->dtype == at::kHalf && s->device.is_cpu())
+    throw UsageError("--dtype fp16 on the CPU: libtorch has no fp16 matrix product there; use bf16 or fp32");
+
+  // the token set and the rows
+  s->tokens = readTokenSet(spec.tokens);
+  s->row_form = parseRowForm(spec.row_form);
+  std::vector<Row> all = buildRows(s->tokens, s->row_form, spec.seq_len);
+  s->rows_available = all.size();
+  s->selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed);
+  checkVocabulary(s->tokens, all, s->selection, s->config.vocab_size);
+  for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
+
+  bool packed = false;
+  for (const auto& r : s->rows)
+    for (std::size_t t = 1; t < r.doc.size(); ++t) packed = packed || r.doc[t] != r.doc[t - 1];
+  s->path = model::chooseAttention(spec.attention, s->device, s->dtype, packed);
+  s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(*s->ck, s->config, s->dtype, s->device));
+  return s;
+}
+
+nlohmann::json checkpointJson(const Session& s) {
+  return {{"path", s.spec.checkpoint},
+          {"sha256", s.checkpoint_sha256},
+          {"sha256_verified", !s.spec.sha256.empty()},
+          {"format", s.ck->format},
+          {"state_key", s.ck->state_key},
+          {"metadata", s.ck->metadata}};
+}
+
+nlohmann::json modelJson(const Session& s) {
+  const auto& w = s.model->weights();
+  return {{"config", model::toJson(s.config)},
+          {"preset_source", s.preset.source},
+          {"dtype", std::string(c10::toString(s.dtype))},
+          {"device", s.device.str()},
+          {"attention", model::attentionName(s.path)},
+          {"attention_requested", s.spec.attention},
+          {"threads", s.threads},
+          {"batch", s.spec.batch},
+          {"weights", {{"zero_copy", w.zero_copy}, {"copied", w.copied}}},
+          {"head_identical_to_embedding", w.head_identical_to_embedding}};
+}
+
+nlohmann::json tokensJson(const Session& s) {
+  nlohmann::json j = {{"path", s.tokens.path},
+                      {"sha256", s.tokens.sha256},
+                      {"format", s.tokens.format},
+                      {"tokenizer_revision", s.spec.tokenizer_revision},
+                      {"n_tokens", s.tokens.tokens.size()},
+                      {"n_documents", s.tokens.doc_starts.size()}};
+  j["eos"] = s.tokens.eos ? nlohmann::json(*s.tokens.eos) : nlohmann::json(nullptr);
+  j["offsets"] = s.tokens.offsets_path.empty() ? nlohmann::json(nullptr)
+                                               : nlohmann::json{{"path", s.tokens.offsets_path}, {"sha256", s.tokens.offsets_sha256}};
+  return j;
+}
+
+nlohmann::json selectionJson(const Session& s) {
+  nlohmann::json offsets = nlohmann::json::array();
+  for (const auto& r : s.rows) offsets.push_back(r.offset);
+  return {{"row_form", rowFormName(s.row_form)},
+          {"seq_len", s.spec.seq_len},
+          {"num_seqs", s.rows.size()},
+          {"mode", s.selection.mode},
+          {"seed", s.selection.seed},
+          {"rows_available", s.rows_available},
+          {"row_indices", s.selection.indices},
+          {"row_token_offsets", offsets}};
+}
+
+nlohmann::json scoresJson(const SequenceScores& sc, const BootstrapSpec& b, int groups) {
+  using report::finiteOrNull;
+  const Interval ci = bootstrapPerplexity(sc, b);
+  nlohmann::json g = nlohmann::json::array();
+  for (const auto& x : groupPerplexities(sc, groups))
+    g.push_back({{"first", x.first}, {"count", x.count}, {"nll_sum", x.nll}, {"tokens", x.tokens},
+                 {"perplexity", finiteOrNull(x.perplexity)}});
+  const double total = sc.totalNll();
+  const auto tokens = sc.totalTokens();
+  nlohmann::json nll = nlohmann::json::array();
+  for (double x : sc.nll_sum) nll.push_back(finiteOrNull(x));
+  const double ppl = sc.perplexity();
+  return {{"sequences", {{"nll_sum", nll}, {"tokens", sc.tokens}}},
+          {"nll_sum", finiteOrNull(total)},
+          {"tokens", tokens},
+          {"mean_nll", finiteOrNull(total / static_cast<double>(tokens))},
+          {"perplexity", finiteOrNull(ppl)},
+          {"non_finite", !std::isfinite(ppl)},
+          {"perplexity_ci",
+           {{"low", finiteOrNull(ci.low)}, {"high", finiteOrNull(ci.high)}, {"confidence", b.confidence},
+            {"resamples", b.resamples}, {"seed", b.seed}, {"method", "percentile bootstrap over sequences"}}},
+          {"groups", g}};
+}
+
+}  // namespace omn::eval

@@ -1,0 +1,165 @@
+#include "omn/model/attention.h"
+
+#include <torch/version.h>
+
+#include <cmath>
+
+#include "omn/errors.h"
+
+// The flash path needs libtorch >= 2.1 built with CUDA; everywhere else it is compiled out.
+#if defined(OMN_WITH_CUDA) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+#define OMN_HAVE_FLASH 1
+#else
+#define OMN_HAVE_FLASH 0
+#endif
+
+namespace omn::model {
+
+const char* attentionName(AttentionPath p) {
+  switch (p) {
+    case AttentionPath::Masked: return "masked";
+    case AttentionPath::PerDocument: return "per-document";
+    case AttentionPath::Flash: return "flash";
+  }
+  return "?";
+}
+
+bool flashCompiled() { return OMN_HAVE_FLASH; }
+
+DocumentLayout documentLayout(const at::Tensor& doc) {
+  DocumentLayout l;
+  l.doc = doc.to(at::kLong).contiguous();
+  const std::int64_t B = l.doc.size(0), T = l.doc.size(1);
+  l.positions = at::empty({B, T}, at::kLong);
+  const std::int64_t* d = l.doc.data_ptr<std::int64_t>();
+  std::int64_t* p = l.positions.data_ptr<std::int64_t>();
+  l.segments.resize(static_cast<std::size_t>(B));
+  for (std::int64_t b = 0; b < B; ++b) {
+    std::int64_t start = 0;
+    for (std::int64_t t = 0; t < T; ++t) {
+      if (t > 0 && d[b * T + t] != d[b * T + t - 1]) {
+        l.segments[b].emplace_back(start, t);
+        start = t;
+      }
+      p[b * T + t] = t - start;
+    }
+    l.segments[b].emplace_back(start, T);
+    if (l.segments[b].size() > 1) l.single_document = false;
+  }
+  return l;
+}
+
+AttentionPath chooseAttention(const std::string& requested, const at::Device& device, at::ScalarType dtype, bool packed) {
+  if (requested == "masked") return AttentionPath::Masked;
+  if (requested == "per-document") return AttentionPath::PerDocument;
+  if (requested == "flash") {
+    if (!OMN_HAVE_FLASH)
+      throw UsageError("--attention flash: this build has no flash path (it needs libtorch >= 2.1 with CUDA; this is libtorch " +
+                       std::string(TORCH_VERSION) + (device.is_cuda() ? "" : ", CPU") + ")");
+    if (!device.is_cuda()) throw UsageError("--attention flash runs on CUDA devices only");
+    if (dtype != at::kBFloat16 && dtype != at::kHalf) throw UsageError("--attention flash needs --dtype bf16 or fp16");
+    return AttentionPath::Flash;
+  }
+  if (requested != "auto")
+    throw UsageError("--attention: expected auto, flash, per-document or masked, got \"" + requested + "\"");
+  if (OMN_HAVE_FLASH && device.is_cuda() && (dtype == at::kBFloat16 || dtype == at::kHalf)) return AttentionPath::Flash;
+  return packed ? AttentionPath::PerDocument : AttentionPath::Masked;
+}
+
+namespace {
+
+// softmax(q k^T · scale + mask) v for one [H, L, D] block, in float32.
+at::Tensor causalBlock(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
+  const std::int64_t L = q.size(1);
+  at::Tensor s = at::matmul(q, k.transpose(-2, -1)) * scale;
+  const at::Tensor future = at::ones({L, L}, at::TensorOptions().dtype(at::kBool).device(q.device())).triu(1);
+  s.masked_fill_(future, -std::numeric_limits<float>::infinity());
+  return at::matmul(at::softmax(s, -1), v);
+}
+
+at::Tensor attendMasked(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l,
+                        double scale) {
+  // [B, H, T, D] in float32: the reference keeps every step in one precision
+  const at::Tensor qf = q.to(at::kFloat).transpose(1, 2), kf = k.to(at::kFloat).transpose(1, 2),
+                   vf = v.to(at::kFloat).transpose(1, 2);
+  const std::int64_t T = q.size(1);
+  at::Tensor s = at::matmul(qf, kf.transpose(-2, -1)) * scale;
+  const at::Tensor doc = l.doc.to(q.device());
+  const at::Tensor same_doc = doc.unsqueeze(2) == doc.unsqueeze(1);  // [B, T, T]
+  const at::Tensor causal = at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(q.device())).tril();
+  const at::Tensor allowed = (same_doc & causal).unsqueeze(1);        // [B, 1, T, T]
+  s.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+  return at::matmul(at::softmax(s, -1), vf).transpose(1, 2).to(q.scalar_type());
+}
+
+at::Tensor attendPerDocument(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l,
+                             double scale) {
+  at::Tensor out = at::empty(q.sizes(), q.options().dtype(at::kFloat));
+  for (std::int64_t b = 0; b < q.size(0); ++b)
+    for (const auto& [s, e] : l.segments[static_cast<std::size_t>(b)]) {
+      // this document alone: [H, L, D]
+      auto slice = [&](const at::Tensor& x) { return x[b].narrow(0, s, e - s).to(at::kFloat).transpose(0, 1); };
+      out[b].narrow(0, s, e - s).copy_(causalBlock(slice(q), slice(k), slice(v), scale).transpose(0, 1));
+    }
+  return out.to(q.scalar_type());
+}
+
+#if OMN_HAVE_FLASH
+at::Tensor attendFlash(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l,
+                       double scale) {
+  const std::int64_t B = q.size(0), T = q.size(1), H = q.size(2), D = q.size(3);
+  // cumulative sequence lengths over all documents of all rows, int32 on the device
+  std::vector<std::int32_t> cu{0};
+  std::int64_t max_len = 0;
+  for (std::int64_t b = 0; b < B; ++b)
+    for (const auto& [s, e] : l.segments[static_cast<std::size_t>(b)]) {
+      cu.push_back(static_cast<std::int32_t>(b * T + e));
+      max_len = std::max(max_len, e - s);
+    }
+  const at::Tensor cu_t = at::tensor(cu, at::kInt).to(q.device());
+  const at::Tensor qq = q.reshape({B * T, H, D}).contiguous(), kk = k.reshape({B * T, H, D}).contiguous(),
+                   vv = v.reshape({B * T, H, D}).contiguous();
+  auto res = at::_flash_attention_forward(qq, kk, vv, cu_t, cu_t, max_len, max_len, 0.0, /*is_causal=*/true,
+                                          /*return_debug_mask=*/false, scale);
+  return std::get<0>(res).view({B, T, H, D});
+}
+#endif
+
+}  // namespace
+
+at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                  const DocumentLayout& layout) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  switch (path) {
+    case AttentionPath::Masked: return attendMasked(q, k, v, layout, scale);
+    case AttentionPath::PerDocument: return attendPerDocument(q, k, v, layout, scale);
+    case AttentionPath::Flash:
+#if OMN_HAVE_FLASH
+      return attendFlash(q, k, v, layout, scale);
+#else
+      throw UsageError("the flash attention path is not compiled into this build");
+#endif
+  }
+  throw UsageError("unknown attention path");
+}
+
+AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const DocumentLayout& l) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  const at::Tensor qf = q.to(at::kFloat).transpose(1, 2), kf = k.to(at::kFloat).transpose(1, 2);
+  const std::int64_t T = q.size(1);
+  at::Tensor s = at::matmul(qf, kf.transpose(-2, -1)) * scale;  // [B, H, T, T]
+  const at::Tensor doc = l.doc.to(q.device());
+  const at::Tensor allowed =
+      ((doc.unsqueeze(2) == doc.unsqueeze(1)) & at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(q.device())).tril())
+          .unsqueeze(1)
+          .expand_as(s);
+  AttentionStats st;
+  st.max_logit = s.masked_select(allowed).max().item<double>();
+  s.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+  const at::Tensor logp = at::log_softmax(s, -1);
+  const at::Tensor ent = -(logp.exp() * logp.masked_fill(allowed.logical_not(), 0)).sum(-1);  // [B, H, T]
+  st.mean_entropy = ent.mean().item<double>();
+  return st;
+}
+
+}  // namespace omn::model

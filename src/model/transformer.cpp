@@ -1,0 +1,95 @@
+#include "omn/model/transformer.h"
+
+#include "omn/model/rms_norm.h"
+
+namespace omn::model {
+
+Transformer::Transformer(ModelConfig config, Weights weights) : config_(std::move(config)), weights_(std::move(weights)) {}
+
+at::Tensor Transformer::embed(const at::Tensor& tokens) const {
+  return weights_.embedding.index_select(0, tokens.reshape({-1}).to(weights_.embedding.device()))
+      .view({tokens.size(0), tokens.size(1), config_.d_model});
+}
+
+at::Tensor Transformer::norm(const at::Tensor& x, const at::Tensor& gain) const {
+  return rmsNorm(x, gain, config_.norm_eps, config_.norm_cast);
+}
+
+const RopeTables& Transformer::rope(std::int64_t positions) const {
+  if (!rope_.cos.defined() || rope_.cos.size(0) < positions)
+    rope_ = ropeTables(positions, config_.head_dim, config_.rope_theta);
+  return rope_;
+}
+
+at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& layout, AttentionPath path,
+                              LayerMechanism* mech) const {
+  const LayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
+  const ModelConfig& c = config_;
+  const std::int64_t B = h.size(0), T = h.size(1), hd = c.head_dim;
+  const bool pre = c.placement == NormPlacement::Pre;
+
+  // --- attention -------------------------------------------------------------------------------
+  const at::Tensor u = pre ? norm(h, w.attention_norm) : h;
+  at::Tensor q = at::linear(u, w.wq);  // [B, T, Hq·hd]
+  at::Tensor k = at::linear(u, w.wk);  // [B, T, Hkv·hd]
+  const at::Tensor v = at::linear(u, w.wv).view({B, T, c.n_kv_heads, hd});
+  // QK-Norm, before RoPE: over each head (one gain shared by the heads) or the whole projection
+  if (c.qk_layout == GainLayout::Head) {
+    q = rmsNorm(q.view({B, T, c.n_heads, hd}), w.q_norm, c.qk_norm_eps, c.qk_norm_cast);
+    k = rmsNorm(k.view({B, T, c.n_kv_heads, hd}), w.k_norm, c.qk_norm_eps, c.qk_norm_cast);
+  } else {
+    q = rmsNorm(q, w.q_norm, c.qk_norm_eps, c.qk_norm_cast).view({B, T, c.n_heads, hd});
+    k = rmsNorm(k, w.k_norm, c.qk_norm_eps, c.qk_norm_cast).view({B, T, c.n_kv_heads, hd});
+  }
+  if (mech) {
+    mech->q_rms = q.to(at::kFloat).pow(2).mean().sqrt().item<double>();
+    mech->k_rms = k.to(at::kFloat).pow(2).mean().sqrt().item<double>();
+  }
+  // RoPE after the norm; positions restart at every document
+  const RopeTables& tables = rope(T);
+  q = applyRope(q, layout.positions.to(h.device()), tables, c.rope_style);
+  k = applyRope(k, layout.positions.to(h.device()), tables, c.rope_style);
+  // GQA: each KV head explicitly repeated to its group of query heads
+  const std::int64_t group = c.n_heads / c.n_kv_heads;
+  const at::Tensor kr = group == 1 ? k : k.repeat_interleave(group, /*dim=*/2);
+  const at::Tensor vr = group == 1 ? v : v.repeat_interleave(group, /*dim=*/2);
+  if (mech) {
+    const AttentionStats st = attentionStats(q, kr, layout);
+    mech->mean_entropy = st.mean_entropy;
+    mech->max_logit = st.max_logit;
+  }
+  const at::Tensor a = attend(path, q, kr, vr, layout).reshape({B, T, c.n_heads * hd});
+  const at::Tensor o = at::linear(a, w.wo);
+  at::Tensor x = h + (pre ? o : norm(o, w.post_attention_norm));
+
+  // --- SwiGLU feed-forward ---------------------------------------------------------------------
+  const at::Tensor u2 = pre ? norm(x, w.ffn_norm) : x;
+  at::Tensor gate, up;
+  if (c.ffn_fused) {
+    const at::Tensor gu = at::linear(u2, w.w13);  // gate rows first, then up
+    gate = gu.narrow(-1, 0, c.ffn_hidden);
+    up = gu.narrow(-1, c.ffn_hidden, c.ffn_hidden);
+  } else {
+    gate = at::linear(u2, w.w1);
+    up = at::linear(u2, w.w3);
+  }
+  const at::Tensor f = at::linear(at::silu(gate) * up, w.w2);
+  return x + (pre ? f : norm(f, w.post_ffn_norm));
+}
+
+at::Tensor Transformer::run(at::Tensor h, int from, const DocumentLayout& layout, AttentionPath path,
+                            std::vector<LayerMechanism>* mech,
+                            const std::function<void(int, const at::Tensor&)>& after_block) const {
+  if (mech) mech->assign(static_cast<std::size_t>(config_.n_layers), LayerMechanism{});
+  for (int i = from; i < config_.n_layers; ++i) {
+    h = block(i, h, layout, path, mech ? &(*mech)[static_cast<std::size_t>(i)] : nullptr);
+    if (after_block) after_block(i, h);
+  }
+  return norm(h, weights_.final_norm);
+}
+
+at::Tensor Transformer::logits(const at::Tensor& final_hidden) const {
+  return at::linear(final_hidden, weights_.output).to(at::kFloat);
+}
+
+}  // namespace omn::model

@@ -1,0 +1,37 @@
+// The one mapping from errors to messages and exit codes, shared by the CLI and its model plugin.
+#pragma once
+#include <exception>
+#include <functional>
+#include <iostream>
+
+#include "omn/errors.h"
+
+namespace omn::cli {
+
+inline int runGuarded(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const omn::Error& e) {
+    std::cerr << "omn-audit: error: " << e.what() << "\n";
+    return e.exitCode();
+  } catch (const std::exception& e) {
+    std::cerr << "omn-audit: unexpected error: " << e.what() << "\n";
+    return omn::kExitUnexpected;
+  }
+}
+
+}  // namespace omn::cli
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace omn::cli {
+
+// Log lines go to stderr as "omn-audit: <level>: message".
+inline void setupLogging(bool verbose, bool quiet) {
+  if (!spdlog::get("omn")) spdlog::set_default_logger(spdlog::stderr_color_mt("omn"));
+  spdlog::set_pattern("omn-audit: %^%l%$: %v");
+  spdlog::set_level(verbose ? spdlog::level::debug : quiet ? spdlog::level::err : spdlog::level::info);
+}
+
+}  // namespace omn::cli

@@ -1,0 +1,47 @@
+#include "plugin_loader.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "omn/errors.h"
+
+namespace omn::cli {
+
+bool isModelCommand(const char* name) {
+  return std::strcmp(name, "eval") == 0 || std::strcmp(name, "intervene") == 0;
+}
+
+int runModelCommand(int argc, char** argv) {
+  std::string path;
+  if (const char* env = std::getenv("OMN_AUDIT_TORCH_PLUGIN")) {
+    path = env;
+  } else {
+    char exe[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+    std::string dir = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : std::string(argv[0]);
+    dir = dir.substr(0, dir.rfind('/') + 1);
+    path = dir + "omn-audit-torch.so";
+    if (::access(path.c_str(), R_OK) != 0) path = dir + "../lib/omn-audit/omn-audit-torch.so";
+  }
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    std::cerr << "omn-audit: error: the model commands need " << path << ", which could not be loaded: " << ::dlerror()
+              << "\n";
+    return kExitUnexpected;
+  }
+  using Main = int (*)(int, char**);
+  auto fn = reinterpret_cast<Main>(::dlsym(h, "omn_audit_torch_main"));
+  if (!fn) {
+    std::cerr << "omn-audit: error: " << path << " has no omn_audit_torch_main\n";
+    return kExitUnexpected;
+  }
+  return fn(argc, argv);  // the library stays loaded until exit
+}
+
+}  // namespace omn::cli

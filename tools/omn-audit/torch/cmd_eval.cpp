@@ -1,0 +1,91 @@
+// omn-audit eval: score a held-out token set; perplexity with bootstrap CI and groups; raw JSON.
+#include <c10/core/InferenceMode.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "model_commands.h"
+#include "omn/eval/evaluator.h"
+#include "omn/report/json_file.h"
+#include "omn/report/npy.h"
+#include "omn/report/progress.h"
+#include "omn/report/provenance.h"
+#include "omn/report/table.h"
+#include "session_options.h"
+
+namespace omn::cli {
+
+namespace {
+struct EvalArgs {
+  EvalOptions o;
+  std::string json_out, dump_logits;
+  bool force = false;
+};
+}  // namespace
+
+Command addEvalCommand(CLI::App& root) {
+  auto a = std::make_shared<EvalArgs>();
+  auto* app = root.add_subcommand("eval", "score a held-out token set: pure cross-entropy, perplexity with bootstrap CI");
+  addSessionOptions(app, a->o);
+  app->add_option("--json", a->json_out, "write the raw result (omn-audit/eval@1) here");
+  app->add_option("--dump-logits", a->dump_logits, "write the float32 logits of the first row as .npy (parity checks)");
+  app->add_flag("--force", a->force, "overwrite existing outputs");
+  return {app, [a] {
+            finishSessionOptions(a->o);
+            for (const auto& out : {a->json_out, a->dump_logits})
+              if (!out.empty()) report::checkOutputPath(out, a->force, {a->o.session.checkpoint, a->o.session.tokens.path});
+            report::ProvenanceInfo prov;
+            prov.started_utc = report::utcNow();
+            auto s = eval::openSession(a->o.session);  // weights load outside inference mode
+            c10::InferenceMode guard;
+            eval::Evaluator ev(*s->model, s->rows, s->path, s->spec.batch, s->device);
+            const bool tty = report::ProgressBar::stderrIsTerminal();
+            report::ProgressBar bar("eval", ev.size(), tty, false, "rows");
+            const auto t0 = std::chrono::steady_clock::now();
+            const eval::SequenceScores sc = ev.score([&](const eval::Progress& p) {
+              const double ppl = std::exp(p.nll_done / std::max<std::int64_t>(1, p.tokens_done));
+              bar.update(p.rows_done, "ppl " + report::fixed(ppl, 3));
+              if (!tty) spdlog::debug("eval: {}/{} rows, running perplexity {:.4f}", p.rows_done, p.rows_total, ppl);
+            });
+            bar.finish();
+            const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (!a->dump_logits.empty()) {
+              const at::Tensor l = ev.rowLogits(0).contiguous();
+              report::writeNpyFloat32(a->dump_logits, l.data_ptr<float>(), {l.size(0), l.size(1)});
+            }
+            nlohmann::json doc = {{"schema", "omn-audit/eval@1"}};
+            prov.device = s->device.str();
+            prov.inputs.push_back({"checkpoint", s->spec.checkpoint, s->checkpoint_sha256, !s->spec.sha256.empty()});
+            prov.inputs.push_back({"tokens", s->tokens.path, s->tokens.sha256, false});
+            if (!s->tokens.offsets_path.empty())
+              prov.inputs.push_back({"offsets", s->tokens.offsets_path, s->tokens.offsets_sha256, false});
+            prov.finished_utc = report::utcNow();
+            doc["provenance"] = report::provenance(prov);
+            doc["checkpoint"] = eval::checkpointJson(*s);
+            doc["model"] = eval::modelJson(*s);
+            doc["tokens"] = eval::tokensJson(*s);
+            doc["selection"] = eval::selectionJson(*s);
+            doc["result"] = eval::scoresJson(sc, a->o.bootstrap, a->o.groups);
+            doc["timing"] = {{"seconds", secs}, {"tokens_per_second", static_cast<double>(sc.totalTokens()) / secs}};
+            const auto& r = doc["result"];
+            std::cout << "perplexity " << report::fixed(sc.perplexity(), 4) << "  [" << a->o.bootstrap.confidence * 100
+                      << "% CI " << (r["perplexity_ci"]["low"].is_null() ? "nan" : report::fixed(r["perplexity_ci"]["low"], 4))
+                      << ", " << (r["perplexity_ci"]["high"].is_null() ? "nan" : report::fixed(r["perplexity_ci"]["high"], 4))
+                      << "]  over " << sc.totalTokens() << " tokens in " << sc.nll_sum.size() << " sequences\n";
+            std::cout << "model " << s->preset.name << ", " << model::attentionName(s->path) << " attention, "
+                      << c10::toString(s->dtype) << ", " << s->device.str() << ", " << s->threads << " threads: "
+                      << report::fixed(static_cast<double>(sc.totalTokens()) / secs, 1) << " tokens/s\n";
+            report::Table t({"group", "sequences", "tokens", "perplexity"});
+            for (std::size_t g = 0; g < r["groups"].size(); ++g) {
+              const auto& x = r["groups"][g];
+              t.add({std::to_string(g), std::to_string(x["count"].get<long long>()), std::to_string(x["tokens"].get<long long>()),
+                     x["perplexity"].is_null() ? "nan" : report::fixed(x["perplexity"], 4)});
+            }
+            t.print(std::cout);
+            if (!a->json_out.empty()) report::writeFileAtomic(a->json_out, report::dumpJson(doc));
+            return 0;
+          }};
+}
+
+}  // namespace omn::cli

@@ -1,0 +1,24 @@
+// Entry point of omn-audit-torch.so: the CLI hands it the whole command line of eval/intervene.
+#include "../guard.h"
+#include "model_commands.h"
+
+extern "C" __attribute__((visibility("default"))) int omn_audit_torch_main(int argc, char** argv) {
+  CLI::App app{"omn-audit model commands"};
+  app.require_subcommand(1);
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "log details on stderr");
+  app.add_flag("-q,--quiet", quiet, "log only errors");
+  std::vector<omn::cli::Command> commands = {omn::cli::addEvalCommand(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? omn::kExitOk : omn::kExitInvalidInput;
+  }
+  omn::cli::setupLogging(verbose, quiet);
+  return omn::cli::runGuarded([&] {
+    for (auto& c : commands)
+      if (c.app->parsed()) return c.run();
+    return static_cast<int>(omn::kExitInvalidInput);
+  });
+}
