@@ -44,7 +44,7 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   std::vector<Row> all = buildRows(s->tokens, s->row_form, spec.seq_len);
   s->rows_available = all.size();
   s->selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed);
-  checkVocabulary(s->tokens, all, s->selection, s->config.vocab_size);
+  checkVocabulary(s->tokens, s->config.vocab_size);
   for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
 
   bool packed = false;

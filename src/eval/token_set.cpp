@@ -266,13 +266,12 @@ Selection selectRows(std::size_t available, std::size_t n, const std::string& mo
   return s;
 }
 
-void checkVocabulary(const TokenSet& set, const std::vector<Row>& rows, const Selection& sel, std::int64_t vocab) {
-  for (std::size_t i : sel.indices)
-    for (std::size_t t = 0; t < rows[i].tokens.size(); ++t)
-      if (rows[i].tokens[t] >= vocab)
-        throw FormatError(set.path + ": token id " + std::to_string(rows[i].tokens[t]) + " (row " + std::to_string(i) +
-                          ", position " + std::to_string(t) + ") is outside the model's vocabulary of " +
-                          std::to_string(vocab));
+void checkVocabulary(const TokenSet& set, std::int64_t vocab) {
+  for (std::size_t i = 0; i < set.tokens.size(); ++i)
+    if (set.tokens[i] >= vocab)
+      throw FormatError(set.path + ": token id " + std::to_string(set.tokens[i]) + " at position " + std::to_string(i) +
+                        " is outside the model's vocabulary of " + std::to_string(vocab) +
+                        " (wrong tokenizer revision or wrong --token-format?)");
 }
 
 }  // namespace omn::eval

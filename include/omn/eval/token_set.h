@@ -54,8 +54,9 @@ struct Selection {
 // when the set has fewer rows than asked, or none.
 Selection selectRows(std::size_t available, std::size_t n, const std::string& mode, std::uint64_t seed);
 
-// Throws FormatError naming the file and token position of the first id >= vocab.
-void checkVocabulary(const TokenSet& set, const std::vector<Row>& rows, const Selection& sel, std::int64_t vocab);
+// Throws FormatError naming the file and token position of the first id >= vocab (the whole set:
+// one such id means the set and the model do not belong together).
+void checkVocabulary(const TokenSet& set, std::int64_t vocab);
 
 // A small deterministic generator (splitmix64) used for selection and bootstrap: same seed, same
 // numbers on every platform (std:: distributions are implementation-defined).

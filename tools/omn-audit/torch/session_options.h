@@ -16,6 +16,7 @@ struct EvalOptions {
 
 inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   auto& s = o.session;
+  app->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a later flag wins
   app->add_option("--checkpoint", s.checkpoint, "torch.save file, .safetensors or *.safetensors.index.json")->required();
   app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint: a mismatch is exit 4");
   app->add_option("--preset", s.preset, "built-in preset or preset JSON file; default: detect");

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# omn-audit eval from the outside: results, JSON, determinism, and every documented error.
+set -u
+omn="$1" fx="$2" src="$3"
+source "$(dirname "$0")/lib.sh"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+mini="$fx/omn1-mini.pt"
+sha="$(sha256sum "$mini" | cut -d' ' -f1)"
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(3)
+t = rng.integers(1, 512, size=20000).astype(np.uint16)
+t[rng.integers(0, 20000, size=150)] = 0
+t.tofile(d + "/tok.bin")
+np.save(d + "/tok.npy", t.astype(np.int32))
+starts = np.flatnonzero(t == 0) + 1
+np.savetxt(d + "/offsets.txt", np.concatenate([[0], starts[starts < len(t)]]).astype(np.int64), fmt="%d")
+big = t.copy(); big[777] = 600
+big.tofile(d + "/oov.bin")
+open(d + "/empty.bin", "wb").close()
+PY
+base=(eval --checkpoint "$mini" --tokens "$tmp/tok.bin" --eos 0 --tokenizer-revision test-r1 --seq-len 128 --num-seqs 6
+      --groups 3 --bootstrap-resamples 500)
+
+expect 0 "perplexity [0-9.]+  \[95% CI" -- "$omn" "${base[@]}" --json "$tmp/e.json" --sha256 "$sha"
+check "eval JSON valid against docs/schema/eval.schema.json" -- \
+  /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" eval.schema.json "$tmp/e.json"
+check "perplexity recomputes from the raw per-sequence numbers" -- /usr/bin/python3 - "$tmp/e.json" <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))["result"]
+s = r["sequences"]
+ppl = math.exp(sum(s["nll_sum"]) / sum(s["tokens"]))
+sys.exit(0 if abs(ppl - r["perplexity"]) <= 1e-9 * ppl and r["perplexity_ci"]["low"] <= ppl <= r["perplexity_ci"]["high"] else 1)
+PY
+"$omn" "${base[@]}" --json "$tmp/e2.json" --sha256 "$sha" >/dev/null
+strip() { grep -vE '"(started|finished)_utc"|"seconds"|"tokens_per_second"' "$1"; }
+check "same inputs, same JSON except timestamps and timing" -- diff <(strip "$tmp/e.json") <(strip "$tmp/e2.json")
+expect 0 "per-document attention" -- "$omn" "${base[@]}"
+expect 0 "masked attention" -- "$omn" "${base[@]}" --row-form historical
+expect 0 "masked attention" -- "$omn" "${base[@]}" --attention masked
+expect 0 "perplexity" -- "$omn" "${base[@]}" --row-form per-document --selection seeded --selection-seed 7
+expect 0 "perplexity" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" --offsets "$tmp/offsets.txt" \
+  --tokenizer-revision r --seq-len 64 --num-seqs 2 --dtype fp32 --batch 2 --groups 2
+expect 0 "Float" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" --offsets "$tmp/offsets.txt" \
+  --tokenizer-revision r --seq-len 64 --num-seqs 2 --dtype fp32 --groups 1
+
+# errors: exit 2 (usage/input) or 4 (integrity), with the place named
+expect 4 "SHA-256 mismatch" -- "$omn" "${base[@]}" --sha256 "$(printf '%064d' 0)"
+expect 2 "tokenizer-revision" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.bin" --eos 0
+expect 2 "oov.bin: token id 600 at position 777" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/oov.bin}"
+expect 2 "empty.bin: the token set is empty" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/empty.bin}"
+expect 2 "asked for 1000 sequences but the token set yields only" -- "$omn" "${base[@]}" --num-seqs 1000
+expect 2 "needs document boundaries" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.bin" --tokenizer-revision r
+expect 2 "fp16 on the CPU" -- "$omn" "${base[@]}" --dtype fp16
+expect 2 "no flash path" -- "$omn" "${base[@]}" --attention flash
+expect 2 "expected auto, flash" -- "$omn" "${base[@]}" --attention fast
+expect 2 "--groups must be between" -- "$omn" "${base[@]}" --groups 100
+expect 2 "confidence must be in" -- "$omn" "${base[@]}" --confidence 1.5
+expect 2 "eval does not implement" -- "$omn" eval --checkpoint "$fx/interop/gemma3.safetensors" --tokens "$tmp/tok.bin" \
+  --eos 0 --tokenizer-revision r
+"$omn" "${base[@]}" --json "$tmp/keep.json" >/dev/null
+before="$(sha256sum "$tmp/keep.json")"
+expect 2 "exists: refusing to overwrite" -- "$omn" "${base[@]}" --json "$tmp/keep.json"
+check "existing output untouched" -- test "$(sha256sum "$tmp/keep.json")" = "$before"
+finish

@@ -1,0 +1,112 @@
+// The model's building blocks, parameterised over dtype and device: every attention path against
+// the masked reference on multi-document rows; RMSNorm cast orders; RoPE conventions. CUDA cases
+// compile only with CUDA and skip cleanly otherwise.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include "omn/errors.h"
+#include "omn/model/attention.h"
+#include "omn/model/rms_norm.h"
+#include "omn/model/rotary.h"
+
+using namespace omn::model;
+
+namespace {
+
+struct Case {
+  at::ScalarType dtype;
+  const char* device;
+};
+
+class AttentionParity : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (std::string(GetParam().device) == "cuda" && !at::hasCUDA()) GTEST_SKIP() << "no CUDA device in this build/machine";
+  }
+};
+
+std::string caseName(const ::testing::TestParamInfo<Case>& i) {
+  return std::string(c10::toString(i.param.dtype)) + "_" + i.param.device;
+}
+
+}  // namespace
+
+TEST_P(AttentionParity, EveryPathMatchesTheMaskedReference) {
+  const Case c = GetParam();
+  at::manual_seed(0);
+  const at::Device dev(c.device);
+  const std::int64_t B = 2, T = 37, H = 4, D = 16;
+  // row 0: three documents; row 1: one
+  at::Tensor doc = at::zeros({B, T}, at::kLong);
+  doc[0].narrow(0, 10, 15).fill_(1);
+  doc[0].narrow(0, 25, 12).fill_(2);
+  const DocumentLayout layout = documentLayout(doc);
+  EXPECT_FALSE(layout.single_document);
+  EXPECT_EQ(layout.segments[0].size(), 3u);
+  EXPECT_EQ(layout.positions[0][10].item<std::int64_t>(), 0);  // positions restart at each document
+  auto opts = at::TensorOptions().dtype(c.dtype).device(dev);
+  const at::Tensor q = at::randn({B, T, H, D}, opts), k = at::randn({B, T, H, D}, opts), v = at::randn({B, T, H, D}, opts);
+  const at::Tensor ref = attend(AttentionPath::Masked, q, k, v, layout).to(at::kFloat);
+  std::vector<AttentionPath> paths = {AttentionPath::PerDocument};
+  if (flashCompiled() && dev.is_cuda() && c.dtype != at::kFloat) paths.push_back(AttentionPath::Flash);
+  const double tol = c.dtype == at::kFloat ? 1e-5 : 2e-2;  // bf16: one rounding of the output
+  for (AttentionPath p : paths) {
+    const at::Tensor out = attend(p, q, k, v, layout).to(at::kFloat);
+    EXPECT_LE((out - ref).abs().max().item<double>(), tol) << attentionName(p);
+  }
+  // a token never sees another document: perturbing document 0 leaves documents 1 and 2 alone
+  at::Tensor v2 = v.clone();
+  v2[0].narrow(0, 0, 10).add_(5.0);
+  const at::Tensor out2 = attend(AttentionPath::Masked, q, k, v2, layout).to(at::kFloat);
+  EXPECT_EQ((out2[0].narrow(0, 10, 27) - ref[0].narrow(0, 10, 27)).abs().max().item<double>(), 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(DtypeDevice, AttentionParity,
+                         ::testing::Values(Case{at::kFloat, "cpu"}, Case{at::kBFloat16, "cpu"}
+#ifdef OMN_WITH_CUDA
+                                           ,
+                                           Case{at::kFloat, "cuda"}, Case{at::kBFloat16, "cuda"}, Case{at::kHalf, "cuda"}
+#endif
+                                           ),
+                         caseName);
+
+TEST(AttentionChooser, AutoAndExplicit) {
+  EXPECT_EQ(chooseAttention("auto", at::kCPU, at::kBFloat16, true), AttentionPath::PerDocument);
+  EXPECT_EQ(chooseAttention("auto", at::kCPU, at::kFloat, false), AttentionPath::Masked);
+  EXPECT_EQ(chooseAttention("masked", at::kCPU, at::kFloat, true), AttentionPath::Masked);
+  if (!flashCompiled()) EXPECT_THROW(chooseAttention("flash", at::kCPU, at::kBFloat16, true), omn::UsageError);
+  EXPECT_THROW(chooseAttention("sdpa", at::kCPU, at::kFloat, true), omn::UsageError);
+}
+
+TEST(RmsNorm, CastOrderMatters) {
+  const at::Tensor x = at::randn({3, 8}).to(at::kBFloat16);
+  const at::Tensor g = at::full({8}, 1.7, at::kBFloat16);
+  const at::Tensor a = rmsNorm(x, g, 1e-6, NormCast::MultiplyThenCast).to(at::kFloat);
+  const at::Tensor b = rmsNorm(x, g, 1e-6, NormCast::CastThenMultiply).to(at::kFloat);
+  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor exact = xf * at::rsqrt(xf.pow(2).mean(-1, true) + 1e-6) * 1.7;
+  EXPECT_LE((a - exact).abs().max().item<double>(), 0.02);
+  EXPECT_LE((b - exact).abs().max().item<double>(), 0.05);
+  // fp32: the two orders are the same computation
+  const at::Tensor c = rmsNorm(xf, g.to(at::kFloat), 1e-6, NormCast::MultiplyThenCast);
+  const at::Tensor d = rmsNorm(xf, g.to(at::kFloat), 1e-6, NormCast::CastThenMultiply);
+  EXPECT_TRUE(at::equal(c, d));
+}
+
+TEST(Rope, PositionZeroIsIdentityAndNormsArePreserved) {
+  const RopeTables t = ropeTables(16, 8, 10000.0);
+  const at::Tensor x = at::randn({1, 16, 2, 8});
+  const at::Tensor pos = at::arange(16, at::kLong).unsqueeze(0);
+  for (RopeStyle s : {RopeStyle::RotateHalf, RopeStyle::Interleaved}) {
+    const at::Tensor y = applyRope(x, pos, t, s);
+    EXPECT_TRUE(at::allclose(y[0][0], x[0][0]));
+    EXPECT_TRUE(at::allclose(y.norm(2, -1), x.norm(2, -1), 1e-5, 1e-5));
+    EXPECT_FALSE(at::allclose(y[0][5], x[0][5]));
+  }
+  // rotate-half pairs (j, j + 4) rotate together: dims 0 and 4 keep their joint norm
+  const at::Tensor y = applyRope(x, pos, t, RopeStyle::RotateHalf);
+  const at::Tensor n_in = (x.select(-1, 0).pow(2) + x.select(-1, 4).pow(2)).sqrt();
+  const at::Tensor n_out = (y.select(-1, 0).pow(2) + y.select(-1, 4).pow(2)).sqrt();
+  EXPECT_TRUE(at::allclose(n_in, n_out, 1e-5, 1e-5));
+}
