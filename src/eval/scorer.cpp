@@ -8,7 +8,11 @@ std::vector<RowScore> scoreRows(const model::Transformer& m, const at::Tensor& f
                                 const at::Tensor& doc, std::int64_t chunk_tokens) {
   const std::int64_t B = final_hidden.size(0), T = final_hidden.size(1), D = final_hidden.size(2);
   const std::int64_t V = m.head().size(0);
-  if (chunk_tokens <= 0) chunk_tokens = std::max<std::int64_t>(64, (std::int64_t{1} << 26) / V);
+  // ~8 MB of float32 logits per chunk (bf16: the conversion and the log-sum-exp then run from
+  // cache); fp32 writes the logits straight from the product, where taller products pay more.
+  // Measured in docs/PERFORMANCE.md.
+  const bool f32 = m.head().scalar_type() == at::kFloat;
+  if (chunk_tokens <= 0) chunk_tokens = std::clamp<std::int64_t>((std::int64_t{f32 ? 8 : 2} << 20) / V, 16, 1024);
   const at::Device dev = final_hidden.device();
   // which positions predict a next token of the same document
   const at::Tensor docs = doc.to(dev), toks = tokens.to(dev);
@@ -19,12 +23,19 @@ std::vector<RowScore> scoreRows(const model::Transformer& m, const at::Tensor& f
   const at::Tensor row = at::floor_divide(idx, T - 1);
   at::Tensor nll_per_row = at::zeros({B}, at::TensorOptions().dtype(at::kDouble).device(dev));
   const std::int64_t n = idx.size(0);
+  // one float32 buffer for every chunk: fresh 8 MB tensors would each cost page faults
+  at::Tensor buf = at::empty({std::min(chunk_tokens, std::max<std::int64_t>(n, 1)), V},
+                             at::TensorOptions().dtype(at::kFloat).device(dev));
   for (std::int64_t s = 0; s < n; s += chunk_tokens) {
     const std::int64_t len = std::min(chunk_tokens, n - s);
-    const at::Tensor logits = at::linear(h.narrow(0, s, len), m.head()).to(at::kFloat);  // [len, V]
-    const at::Tensor logp = at::log_softmax(logits, -1);
-    const at::Tensor nll = -logp.gather(1, target.narrow(0, s, len).unsqueeze(1)).squeeze(1);
-    nll_per_row.index_add_(0, row.narrow(0, s, len), nll.to(at::kDouble));
+    at::Tensor z = buf.narrow(0, 0, len);  // the logits of this chunk, float32 [len, V]
+    if (f32) at::mm_out(z, h.narrow(0, s, len), m.head().t());
+    else z.copy_(at::linear(h.narrow(0, s, len), m.head()));
+    // −log softmax(z)[y] = logsumexp(z) − z[y], computed in place: max, exp(z − max), sum
+    const at::Tensor target_logit = z.gather(1, target.narrow(0, s, len).unsqueeze(1)).squeeze(1);
+    const at::Tensor mx = std::get<0>(z.max(-1, /*keepdim=*/true));
+    const at::Tensor lse = z.sub_(mx).exp_().sum(-1).log_() + mx.squeeze(1);
+    nll_per_row.index_add_(0, row.narrow(0, s, len), (lse - target_logit).to(at::kDouble));
   }
   const at::Tensor counts = valid.view({B, T - 1}).sum(1).to(at::kLong).cpu();
   const at::Tensor sums = nll_per_row.cpu();

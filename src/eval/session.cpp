@@ -1,6 +1,7 @@
 #include "omn/eval/session.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <thread>
 
 #include <ATen/Parallel.h>
@@ -64,6 +65,16 @@ nlohmann::json checkpointJson(const Session& s) {
           {"metadata", s.ck->metadata}};
 }
 
+namespace {
+// Which OpenBLAS kernels serve the fp32 products, and who chose them (plugin_loader.cpp).
+nlohmann::json blasJson() {
+  const char* core = std::getenv("OPENBLAS_CORETYPE");
+  const char* chosen = std::getenv("OMN_AUDIT_BLAS_CHOSEN");
+  return {{"openblas_coretype", core ? nlohmann::json(core) : nlohmann::json(nullptr)},
+          {"chosen_by", chosen ? "omn-audit" : core ? "environment" : "openblas"}};
+}
+}  // namespace
+
 nlohmann::json modelJson(const Session& s) {
   const auto& w = s.model->weights();
   return {{"config", model::toJson(s.config)},
@@ -75,7 +86,8 @@ nlohmann::json modelJson(const Session& s) {
           {"threads", s.threads},
           {"batch", s.spec.batch},
           {"weights", {{"zero_copy", w.zero_copy}, {"copied", w.copied}}},
-          {"head_identical_to_embedding", w.head_identical_to_embedding}};
+          {"head_identical_to_embedding", w.head_identical_to_embedding},
+          {"blas", blasJson()}};
 }
 
 nlohmann::json tokensJson(const Session& s) {

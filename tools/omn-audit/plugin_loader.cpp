@@ -17,7 +17,31 @@ bool isModelCommand(const char* name) {
   return std::strcmp(name, "eval") == 0 || std::strcmp(name, "intervene") == 0;
 }
 
+namespace {
+
+// OpenBLAS (libtorch's fp32 matrix products on Debian) reads OPENBLAS_CORETYPE once, when it is
+// loaded -- with the plugin, below. On CPUs it does not recognise (virtualised "Intel Xeon
+// Processor" models) it falls back to its Prescott kernels: fp32 products at ~30 GFLOP/s on the
+// project's machine instead of ~140 with the SkylakeX kernels the CPU supports (docs/PERFORMANCE.md).
+// An OPENBLAS_CORETYPE already set is respected; OMN_AUDIT_KEEP_BLAS=1 leaves OpenBLAS alone.
+void chooseBlasKernels() {
+  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("OMN_AUDIT_KEEP_BLAS")) return;
+  __builtin_cpu_init();
+  const char* core = nullptr;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl"))
+    core = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    core = "Haswell";
+  if (!core) return;
+  ::setenv("OPENBLAS_CORETYPE", core, 0);
+  ::setenv("OMN_AUDIT_BLAS_CHOSEN", core, 1);  // recorded in the results' model block
+}
+
+}  // namespace
+
 int runModelCommand(int argc, char** argv) {
+  chooseBlasKernels();
   std::string path;
   if (const char* env = std::getenv("OMN_AUDIT_TORCH_PLUGIN")) {
     path = env;

@@ -2,7 +2,10 @@
 #include <c10/core/InferenceMode.h>
 #include <spdlog/spdlog.h>
 
+#include <torch/csrc/autograd/profiler_legacy.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 
 #include "model_commands.h"
@@ -39,6 +42,9 @@ Command addEvalCommand(CLI::App& root) {
             prov.started_utc = report::utcNow();
             auto s = eval::openSession(a->o.session);  // weights load outside inference mode
             c10::InferenceMode guard;
+            // OMN_AUDIT_PROFILE=trace.json: a Chrome trace of every ATen op (performance work)
+            std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
+            if (const char* p = std::getenv("OMN_AUDIT_PROFILE")) trace = std::make_unique<torch::autograd::profiler::RecordProfile>(p);
             eval::Evaluator ev(*s->model, s->rows, s->path, s->spec.batch, s->device);
             const bool tty = report::ProgressBar::stderrIsTerminal();
             report::ProgressBar bar("eval", ev.size(), tty, false, "rows");
