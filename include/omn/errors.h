@@ -12,6 +12,7 @@ enum ExitCode : int {
   kExitInvalidInput = 2,  // FormatError, UsageError
   kExitRegression = 3,    // RegressionFound
   kExitIntegrity = 4,     // IntegrityError
+  kExitInterrupted = 130, // Interrupted (SIGINT/SIGTERM): the journal is valid, --resume continues
 };
 
 // Base of every error the library throws on purpose.
@@ -48,6 +49,13 @@ class IntegrityError : public Error {
  public:
   using Error::Error;
   ExitCode exitCode() const noexcept override { return kExitIntegrity; }
+};
+
+// A sweep stopped by SIGINT/SIGTERM at a sequence boundary; finished conditions are journaled.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+  ExitCode exitCode() const noexcept override { return kExitInterrupted; }
 };
 
 }  // namespace omn

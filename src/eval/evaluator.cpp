@@ -32,26 +32,56 @@ std::pair<at::Tensor, at::Tensor> Evaluator::tensors(const Batch& b) const {
   return {tok, doc};
 }
 
-SequenceScores Evaluator::score(const ProgressFn& progress, const std::function<bool()>& stop,
-                                std::vector<model::LayerMechanism>* mech) const {
+std::size_t ActivationCache::bytes() const {
+  std::size_t n = 0;
+  for (const auto& t : inputs) n += static_cast<std::size_t>(t.numel()) * t.element_size();
+  return n;
+}
+
+std::size_t Evaluator::cacheBytes() const {
+  std::size_t n = 0;
+  const auto& emb = model_.weights().embedding;
+  for (const auto& r : rows_) n += r.tokens.size() * static_cast<std::size_t>(model_.config().d_model) * emb.element_size();
+  return n;
+}
+
+SequenceScores Evaluator::score(const ScoreOptions& opt) const {
   SequenceScores s;
   Progress p;
   p.rows_total = rows_.size();
   std::vector<model::LayerMechanism> batch_mech;
+  auto* mech = opt.mech;
   if (mech) mech->assign(static_cast<std::size_t>(model_.config().n_layers), model::LayerMechanism{});
-  for (const Batch& b : batches_) {
-    if (stop && stop()) break;
+  if (opt.capture) opt.cache->inputs.clear();
+  for (std::size_t bi = 0; bi < batches_.size(); ++bi) {
+    const Batch& b = batches_[bi];
+    if (opt.stop && opt.stop()) break;
     const auto [tok, doc] = tensors(b);
     const model::DocumentLayout layout = model::documentLayout(doc);
-    const at::Tensor h = model_.run(model_.embed(tok.to(device_)), 0, layout, path_, mech ? &batch_mech : nullptr);
-    for (const RowScore& r : scoreRows(model_, h, tok, doc)) {
+    at::Tensor h;
+    int from = 0;
+    if (opt.from_cache) {
+      h = opt.cache->inputs.at(bi);
+      from = opt.cache->layer;
+    } else {
+      h = model_.embed(tok.to(device_));
+      if (opt.capture && opt.cache->layer == 0) opt.cache->inputs.push_back(h);
+    }
+    std::function<void(int, const at::Tensor&)> keep;
+    if (opt.capture && opt.cache->layer > 0)
+      keep = [&](int i, const at::Tensor& x) {
+        if (i + 1 == opt.cache->layer) opt.cache->inputs.push_back(x);
+      };
+    const at::Tensor out = model_.run(h, from, layout, path_, mech ? &batch_mech : nullptr, keep);
+    for (const RowScore& r : scoreRows(model_, out, tok, doc)) {
       s.nll_sum.push_back(r.nll);
       s.tokens.push_back(r.tokens);
       p.tokens_done += r.tokens;
       p.nll_done += r.nll;
     }
-    if (mech)  // a running mean over batches (each batch weighs its row count)
-      for (std::size_t l = 0; l < mech->size(); ++l) {
+    if (mech)  // a running mean over batches (each batch weighs its row count); layers before
+               // `from` are not run here: the caller fills them from the full pass
+      for (std::size_t l = static_cast<std::size_t>(from); l < mech->size(); ++l) {
         auto& m = (*mech)[l];
         const auto& x = batch_mech[l];
         const double w = static_cast<double>(b.count) / static_cast<double>(p.rows_done + b.count);
@@ -61,7 +91,7 @@ SequenceScores Evaluator::score(const ProgressFn& progress, const std::function<
         m.max_logit = p.rows_done == 0 ? x.max_logit : std::max(m.max_logit, x.max_logit);
       }
     p.rows_done += b.count;
-    if (progress) progress(p);
+    if (opt.progress) opt.progress(p);
   }
   return s;
 }

@@ -41,6 +41,7 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
 
   // the token set and the rows
   s->tokens = readTokenSet(spec.tokens);
+  if (!spec.tokens_sha256.empty()) io::requireSha256(spec.tokens.path, spec.tokens_sha256, s->tokens.sha256);
   s->row_form = parseRowForm(spec.row_form);
   std::vector<Row> all = buildRows(s->tokens, s->row_form, spec.seq_len);
   s->rows_available = all.size();
@@ -114,30 +115,6 @@ nlohmann::json selectionJson(const Session& s) {
           {"rows_available", s.rows_available},
           {"row_indices", s.selection.indices},
           {"row_token_offsets", offsets}};
-}
-
-nlohmann::json scoresJson(const SequenceScores& sc, const BootstrapSpec& b, int groups) {
-  using report::finiteOrNull;
-  const Interval ci = bootstrapPerplexity(sc, b);
-  nlohmann::json g = nlohmann::json::array();
-  for (const auto& x : groupPerplexities(sc, groups))
-    g.push_back({{"first", x.first}, {"count", x.count}, {"nll_sum", x.nll}, {"tokens", x.tokens},
-                 {"perplexity", finiteOrNull(x.perplexity)}});
-  const double total = sc.totalNll();
-  const auto tokens = sc.totalTokens();
-  nlohmann::json nll = nlohmann::json::array();
-  for (double x : sc.nll_sum) nll.push_back(finiteOrNull(x));
-  const double ppl = sc.perplexity();
-  return {{"sequences", {{"nll_sum", nll}, {"tokens", sc.tokens}}},
-          {"nll_sum", finiteOrNull(total)},
-          {"tokens", tokens},
-          {"mean_nll", finiteOrNull(total / static_cast<double>(tokens))},
-          {"perplexity", finiteOrNull(ppl)},
-          {"non_finite", !std::isfinite(ppl)},
-          {"perplexity_ci",
-           {{"low", finiteOrNull(ci.low)}, {"high", finiteOrNull(ci.high)}, {"confidence", b.confidence},
-            {"resamples", b.resamples}, {"seed", b.seed}, {"method", "percentile bootstrap over sequences"}}},
-          {"groups", g}};
 }
 
 }  // namespace omn::eval

@@ -16,5 +16,6 @@ struct Command {
 Command addHashCommand(CLI::App& root);
 Command addProfileCommand(CLI::App& root);
 Command addCompareCommand(CLI::App& root);
+Command addMergeCommand(CLI::App& root);
 
 }  // namespace omn::cli

@@ -19,16 +19,33 @@ struct Progress {
 };
 using ProgressFn = std::function<void(const Progress&)>;
 
+// The residual stream entering one layer, per batch, kept from a full pass so that conditions
+// touching only that layer and later ones start there (--cache-activations).
+struct ActivationCache {
+  int layer = 0;
+  std::vector<at::Tensor> inputs;  // per batch: [B, T, D], the input of block `layer`
+  std::size_t bytes() const;
+};
+
+struct ScoreOptions {
+  ProgressFn progress;
+  std::function<bool()> stop;  // polled between batches (Ctrl-C): true stops with the rows done
+  std::vector<model::LayerMechanism>* mech = nullptr;  // per-layer statistics, averaged over batches
+  ActivationCache* cache = nullptr;
+  bool capture = false;  // full pass that fills cache->inputs at cache->layer
+  bool from_cache = false;  // start at cache->layer from cache->inputs (bitwise equal to a full pass)
+};
+
 class Evaluator {
  public:
   Evaluator(const model::Transformer& model, std::vector<Row> rows, model::AttentionPath path, int batch,
             const at::Device& device);
 
-  // All rows, in order. `stop` is polled between batches (Ctrl-C): when it returns true, scoring
-  // stops and the result holds only the rows done. `mech` (optional) averages the per-layer
-  // statistics over batches.
-  SequenceScores score(const ProgressFn& progress = {}, const std::function<bool()>& stop = {},
-                       std::vector<model::LayerMechanism>* mech = nullptr) const;
+  // All rows, in order; with opt.stop, possibly fewer (the rows done when it said stop).
+  SequenceScores score(const ScoreOptions& opt = {}) const;
+
+  // The bytes a cache at any layer takes: every row's [T, D] in the working dtype.
+  std::size_t cacheBytes() const;
 
   // The float32 logits of row `i` ([T, V]), for parity checks.
   at::Tensor rowLogits(std::size_t i) const;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "omn/eval/bootstrap.h"
+#include "omn/eval/scores_json.h"
 #include "omn/eval/token_set.h"
 #include "omn/io/checkpoint.h"
 #include "omn/model/preset.h"
@@ -21,6 +22,7 @@ struct SessionSpec {
   std::string checkpoint, sha256, preset, state_key;
   bool allow_unverified = true;  // false: a missing sha256 is a UsageError
   TokenSetSpec tokens;
+  std::string tokens_sha256;  // expected digest of the token file (empty: not checked)
   std::string tokenizer_revision;
   std::int64_t seq_len = 2048;
   std::size_t num_seqs = 50;
@@ -57,6 +59,5 @@ nlohmann::json checkpointJson(const Session& s);
 nlohmann::json modelJson(const Session& s);
 nlohmann::json tokensJson(const Session& s);
 nlohmann::json selectionJson(const Session& s);
-nlohmann::json scoresJson(const SequenceScores& s, const BootstrapSpec& b, int groups);
 
 }  // namespace omn::eval

@@ -49,11 +49,13 @@ Command addEvalCommand(CLI::App& root) {
             const bool tty = report::ProgressBar::stderrIsTerminal();
             report::ProgressBar bar("eval", ev.size(), tty, false, "rows");
             const auto t0 = std::chrono::steady_clock::now();
-            const eval::SequenceScores sc = ev.score([&](const eval::Progress& p) {
+            eval::ScoreOptions so;
+            so.progress = [&](const eval::Progress& p) {
               const double ppl = std::exp(p.nll_done / std::max<std::int64_t>(1, p.tokens_done));
               bar.update(p.rows_done, "ppl " + report::fixed(ppl, 3));
               if (!tty) spdlog::debug("eval: {}/{} rows, running perplexity {:.4f}", p.rows_done, p.rows_total, ppl);
-            });
+            };
+            const eval::SequenceScores sc = ev.score(so);
             bar.finish();
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             if (!a->dump_logits.empty()) {

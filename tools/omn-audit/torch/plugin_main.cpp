@@ -10,7 +10,7 @@ extern "C" __attribute__((visibility("default"))) int omn_audit_torch_main(int a
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "log details on stderr");
   app.add_flag("-q,--quiet", quiet, "log only errors");
-  std::vector<omn::cli::Command> commands = {omn::cli::addEvalCommand(app)};
+  std::vector<omn::cli::Command> commands = {omn::cli::addEvalCommand(app), omn::cli::addInterveneCommand(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,62 @@
+// The intervention manifest (omn-audit/manifest@1, docs/manifest.md): strict parsing — an unknown
+// key, a wrong type or an impossible value is a UsageError naming the JSON pointer — and the
+// expansion of sweeps into a flat, ordered list of conditions. No libtorch.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/eval/bootstrap.h"
+#include "omn/eval/session.h"
+
+namespace omn::intervene {
+
+enum class Op { Constant, Scale, VectorMean, GlobalMean, Permute, SignFix, CopyLayer, SwapQK };
+const char* opName(Op op);
+
+enum class Target { Q, K, QK };
+const char* targetName(Target t);
+
+struct LayerSpec {
+  bool all = true;
+  std::vector<int> layers;  // explicit, ascending, when !all
+  std::string text;         // as written: "all", "0-1", "[0, 5, \"10-12\"]"
+  std::vector<int> resolve(int n_layers, const std::string& pointer) const;  // throws UsageError
+};
+
+struct Condition {
+  std::string id;     // "c0", "c1", ... in manifest order
+  std::string label;  // "constant 2 qk all"
+  std::string pointer;  // JSON pointer of the entry that produced it ("/conditions/3")
+  Op op = Op::Constant;
+  Target target = Target::QK;
+  LayerSpec layers;
+  double value = 0;          // constant c, scale α
+  std::uint64_t seed = 0;    // permute
+  std::string mode;          // sign_fix: zero | abs
+  int source_layer = -1;     // copy_layer
+  nlohmann::json describe() const;  // the expanded op as recorded in results
+};
+
+struct Manifest {
+  std::string path, sha256;
+  nlohmann::json verbatim;
+  eval::SessionSpec session;  // checkpoint, tokens, rows, model
+  eval::BootstrapSpec bootstrap;
+  int groups = 5;
+  std::vector<Condition> conditions;
+  std::string output_json, output_csv;  // resolved against the manifest's directory
+};
+
+// Reads, hashes and validates; relative paths resolve against the manifest's directory.
+// `allow_unverified`: a checkpoint without sha256 is accepted (recorded as unverified).
+Manifest loadManifest(const std::string& path, bool allow_unverified);
+Manifest parseManifest(const nlohmann::json& j, const std::string& path, const std::string& sha256, bool allow_unverified);
+
+// Shard i of n (0-based): conditions k with k mod n == i, in order.
+std::vector<Condition> shardConditions(const std::vector<Condition>& all, int index, int count);
+
+}  // namespace omn::intervene

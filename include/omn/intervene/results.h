@@ -1,0 +1,34 @@
+// The sweep result document (omn-audit/intervention@1, docs/schema/intervention.schema.json),
+// assembled from raw per-condition records — by the sweep itself, and again by `merge` from
+// shard outputs, so both give the same bytes. Every derived number (perplexity, CIs, paired
+// differences) is recomputed here from the raw per-sequence NLL sums. No libtorch.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/eval/bootstrap.h"
+
+namespace omn::intervene {
+
+nlohmann::json scoresRaw(const eval::SequenceScores& s);       // {nll_sum: [..|null], tokens: [..]}
+eval::SequenceScores scoresFromRaw(const nlohmann::json& raw);  // null → NaN
+
+struct ResultsInput {
+  nlohmann::json base;  // schema, provenance, manifest, checkpoint, model, tokens, selection, cache, shard
+  nlohmann::json control_open, control_close;  // records
+  std::vector<nlohmann::json> conditions;      // records, in manifest order
+  eval::BootstrapSpec bootstrap;
+  int groups = 5;
+  bool exact_control = true;  // CPU: the closing control must equal the opening bitwise
+};
+
+// Throws IntegrityError when exact_control and the closing control differs from the opening one.
+nlohmann::json assembleResults(const ResultsInput& in);
+
+std::string resultsCsv(const nlohmann::json& results);
+void printResultsTable(std::ostream& os, const nlohmann::json& results);
+
+}  // namespace omn::intervene

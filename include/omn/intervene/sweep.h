@@ -1,0 +1,32 @@
+// A manifest's sweep: the unmodified checkpoint as control (first and last), each condition applied
+// to the gains, scored on the same rows, restored and verified bitwise; every finished condition
+// journaled; the result assembled from the raw records (results.h).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/eval/session.h"
+#include "omn/intervene/manifest.h"
+
+namespace omn::intervene {
+
+struct SweepOptions {
+  std::string output_json, output_csv;
+  bool force = false, resume = false;
+  int shard_index = 0, shard_count = 1;
+  bool cache_activations = false;
+  std::size_t cache_budget_bytes = std::size_t{2} << 30;
+  bool mechanism = false;
+  bool progress = false;              // progress bars on stderr
+  std::function<bool()> stop;         // set by SIGINT/SIGTERM
+  nlohmann::json provenance_inputs;   // unused: provenance is built here
+};
+
+// Runs (or resumes) the sweep and writes the outputs; returns the result document.
+// Throws Interrupted when stopped, IntegrityError when a restore or the closing control fails.
+nlohmann::json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o);
+
+}  // namespace omn::intervene

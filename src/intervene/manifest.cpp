@@ -1,0 +1,340 @@
+#include "omn/intervene/manifest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "omn/errors.h"
+#include "omn/io/sha256.h"
+#include "omn/report/table.h"
+
+namespace omn::intervene {
+
+using nlohmann::json;
+
+const char* opName(Op op) {
+  switch (op) {
+    case Op::Constant: return "constant";
+    case Op::Scale: return "scale";
+    case Op::VectorMean: return "vector_mean";
+    case Op::GlobalMean: return "global_mean";
+    case Op::Permute: return "permute";
+    case Op::SignFix: return "sign_fix";
+    case Op::CopyLayer: return "copy_layer";
+    case Op::SwapQK: return "swap_qk";
+  }
+  return "?";
+}
+
+const char* targetName(Target t) { return t == Target::Q ? "q" : t == Target::K ? "k" : "qk"; }
+
+namespace {
+
+// Strict reading: every accessor names the JSON pointer it failed at.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  [[noreturn]] void fail(const std::string& ptr, const std::string& what) const {
+    throw UsageError("manifest " + file_ + ": " + (ptr.empty() ? "/" : ptr) + ": " + what);
+  }
+  const json& object(const json& j, const std::string& ptr, std::initializer_list<const char*> allowed) const {
+    if (!j.is_object()) fail(ptr, std::string("expected an object, got ") + j.type_name());
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return it.key() == a; }))
+        fail(ptr + "/" + it.key(), "unknown key");
+    return j;
+  }
+  const json* opt(const json& j, const char* key) const { return j.contains(key) && !j[key].is_null() ? &j[key] : nullptr; }
+  const json& need(const json& j, const std::string& ptr, const char* key) const {
+    if (!j.contains(key)) fail(ptr + "/" + key, "required");
+    return j[key];
+  }
+  std::string str(const json& v, const std::string& ptr) const {
+    if (!v.is_string()) fail(ptr, std::string("expected a string, got ") + v.type_name());
+    return v.get<std::string>();
+  }
+  double num(const json& v, const std::string& ptr) const {
+    if (!v.is_number()) fail(ptr, std::string("expected a number, got ") + v.type_name());
+    return v.get<double>();
+  }
+  std::int64_t integer(const json& v, const std::string& ptr, std::int64_t lo) const {
+    if (!v.is_number_integer()) fail(ptr, std::string("expected an integer, got ") + v.type_name());
+    const auto x = v.get<std::int64_t>();
+    if (x < lo) fail(ptr, "expected an integer >= " + std::to_string(lo) + ", got " + std::to_string(x));
+    return x;
+  }
+  std::string oneOf(const json& v, const std::string& ptr, std::initializer_list<const char*> choices) const {
+    const std::string s = str(v, ptr);
+    std::string list;
+    for (const char* c : choices) {
+      if (s == c) return s;
+      list += std::string(list.empty() ? "" : ", ") + c;
+    }
+    fail(ptr, "expected one of " + list + ", got \"" + s + "\"");
+  }
+  // A scalar or an array of scalars, as a list (sweeps).
+  std::vector<json> list(const json& v, const std::string& ptr) const {
+    if (!v.is_array()) return {v};
+    if (v.empty()) fail(ptr, "expected a non-empty array");
+    return std::vector<json>(v.begin(), v.end());
+  }
+
+ private:
+  std::string file_;
+};
+
+std::string resolvePath(const std::string& p, const std::string& manifest) {
+  if (p.empty() || p[0] == '/') return p;
+  return (std::filesystem::path(manifest).parent_path() / p).lexically_normal().string();
+}
+
+LayerSpec parseLayers(const json& v, const std::string& ptr, const Reader& r) {
+  LayerSpec s;
+  s.text = v.is_string() ? v.get<std::string>() : v.dump();
+  auto range = [&](const std::string& t, const std::string& p) {
+    const auto dash = t.find('-');
+    try {
+      std::size_t used = 0;
+      if (dash == std::string::npos) {
+        const int a = std::stoi(t, &used);
+        if (used != t.size() || a < 0) throw std::invalid_argument(t);
+        s.layers.push_back(a);
+        return;
+      }
+      const int a = std::stoi(t.substr(0, dash), &used);
+      if (used != dash) throw std::invalid_argument(t);
+      const int b = std::stoi(t.substr(dash + 1), &used);
+      if (used != t.size() - dash - 1 || a < 0 || b < a) throw std::invalid_argument(t);
+      for (int i = a; i <= b; ++i) s.layers.push_back(i);
+    } catch (const std::exception&) {
+      r.fail(p, "expected a layer (\"5\") or a range (\"2-27\") with start <= end, got \"" + t + "\"");
+    }
+  };
+  if (v.is_string()) {
+    if (v == "all") return s;
+    s.all = false;
+    range(v.get<std::string>(), ptr);
+  } else if (v.is_array()) {
+    s.all = false;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string p = ptr + "/" + std::to_string(i);
+      if (v[i].is_number_integer()) s.layers.push_back(static_cast<int>(r.integer(v[i], p, 0)));
+      else if (v[i].is_string()) range(v[i].get<std::string>(), p);
+      else r.fail(p, "expected a layer index or a range string");
+    }
+    if (s.layers.empty()) r.fail(ptr, "expected at least one layer");
+  } else {
+    r.fail(ptr, "expected \"all\", a range string or an array of layers");
+  }
+  std::sort(s.layers.begin(), s.layers.end());
+  s.layers.erase(std::unique(s.layers.begin(), s.layers.end()), s.layers.end());
+  return s;
+}
+
+std::string fmt(double v) { return report::general(v); }
+
+}  // namespace
+
+std::vector<int> LayerSpec::resolve(int n_layers, const std::string& pointer) const {
+  if (all) {
+    std::vector<int> v(static_cast<std::size_t>(n_layers));
+    for (int i = 0; i < n_layers; ++i) v[static_cast<std::size_t>(i)] = i;
+    return v;
+  }
+  for (int l : layers)
+    if (l >= n_layers)
+      throw UsageError("manifest: " + pointer + "/layers: layer " + std::to_string(l) + " does not exist (the model has " +
+                       std::to_string(n_layers) + " layers: 0-" + std::to_string(n_layers - 1) + ")");
+  return layers;
+}
+
+json Condition::describe() const {
+  json j = {{"op", opName(op)}, {"target", targetName(target)}, {"layers", layers.all ? json("all") : json(layers.layers)}};
+  switch (op) {
+    case Op::Constant:
+    case Op::Scale: j["value"] = value; break;
+    case Op::Permute: j["seed"] = seed; break;
+    case Op::SignFix: j["mode"] = mode; break;
+    case Op::CopyLayer: j["source_layer"] = source_layer; break;
+    default: break;
+  }
+  return j;
+}
+
+Manifest parseManifest(const json& j, const std::string& path, const std::string& sha256, bool allow_unverified) {
+  const Reader r(path);
+  Manifest m;
+  m.path = path;
+  m.sha256 = sha256;
+  m.verbatim = j;
+  r.object(j, "", {"schema", "description", "checkpoint", "tokens", "rows", "groups", "bootstrap", "model", "conditions", "output"});
+  if (r.str(r.need(j, "", "schema"), "/schema") != "omn-audit/manifest@1")
+    r.fail("/schema", "expected \"omn-audit/manifest@1\"");
+  if (const json* d = r.opt(j, "description")) r.str(*d, "/description");
+  auto& s = m.session;
+  // checkpoint
+  const json& ck = r.object(r.need(j, "", "checkpoint"), "/checkpoint", {"path", "sha256", "preset", "state_key"});
+  s.checkpoint = resolvePath(r.str(r.need(ck, "/checkpoint", "path"), "/checkpoint/path"), path);
+  if (const json* v = r.opt(ck, "sha256")) {
+    try {
+      s.sha256 = io::normaliseSha256(r.str(*v, "/checkpoint/sha256"), "manifest " + path + ": /checkpoint/sha256");
+    } catch (const UsageError& e) {
+      throw UsageError(e.what());
+    }
+  } else if (!allow_unverified) {
+    r.fail("/checkpoint/sha256", "required (the checkpoint must be verified; pass --allow-unverified to run without)");
+  }
+  if (const json* v = r.opt(ck, "preset")) s.preset = r.str(*v, "/checkpoint/preset");
+  if (const json* v = r.opt(ck, "state_key")) s.state_key = r.str(*v, "/checkpoint/state_key");
+  s.allow_unverified = allow_unverified;
+  // tokens
+  const json& tk = r.object(r.need(j, "", "tokens"), "/tokens", {"path", "sha256", "format", "eos", "offsets", "tokenizer_revision"});
+  s.tokens.path = resolvePath(r.str(r.need(tk, "/tokens", "path"), "/tokens/path"), path);
+  s.tokens_sha256 = io::normaliseSha256(r.str(r.need(tk, "/tokens", "sha256"), "/tokens/sha256"),
+                                        "manifest " + path + ": /tokens/sha256");
+  if (const json* v = r.opt(tk, "format")) s.tokens.format = r.oneOf(*v, "/tokens/format", {"auto", "u16", "u32", "npy"});
+  if (const json* v = r.opt(tk, "eos")) s.tokens.eos = r.integer(*v, "/tokens/eos", 0);
+  if (const json* v = r.opt(tk, "offsets")) s.tokens.offsets = resolvePath(r.str(*v, "/tokens/offsets"), path);
+  if (s.tokens.eos && !s.tokens.offsets.empty()) r.fail("/tokens/offsets", "give eos or offsets, not both");
+  s.tokenizer_revision = r.str(r.need(tk, "/tokens", "tokenizer_revision"), "/tokens/tokenizer_revision");
+  if (s.tokenizer_revision.empty()) r.fail("/tokens/tokenizer_revision", "must not be empty");
+  // rows
+  const json& rw = r.object(r.need(j, "", "rows"), "/rows", {"seq_len", "num_seqs", "selection", "seed", "form"});
+  s.seq_len = r.integer(r.need(rw, "/rows", "seq_len"), "/rows/seq_len", 2);
+  s.num_seqs = static_cast<std::size_t>(r.integer(r.need(rw, "/rows", "num_seqs"), "/rows/num_seqs", 1));
+  if (const json* v = r.opt(rw, "selection")) s.selection = r.oneOf(*v, "/rows/selection", {"first", "seeded"});
+  if (const json* v = r.opt(rw, "seed")) s.selection_seed = static_cast<std::uint64_t>(r.integer(*v, "/rows/seed", 0));
+  if (const json* v = r.opt(rw, "form")) s.row_form = r.oneOf(*v, "/rows/form", {"packed", "per-document", "historical"});
+  // groups, bootstrap
+  if (const json* v = r.opt(j, "groups")) m.groups = static_cast<int>(r.integer(*v, "/groups", 1));
+  if (m.groups > static_cast<int>(s.num_seqs)) r.fail("/groups", "more groups than sequences (" + std::to_string(s.num_seqs) + ")");
+  if (const json* b = r.opt(j, "bootstrap")) {
+    r.object(*b, "/bootstrap", {"resamples", "seed", "confidence"});
+    if (const json* v = r.opt(*b, "resamples")) m.bootstrap.resamples = static_cast<int>(r.integer(*v, "/bootstrap/resamples", 1));
+    if (const json* v = r.opt(*b, "seed")) m.bootstrap.seed = static_cast<std::uint64_t>(r.integer(*v, "/bootstrap/seed", 0));
+    if (const json* v = r.opt(*b, "confidence")) {
+      m.bootstrap.confidence = r.num(*v, "/bootstrap/confidence");
+      if (!(m.bootstrap.confidence > 0 && m.bootstrap.confidence < 1)) r.fail("/bootstrap/confidence", "expected a number in (0, 1)");
+    }
+  }
+  // model
+  if (const json* md = r.opt(j, "model")) {
+    r.object(*md, "/model", {"attention", "dtype", "device", "batch", "threads"});
+    if (const json* v = r.opt(*md, "attention")) s.attention = r.oneOf(*v, "/model/attention", {"auto", "flash", "per-document", "masked"});
+    if (const json* v = r.opt(*md, "dtype")) s.dtype = r.oneOf(*v, "/model/dtype", {"auto", "bf16", "fp16", "fp32"});
+    if (const json* v = r.opt(*md, "device")) s.device = r.str(*v, "/model/device");
+    if (const json* v = r.opt(*md, "batch")) s.batch = static_cast<int>(r.integer(*v, "/model/batch", 1));
+    if (const json* v = r.opt(*md, "threads")) s.threads = static_cast<int>(r.integer(*v, "/model/threads", 0));
+  }
+  // output
+  if (const json* o = r.opt(j, "output")) {
+    r.object(*o, "/output", {"json", "csv"});
+    if (const json* v = r.opt(*o, "json")) m.output_json = resolvePath(r.str(*v, "/output/json"), path);
+    if (const json* v = r.opt(*o, "csv")) m.output_csv = resolvePath(r.str(*v, "/output/csv"), path);
+  }
+  // conditions: each entry expands over its lists (values x targets x seeds/modes/sources)
+  const json& cs = r.need(j, "", "conditions");
+  if (!cs.is_array() || cs.empty()) r.fail("/conditions", "expected a non-empty array of conditions");
+  std::set<std::string> labels;
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const std::string p = "/conditions/" + std::to_string(i);
+    const json& c = r.object(cs[i], p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers"});
+    const std::string op = r.oneOf(r.need(c, p, "op"), p + "/op",
+                                   {"constant", "scale", "vector_mean", "global_mean", "permute", "sign_fix", "copy_layer", "swap_qk"});
+    Condition base;
+    base.pointer = p;
+    base.op = op == "constant" ? Op::Constant : op == "scale" ? Op::Scale : op == "vector_mean" ? Op::VectorMean
+            : op == "global_mean" ? Op::GlobalMean : op == "permute" ? Op::Permute : op == "sign_fix" ? Op::SignFix
+            : op == "copy_layer" ? Op::CopyLayer : Op::SwapQK;
+    base.layers = c.contains("layers") ? parseLayers(c["layers"], p + "/layers", r) : LayerSpec{};
+    auto expect_only = [&](std::initializer_list<const char*> keys) {
+      for (const char* k : {"values", "seeds", "modes", "source_layers"})
+        if (c.contains(k) && std::none_of(keys.begin(), keys.end(), [&](const char* x) { return std::string(x) == k; }))
+          r.fail(p + "/" + k, std::string("not a parameter of ") + op);
+    };
+    std::vector<json> params{json()};
+    std::string param_key;
+    switch (base.op) {
+      case Op::Constant:
+      case Op::Scale: expect_only({"values"}); param_key = "values"; break;
+      case Op::Permute: expect_only({"seeds"}); param_key = "seeds"; break;
+      case Op::SignFix: expect_only({"modes"}); param_key = "modes"; break;
+      case Op::CopyLayer: expect_only({"source_layers"}); param_key = "source_layers"; break;
+      default: expect_only({}); break;
+    }
+    if (!param_key.empty()) params = r.list(r.need(c, p, param_key.c_str()), p + "/" + param_key);
+    std::vector<json> targets = c.contains("targets") ? r.list(c["targets"], p + "/targets") : std::vector<json>{json("qk")};
+    if (base.op == Op::SwapQK) {
+      if (c.contains("targets")) r.fail(p + "/targets", "swap_qk always exchanges Q and K");
+      targets = {json("qk")};
+    }
+    for (std::size_t a = 0; a < params.size(); ++a)
+      for (std::size_t t = 0; t < targets.size(); ++t) {
+        Condition x = base;
+        const std::string pp = p + "/" + param_key + (c.contains(param_key) && c[param_key].is_array() ? "/" + std::to_string(a) : "");
+        const std::string tp = p + "/targets" + (c.contains("targets") && c["targets"].is_array() ? "/" + std::to_string(t) : "");
+        const std::string tgt = r.oneOf(targets[t], tp, {"q", "k", "qk"});
+        x.target = tgt == "q" ? Target::Q : tgt == "k" ? Target::K : Target::QK;
+        std::string param_text;
+        switch (x.op) {
+          case Op::Constant:
+          case Op::Scale:
+            x.value = r.num(params[a], pp);
+            if (!std::isfinite(x.value)) r.fail(pp, "expected a finite number");
+            param_text = " " + fmt(x.value);
+            break;
+          case Op::Permute:
+            x.seed = static_cast<std::uint64_t>(r.integer(params[a], pp, 0));
+            param_text = " seed " + std::to_string(x.seed);
+            break;
+          case Op::SignFix:
+            x.mode = r.oneOf(params[a], pp, {"zero", "abs"});
+            param_text = " " + x.mode;
+            break;
+          case Op::CopyLayer:
+            x.source_layer = static_cast<int>(r.integer(params[a], pp, 0));
+            param_text = " from " + std::to_string(x.source_layer);
+            break;
+          default: break;
+        }
+        x.label = std::string(opName(x.op)) + param_text + " " + targetName(x.target) + " " +
+                  (x.layers.all ? "all" : x.layers.text);
+        if (c.contains("name")) {
+          const std::string n = r.str(c["name"], p + "/name");
+          x.label = params.size() * targets.size() > 1 ? n + " [" + x.label + "]" : n;
+        }
+        if (!labels.insert(x.label).second) r.fail(p, "duplicates the condition \"" + x.label + "\"");
+        x.id = "c" + std::to_string(m.conditions.size());
+        m.conditions.push_back(std::move(x));
+      }
+  }
+  return m;
+}
+
+Manifest loadManifest(const std::string& path, bool allow_unverified) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("manifest " + path + ": cannot open for reading");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(ss.str());
+  } catch (const json::exception& e) {
+    throw UsageError("manifest " + path + ": not valid JSON: " + e.what());
+  }
+  return parseManifest(j, path, io::sha256Bytes(ss.str().data(), ss.str().size()), allow_unverified);
+}
+
+std::vector<Condition> shardConditions(const std::vector<Condition>& all, int index, int count) {
+  if (count < 1 || index < 0 || index >= count)
+    throw UsageError("--shard: expected i/N with 0 <= i < N, got " + std::to_string(index) + "/" + std::to_string(count));
+  std::vector<Condition> out;
+  for (std::size_t k = 0; k < all.size(); ++k)
+    if (static_cast<int>(k % static_cast<std::size_t>(count)) == index) out.push_back(all[k]);
+  return out;
+}
+
+}  // namespace omn::intervene

@@ -1,0 +1,139 @@
+#include "omn/intervene/results.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "omn/errors.h"
+#include "omn/eval/scores_json.h"
+#include "omn/report/json_file.h"
+#include "omn/report/table.h"
+
+namespace omn::intervene {
+
+using nlohmann::json;
+
+json scoresRaw(const eval::SequenceScores& s) {
+  json nll = json::array();
+  for (double x : s.nll_sum) nll.push_back(report::finiteOrNull(x));
+  return {{"nll_sum", nll}, {"tokens", s.tokens}};
+}
+
+eval::SequenceScores scoresFromRaw(const json& raw) {
+  eval::SequenceScores s;
+  for (const auto& x : raw.at("nll_sum")) s.nll_sum.push_back(x.is_null() ? std::nan("") : x.get<double>());
+  s.tokens = raw.at("tokens").get<std::vector<std::int64_t>>();
+  return s;
+}
+
+namespace {
+
+json interval(const eval::Interval& i) {
+  return {{"estimate", report::finiteOrNull(i.estimate)}, {"low", report::finiteOrNull(i.low)}, {"high", report::finiteOrNull(i.high)}};
+}
+
+json controlBlock(const json& rec, const eval::BootstrapSpec& b, int groups) {
+  return {{"result", eval::scoresJson(scoresFromRaw(rec.at("scores")), b, groups)},
+          {"gain_sha256", rec.value("gain_sha256", "")},
+          {"seconds", rec.value("seconds", 0.0)},
+          {"mechanism", rec.value("mechanism", json())}};
+}
+
+}  // namespace
+
+json assembleResults(const ResultsInput& in) {
+  json out = in.base;
+  const eval::SequenceScores open = scoresFromRaw(in.control_open.at("scores"));
+  const eval::SequenceScores close = scoresFromRaw(in.control_close.at("scores"));
+  double max_diff = 0;
+  bool identical = open.nll_sum.size() == close.nll_sum.size() && open.tokens == close.tokens;
+  for (std::size_t i = 0; identical && i < open.nll_sum.size(); ++i) {
+    const double d = std::fabs(open.nll_sum[i] - close.nll_sum[i]);
+    max_diff = std::max(max_diff, d);
+    identical = identical && (open.nll_sum[i] == close.nll_sum[i] || (std::isnan(open.nll_sum[i]) && std::isnan(close.nll_sum[i])));
+  }
+  out["control"] = {{"open", controlBlock(in.control_open, in.bootstrap, in.groups)},
+                    {"close", controlBlock(in.control_close, in.bootstrap, in.groups)},
+                    {"reproduced_bitwise", identical},
+                    {"max_abs_nll_difference", max_diff}};
+  json conds = json::array();
+  for (const json& rec : in.conditions) {
+    const eval::SequenceScores sc = scoresFromRaw(rec.at("scores"));
+    const eval::PairedInterval p = eval::pairedBootstrap(open, sc, in.bootstrap);
+    json c = {{"id", rec.at("id")},
+              {"label", rec.at("label")},
+              {"op", rec.at("op")},
+              {"manifest_pointer", rec.at("manifest_pointer")},
+              {"touched", rec.at("touched")},
+              {"start_layer", rec.at("start_layer")},
+              {"restore", rec.at("restore")},
+              {"seconds", rec.value("seconds", 0.0)},
+              {"mechanism", rec.value("mechanism", json())},
+              {"result", eval::scoresJson(sc, in.bootstrap, in.groups)},
+              {"vs_control",
+               {{"delta_nll_per_token", interval(p.delta_nll_per_token)},
+                {"ppl_ratio", interval(p.ppl_ratio)},
+                {"method", "paired percentile bootstrap: the same resampled sequences for control and condition"},
+                {"resamples", in.bootstrap.resamples},
+                {"confidence", in.bootstrap.confidence},
+                {"seed", in.bootstrap.seed}}}};
+    conds.push_back(std::move(c));
+  }
+  out["conditions"] = conds;
+  if (in.exact_control && !identical)
+    throw IntegrityError("the closing control did not reproduce the opening one bitwise (largest NLL difference " +
+                         report::general(max_diff) + "): the restore or the evaluation is not deterministic");
+  return out;
+}
+
+std::string resultsCsv(const json& r) {
+  std::ostringstream os;
+  os << "id,label,op,target,layers,parameter,perplexity,ci_low,ci_high,ppl_ratio,ratio_low,ratio_high,"
+        "delta_nll_per_token,delta_low,delta_high,tokens,restore_ok\n";
+  auto num = [](const json& v) { return v.is_null() ? std::string("nan") : report::general(v.get<double>()); };
+  auto quote = [](std::string s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  const auto& ctl = r["control"]["open"]["result"];
+  os << "control,control,none,,,," << num(ctl["perplexity"]) << "," << num(ctl["perplexity_ci"]["low"]) << ","
+     << num(ctl["perplexity_ci"]["high"]) << ",1,1,1,0,0,0," << ctl["tokens"] << ",true\n";
+  for (const auto& c : r["conditions"]) {
+    const auto& op = c["op"];
+    std::string param;
+    for (const char* k : {"value", "seed", "mode", "source_layer"})
+      if (op.contains(k)) param = op[k].is_string() ? op[k].get<std::string>() : op[k].dump();
+    const auto& res = c["result"];
+    const auto& v = c["vs_control"];
+    os << c["id"].get<std::string>() << "," << quote(c["label"]) << "," << op["op"].get<std::string>() << ","
+       << op["target"].get<std::string>() << "," << quote(op["layers"].is_string() ? op["layers"].get<std::string>() : op["layers"].dump())
+       << "," << param << "," << num(res["perplexity"]) << "," << num(res["perplexity_ci"]["low"]) << ","
+       << num(res["perplexity_ci"]["high"]) << "," << num(v["ppl_ratio"]["estimate"]) << "," << num(v["ppl_ratio"]["low"]) << ","
+       << num(v["ppl_ratio"]["high"]) << "," << num(v["delta_nll_per_token"]["estimate"]) << ","
+       << num(v["delta_nll_per_token"]["low"]) << "," << num(v["delta_nll_per_token"]["high"]) << "," << res["tokens"] << ","
+       << (c["restore"]["ok"].get<bool>() ? "true" : "false") << "\n";
+  }
+  return os.str();
+}
+
+void printResultsTable(std::ostream& os, const json& r) {
+  auto f = [](const json& v, int d) { return v.is_null() ? std::string("nan") : report::fixed(v.get<double>(), d); };
+  report::Table t({"id", "condition", "perplexity", "95% CI", "ratio vs control", "ratio CI", "restore"});
+  const auto& ctl = r["control"]["open"]["result"];
+  t.add({"-", "control (checkpoint as is)", f(ctl["perplexity"], 3),
+         "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", ""});
+  for (const auto& c : r["conditions"]) {
+    const auto& res = c["result"];
+    const auto& q = c["vs_control"]["ppl_ratio"];
+    t.add({c["id"].get<std::string>(), c["label"].get<std::string>(), f(res["perplexity"], 3),
+           "[" + f(res["perplexity_ci"]["low"], 3) + ", " + f(res["perplexity_ci"]["high"], 3) + "]", f(q["estimate"], 4),
+           "[" + f(q["low"], 4) + ", " + f(q["high"], 4) + "]", c["restore"]["ok"].get<bool>() ? "bitwise" : "FAILED"});
+  }
+  t.print(os);
+  os << "closing control " << (r["control"]["reproduced_bitwise"].get<bool>() ? "reproduced the opening one bitwise"
+                                                                                  : "differs from the opening one by up to " +
+                                                                                        report::general(r["control"]["max_abs_nll_difference"].get<double>()))
+     << "\n";
+}
+
+}  // namespace omn::intervene

@@ -1,0 +1,73 @@
+// omn-audit intervene --manifest M: a sweep of gain interventions with provenance, paired
+// uncertainty, a crash-safe journal (--resume) and sharding (--shard i/N, then `merge`).
+#include <c10/core/InferenceMode.h>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+
+#include "model_commands.h"
+#include "omn/errors.h"
+#include "omn/intervene/manifest.h"
+#include "omn/intervene/results.h"
+#include "omn/intervene/sweep.h"
+#include "omn/report/progress.h"
+
+namespace omn::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void onSignal(int) { g_stop = true; }
+
+struct InterveneArgs {
+  std::string manifest, shard;
+  intervene::SweepOptions o;
+  bool allow_unverified = false;
+  double cache_budget_mib = 2048;
+};
+
+std::pair<int, int> parseShard(const std::string& s) {
+  const auto slash = s.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument(s);
+    return {std::stoi(s.substr(0, slash)), std::stoi(s.substr(slash + 1))};
+  } catch (const std::exception&) {
+    throw UsageError("--shard: expected i/N (e.g. 0/4), got \"" + s + "\"");
+  }
+}
+
+}  // namespace
+
+Command addInterveneCommand(CLI::App& root) {
+  auto a = std::make_shared<InterveneArgs>();
+  auto* app = root.add_subcommand("intervene", "run a manifest of Q/K gain interventions against the unmodified checkpoint");
+  app->add_option("--manifest", a->manifest, "the sweep (omn-audit/manifest@1, docs/manifest.md)")->required();
+  app->add_option("--output,-o", a->o.output_json, "result JSON (default: the manifest's /output/json)");
+  app->add_option("--csv", a->o.output_csv, "one CSV row per condition (default: the manifest's /output/csv)");
+  app->add_flag("--force", a->o.force, "overwrite existing outputs");
+  app->add_flag("--resume", a->o.resume, "continue an interrupted sweep from its journal (inputs must match)");
+  app->add_flag("--allow-unverified", a->allow_unverified, "accept a manifest whose checkpoint has no sha256");
+  app->add_option("--shard", a->shard, "run shard i of N (i/N): conditions k with k mod N == i, plus the control");
+  app->add_flag("--cache-activations", a->o.cache_activations,
+                "keep the residual stream entering the first touched layer from the control pass; later conditions start there");
+  app->add_option("--cache-budget", a->cache_budget_mib, "memory budget of the activation cache, MiB")->default_val(2048);
+  app->add_flag("--mechanism", a->o.mechanism, "record attention entropy, max logit and Q/K RMS per layer and condition");
+  return {app, [a] {
+            const intervene::Manifest m = intervene::loadManifest(a->manifest, a->allow_unverified);
+            if (!a->shard.empty()) std::tie(a->o.shard_index, a->o.shard_count) = parseShard(a->shard);
+            a->o.cache_budget_bytes = static_cast<std::size_t>(a->cache_budget_mib * 1024 * 1024);
+            a->o.progress = true;
+            auto s = eval::openSession(m.session);  // weights load outside inference mode
+            std::signal(SIGINT, onSignal);
+            std::signal(SIGTERM, onSignal);
+            a->o.stop = [] { return g_stop.load(); };
+            c10::InferenceMode guard;
+            const nlohmann::json doc = intervene::runSweep(m, *s, a->o);
+            intervene::printResultsTable(std::cout, doc);
+            std::cout << "result: " << (a->o.output_json.empty() ? m.output_json : a->o.output_json) << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace omn::cli
