@@ -187,7 +187,11 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   } else if (!allow_unverified) {
     r.fail("/checkpoint/sha256", "required (the checkpoint must be verified; pass --allow-unverified to run without)");
   }
-  if (const json* v = r.opt(ck, "preset")) s.preset = r.str(*v, "/checkpoint/preset");
+  if (const json* v = r.opt(ck, "preset")) {  // a built-in name, or a preset file beside the manifest
+    s.preset = r.str(*v, "/checkpoint/preset");
+    if (s.preset.find('/') != std::string::npos || s.preset.size() > 5 && s.preset.substr(s.preset.size() - 5) == ".json")
+      s.preset = resolvePath(s.preset, path);
+  }
   if (const json* v = r.opt(ck, "state_key")) s.state_key = r.str(*v, "/checkpoint/state_key");
   s.allow_unverified = allow_unverified;
   // tokens

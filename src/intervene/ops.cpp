@@ -49,6 +49,17 @@ at::Tensor GainState::storedFrom(const at::Tensor& eff, const at::Tensor& like) 
   return w.to(like.scalar_type());  // the one rounding, as param.copy_/fill_ would
 }
 
+void GainState::check(const Condition& c) const {
+  const std::vector<int> layers = c.layers.resolve(config_.n_layers, c.pointer);
+  if (c.op == Op::CopyLayer && (c.source_layer < 0 || c.source_layer >= config_.n_layers))
+    throw UsageError("manifest: " + c.pointer + "/source_layers: layer " + std::to_string(c.source_layer) +
+                     " does not exist (the model has " + std::to_string(config_.n_layers) + " layers)");
+  if (c.op == Op::SwapQK)
+    for (int l : layers)
+      if (stored_q_[static_cast<std::size_t>(l)].sizes() != stored_k_[static_cast<std::size_t>(l)].sizes())
+        throw UsageError("manifest: " + c.pointer + ": swap_qk needs Q and K gains of one length (this preset's differ)");
+}
+
 int GainState::firstLayer(const Condition& c) const {
   const auto layers = c.layers.resolve(config_.n_layers, c.pointer);
   return layers.empty() ? config_.n_layers : layers.front();

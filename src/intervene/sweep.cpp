@@ -41,11 +41,16 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   report::ProvenanceInfo prov;
   prov.started_utc = report::utcNow();
   const std::string out = o.output_json.empty() ? m.output_json : o.output_json;
-  const std::string csv = o.output_csv.empty() ? m.output_csv : o.output_csv;
+  // --output replaces the manifest's whole /output block: its csv too, unless --csv is given
+  const std::string csv = !o.output_csv.empty() ? o.output_csv : o.output_json.empty() ? m.output_csv : "";
   if (out.empty()) throw UsageError("no output: give --output or /output/json in the manifest");
   for (const auto& p : {out, csv})
     if (!p.empty()) report::checkOutputPath(p, o.force, {m.path, s.spec.checkpoint, s.tokens.path});
   const std::vector<Condition> conditions = shardConditions(m.conditions, o.shard_index, o.shard_count);
+
+  // --- the model state: gains saved, their digest known; every condition checked up front ---------
+  GainState gains(*s.model, *s.ck);
+  for (const auto& c : m.conditions) gains.check(c);
 
   // --- the journal: a fresh one, or the one of an interrupted run when its inputs match -----------
   const std::string jpath = out + ".journal";
@@ -67,8 +72,6 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   }
   Journal journal(jpath, header, have_journal);
 
-  // --- the model state: gains saved, their digest known -------------------------------------------
-  GainState gains(*s.model, *s.ck);
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   const bool tty = o.progress && report::ProgressBar::stderrIsTerminal();
 

@@ -25,7 +25,8 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference_model import Reference  # noqa: E402
 
-omn, work = sys.argv[1], sys.argv[2]
+omn, work = (sys.argv[1], sys.argv[2]) if __name__ == "__main__" else ("", os.environ["OMN_PARITY_WORK"])
+os.makedirs(work, exist_ok=True)
 os.makedirs(work, exist_ok=True)
 torch.manual_seed(0)
 VOCAB, EOS = 97, 0
@@ -144,7 +145,7 @@ passed = failed = 0
 
 
 def expect(ok, what):
-    global passed, failed
+    global passed, failed  # noqa: PLW0603
     if ok:
         passed += 1
     else:
@@ -152,48 +153,53 @@ def expect(ok, what):
         print("FAIL:", what)
 
 
-for shape in SHAPES:
-    sd, preset, cfg = make(shape)
-    ck = os.path.join(work, shape[0] + ".pt")
-    torch.save(sd, ck)
-    ppath = os.path.join(work, shape[0] + ".preset.json")
-    json.dump(preset, open(ppath, "w"))
-    # the same checkpoint with one gain changed
-    sd2 = collections.OrderedDict(sd)
-    qn = OMN_NAMES["q_norm"].replace("{i}", "0")
-    sd2[qn] = sd[qn] * 0.5
-    ck2 = os.path.join(work, shape[0] + "-gain.pt")
-    torch.save(sd2, ck2)
-    ref, ref2 = Reference(sd, cfg), Reference(sd2, cfg)
-    for form in ("packed", "per-document", "historical"):
-        rs = rows(form)
-        want = [ref.nll(t, d) for t, d in rs]
-        want2 = [ref2.nll(t, d) for t, d in rs]
-        want_logits = ref.forward(*rs[0]).numpy()
-        for attention in ("masked", "per-document"):
-            tag = "%s-%s-%s" % (shape[0], form, attention)
-            doc, logits = run_eval(ck, ppath, form, attention, "fp32", tag)
-            got = doc["result"]["sequences"]
-            expect(doc["model"]["attention"] == attention, tag + ": attention path reported")
-            expect(got["tokens"] == [w[1] for w in want], tag + ": scored token counts %s vs %s" % (got["tokens"], [w[1] for w in want]))
-            rel = max(abs(g - w[0]) / abs(w[0]) for g, w in zip(got["nll_sum"], want))
-            expect(rel <= 1e-6, tag + ": NLL relative error %.3g > 1e-6" % rel)
-            err = np.abs(logits - want_logits).max()
-            expect(err <= 1e-4, tag + ": logits max abs error %.3g > 1e-4" % err)
-            doc2, _ = run_eval(ck2, ppath, form, attention, "fp32", tag + "-gain")
-            for g1, g2, w1, w2 in zip(got["nll_sum"], doc2["result"]["sequences"]["nll_sum"], want, want2):
-                d_ours, d_ref = g2 - g1, w2[0] - w1[0]
-                expect(abs(d_ours - d_ref) <= 1e-6 * abs(w1[0]) + 1e-9,
-                       tag + ": gain change moved NLL by %.9g, reference by %.9g" % (d_ours, d_ref))
-        # bf16: paths agree with each other, and with the reference in bf16 loosely
-        b = [run_eval(ck, ppath, form, a, "bf16", "%s-%s-%s-bf16" % (shape[0], form, a))[0]["result"]["sequences"]["nll_sum"]
-             for a in ("masked", "per-document")]
-        rel = max(abs(x - y) / abs(y) for x, y in zip(b[0], b[1]))
-        expect(rel <= 2e-3, "%s %s bf16: masked vs per-document relative %.3g > 2e-3" % (shape[0], form, rel))
-        refb = Reference(sd, cfg, dtype=torch.bfloat16)
-        wb = [refb.nll(t, d)[0] for t, d in rs]
-        rel = max(abs(x - y) / abs(y) for x, y in zip(b[0], wb))
-        expect(rel <= 2e-2, "%s %s bf16: vs bf16 reference relative %.3g > 2e-2" % (shape[0], form, rel))
+def main():
+    for shape in SHAPES:
+        sd, preset, cfg = make(shape)
+        ck = os.path.join(work, shape[0] + ".pt")
+        torch.save(sd, ck)
+        ppath = os.path.join(work, shape[0] + ".preset.json")
+        json.dump(preset, open(ppath, "w"))
+        # the same checkpoint with one gain changed
+        sd2 = collections.OrderedDict(sd)
+        qn = OMN_NAMES["q_norm"].replace("{i}", "0")
+        sd2[qn] = sd[qn] * 0.5
+        ck2 = os.path.join(work, shape[0] + "-gain.pt")
+        torch.save(sd2, ck2)
+        ref, ref2 = Reference(sd, cfg), Reference(sd2, cfg)
+        for form in ("packed", "per-document", "historical"):
+            rs = rows(form)
+            want = [ref.nll(t, d) for t, d in rs]
+            want2 = [ref2.nll(t, d) for t, d in rs]
+            want_logits = ref.forward(*rs[0]).numpy()
+            for attention in ("masked", "per-document"):
+                tag = "%s-%s-%s" % (shape[0], form, attention)
+                doc, logits = run_eval(ck, ppath, form, attention, "fp32", tag)
+                got = doc["result"]["sequences"]
+                expect(doc["model"]["attention"] == attention, tag + ": attention path reported")
+                expect(got["tokens"] == [w[1] for w in want], tag + ": scored token counts %s vs %s" % (got["tokens"], [w[1] for w in want]))
+                rel = max(abs(g - w[0]) / abs(w[0]) for g, w in zip(got["nll_sum"], want))
+                expect(rel <= 1e-6, tag + ": NLL relative error %.3g > 1e-6" % rel)
+                err = np.abs(logits - want_logits).max()
+                expect(err <= 1e-4, tag + ": logits max abs error %.3g > 1e-4" % err)
+                doc2, _ = run_eval(ck2, ppath, form, attention, "fp32", tag + "-gain")
+                for g1, g2, w1, w2 in zip(got["nll_sum"], doc2["result"]["sequences"]["nll_sum"], want, want2):
+                    d_ours, d_ref = g2 - g1, w2[0] - w1[0]
+                    expect(abs(d_ours - d_ref) <= 1e-6 * abs(w1[0]) + 1e-9,
+                           tag + ": gain change moved NLL by %.9g, reference by %.9g" % (d_ours, d_ref))
+            # bf16: paths agree with each other, and with the reference in bf16 loosely
+            b = [run_eval(ck, ppath, form, a, "bf16", "%s-%s-%s-bf16" % (shape[0], form, a))[0]["result"]["sequences"]["nll_sum"]
+                 for a in ("masked", "per-document")]
+            rel = max(abs(x - y) / abs(y) for x, y in zip(b[0], b[1]))
+            expect(rel <= 2e-3, "%s %s bf16: masked vs per-document relative %.3g > 2e-3" % (shape[0], form, rel))
+            refb = Reference(sd, cfg, dtype=torch.bfloat16)
+            wb = [refb.nll(t, d)[0] for t, d in rs]
+            rel = max(abs(x - y) / abs(y) for x, y in zip(b[0], wb))
+            expect(rel <= 2e-2, "%s %s bf16: vs bf16 reference relative %.3g > 2e-2" % (shape[0], form, rel))
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

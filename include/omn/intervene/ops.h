@@ -21,6 +21,8 @@ class GainState {
   // Applies the condition; returns the checkpoint names of the tensors it changed. Throws
   // UsageError for impossible requests (a layer past the last, swap_qk on unequal lengths).
   std::vector<std::string> apply(const Condition& c);
+  // The same checks, without changing anything: a sweep validates every condition before it starts.
+  void check(const Condition& c) const;
   void restore();
 
   // SHA-256 over the model's live gain tensors (layer-major, Q then K, raw bytes).

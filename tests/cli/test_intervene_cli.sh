@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# omn-audit intervene / merge from the outside: manifest errors with JSON pointers, refusals,
+# kill -9 and --resume, SIGTERM, shards + merge equal to the unsharded run, exit codes.
+set -u
+omn="$1" fx="$2" src="$3"
+source "$(dirname "$0")/lib.sh"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cp "$fx/omn1-mini.pt" "$tmp/"
+/usr/bin/python3 "$src/tools/fixtures/make_tokens.py" -o "$tmp/mini-tokens.bin" >/dev/null
+ck=$(sha256sum "$tmp/omn1-mini.pt" | cut -c1-64)
+tk=$(sha256sum "$tmp/mini-tokens.bin" | cut -c1-64)
+# manifest NAME [python edits of m]: the demo manifest with this run's digests
+mk() {
+  /usr/bin/python3 - "$src/configs/manifests/mini-demo.json" "$tmp/$1" "$ck" "$tk" "${2:-}" <<'PY'
+import json, sys
+src, out, ck, tk, edit = sys.argv[1:6]
+m = json.load(open(src))
+m["checkpoint"]["sha256"], m["tokens"]["sha256"] = ck, tk
+m["rows"]["num_seqs"] = 4
+m["conditions"] = m["conditions"][:3] + m["conditions"][4:6]
+exec(edit)
+json.dump(m, open(out, "w"), indent=1)
+PY
+}
+strip() {  # what may differ between identical runs: wall times, timestamps, cache/merge bookkeeping
+  /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("started_utc", "finished_utc"): d["provenance"].pop(k)
+for k in ("cache", "merged_from", "shard"): d.pop(k, None)
+for blk in [d["control"]["open"], d["control"]["close"]] + d["conditions"]: blk.pop("seconds")
+print(json.dumps(d, sort_keys=True, indent=1))
+PY
+}
+
+mk m.json
+expect 0 "closing control reproduced the opening one bitwise" -- "$omn" -q intervene --manifest "$tmp/m.json"
+check "result JSON valid against docs/schema/intervention.schema.json" -- \
+  /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" intervention.schema.json "$tmp/sweep.json"
+check "CSV: a row per condition + control + header" -- test "$(wc -l <"$tmp/sweep.csv")" -eq 15
+check "no journal left after success" -- test ! -e "$tmp/sweep.json.journal"
+cp "$tmp/sweep.json" "$tmp/full.json"
+
+# outputs are never overwritten without --force; a stale journal is not silently ignored
+expect 2 "exists: refusing to overwrite" -- "$omn" -q intervene --manifest "$tmp/m.json"
+mk m2.json 'm["output"] = {"json": "two.json"}'
+: >"$tmp/two.json.journal"
+expect 2 "journal .* of an interrupted run exists: continue it with --resume" -- "$omn" -q intervene --manifest "$tmp/m2.json"
+rm "$tmp/two.json.journal"
+
+# kill -9 in the middle, resume: the same result as the uninterrupted run
+"$omn" -q intervene --manifest "$tmp/m.json" -o "$tmp/killed.json" 2>/dev/null &
+pid=$!
+for _ in $(seq 1 400); do
+  [ -f "$tmp/killed.json.journal" ] && [ "$(wc -l <"$tmp/killed.json.journal")" -ge 4 ] && break
+  sleep 0.05
+done
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+check "killed mid-sweep: journal present, no result" -- test -s "$tmp/killed.json.journal" -a ! -e "$tmp/killed.json"
+lines=$(wc -l <"$tmp/killed.json.journal")
+check "killed mid-sweep: some but not all conditions journaled ($lines lines)" -- test "$lines" -ge 2 -a "$lines" -lt 18
+mk k2.json 'm["conditions"][0]["values"] = [3.0]'
+expect 2 "cannot resume .*manifest_sha256 was" -- "$omn" -q intervene --manifest "$tmp/k2.json" -o "$tmp/killed.json" --resume
+expect 0 "resuming: [0-9]+ finished record" -- "$omn" intervene --manifest "$tmp/m.json" -o "$tmp/killed.json" --resume
+check "resumed result equals the uninterrupted run's (timestamps aside)" -- diff <(strip "$tmp/full.json") <(strip "$tmp/killed.json")
+
+# SIGTERM: stops at a sequence boundary, exit 130, the journal stays valid
+"$omn" -q intervene --manifest "$tmp/m.json" -o "$tmp/term.json" 2>"$tmp/term.err" &
+pid=$!
+for _ in $(seq 1 400); do
+  [ -f "$tmp/term.json.journal" ] && [ "$(wc -l <"$tmp/term.json.journal")" -ge 3 ] && break
+  sleep 0.05
+done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+check "SIGTERM: exit 130 (got $rc)" -- test "$rc" -eq 130
+check "SIGTERM: message says how to resume" -- grep -q "interrupted .* --resume" "$tmp/term.err"
+expect 0 "closing control" -- "$omn" -q intervene --manifest "$tmp/m.json" -o "$tmp/term.json" --resume
+
+# shards + merge: the same document as the unsharded run
+for i in 0 1 2; do
+  expect 0 "closing control" -- "$omn" -q intervene --manifest "$tmp/m.json" --shard "$i/3" -o "$tmp/shard$i.json"
+done
+expect 0 "merged 3 shards" -- "$omn" merge -o "$tmp/merged.json" "$tmp/shard0.json" "$tmp/shard1.json" "$tmp/shard2.json"
+check "shards merged equal the unsharded run (timestamps aside)" -- diff <(strip "$tmp/full.json") <(strip "$tmp/merged.json")
+expect 2 "3 shards" -- "$omn" merge -o "$tmp/merge2.json" "$tmp/shard0.json" "$tmp/shard1.json"
+expect 2 "duplicate or out of range" -- "$omn" merge -o "$tmp/merge3.json" "$tmp/shard0.json" "$tmp/shard0.json" "$tmp/shard2.json"
+expect 2 "not the output of a --shard run" -- "$omn" merge -o "$tmp/merge4.json" "$tmp/full.json" "$tmp/shard1.json"
+expect 2 "expected i/N" -- "$omn" -q intervene --manifest "$tmp/m.json" --shard 3 -o "$tmp/x.json"
+
+# manifest errors name the JSON pointer; integrity failures are exit 4
+mk e1.json 'm["conditions"][1]["values"][0] = "big"'
+expect 2 "e1.json: /conditions/1/values/0: expected a number" -- "$omn" -q intervene --manifest "$tmp/e1.json"
+mk e2.json 'm["rows"]["seq_lenght"] = 3'
+expect 2 "/rows/seq_lenght: unknown key" -- "$omn" -q intervene --manifest "$tmp/e2.json"
+mk e3.json 'm["conditions"][0]["layers"] = "3-1"'
+expect 2 "/conditions/0/layers: expected a layer .* start <= end" -- "$omn" -q intervene --manifest "$tmp/e3.json"
+mk e4.json 'm["conditions"][0]["layers"] = [40]'
+expect 2 "/conditions/0/layers: layer 40 does not exist" -- "$omn" -q intervene --manifest "$tmp/e4.json" -o "$tmp/e4o.json"
+check "no output and no journal after a refused condition" -- test ! -e "$tmp/e4o.json" -a ! -e "$tmp/e4o.json.journal"
+mk e5.json 'del m["checkpoint"]["sha256"]'
+expect 2 "/checkpoint/sha256: required" -- "$omn" -q intervene --manifest "$tmp/e5.json"
+expect 0 "closing control" -- "$omn" -q intervene --manifest "$tmp/e5.json" --allow-unverified -o "$tmp/unverified.json"
+mk e6.json 'm["tokens"].pop("tokenizer_revision")'
+expect 2 "/tokens/tokenizer_revision: required" -- "$omn" -q intervene --manifest "$tmp/e6.json"
+mk e7.json 'm["conditions"][0]["op"] = "clamp"'
+expect 2 "/conditions/0/op: expected one of constant" -- "$omn" -q intervene --manifest "$tmp/e7.json"
+mk e8.json 'm["conditions"][2]["seeds"] = [1]'
+expect 2 "/conditions/2/seeds: not a parameter of vector_mean" -- "$omn" -q intervene --manifest "$tmp/e8.json"
+mk e9.json 'm["checkpoint"]["sha256"] = "1" * 64; m["output"] = {"json": "e9.json"}'
+expect 4 "SHA-256 mismatch" -- "$omn" -q intervene --manifest "$tmp/e9.json"
+mk e10.json 'm["tokens"]["sha256"] = "2" * 64; m["output"] = {"json": "e10.json"}'
+expect 4 "mini-tokens.bin: SHA-256 mismatch" -- "$omn" -q intervene --manifest "$tmp/e10.json"
+echo '{"schema": "omn-audit/manifest@1",' >"$tmp/broken.json"
+expect 2 "broken.json: not valid JSON" -- "$omn" -q intervene --manifest "$tmp/broken.json"
+finish

@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""Each intervention op against the Python reference applying the same op to the same checkpoint
+(fp32, same NLL per sequence within 1e-6 relative), and the sweep's own bookkeeping: restore
+recorded bitwise, the closing control equal to the opening one, every derived number recomputable
+from the raw per-sequence values, the activation cache bitwise equal to full passes.
+
+  check_interventions.py OMN_AUDIT WORKDIR
+"""
+import collections
+import copy
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+omn, work = sys.argv[1], sys.argv[2]
+os.environ["OMN_PARITY_WORK"] = work  # check_parity writes its token stream there on import
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_parity as P  # noqa: E402  (shapes, names, token stream)
+from reference_model import Reference  # noqa: E402
+
+os.makedirs(work, exist_ok=True)
+MASK = (1 << 64) - 1
+
+
+def splitmix(seed):
+    s = seed & MASK
+    while True:
+        s = (s + 0x9E3779B97F4A7C15) & MASK
+        z = s
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        yield z ^ (z >> 31)
+
+
+def below(gen, n):
+    limit = MASK - (MASK % n)  # as UINT64_MAX - UINT64_MAX % n
+    while True:
+        v = next(gen)
+        if v < limit:
+            return v % n
+
+
+def apply(sd, op, L):
+    """The op on the effective gains in float32 from the stored values, one cast back."""
+    sd = collections.OrderedDict((k, v.clone()) for k, v in sd.items())
+    orig = copy.deepcopy(sd)
+    name = lambda r, i: P.OMN_NAMES[r].replace("{i}", str(i))  # noqa: E731
+    layers = list(range(L)) if op["layers"] == "all" else op["layers"]
+    roles = {"q": ["q_norm"], "k": ["k_norm"], "qk": ["q_norm", "k_norm"]}[op["target"]]
+    if op["op"] == "global_mean":
+        allv = torch.cat([orig[name(r, i)].double() for i in layers for r in roles])
+        gmean = allv.sum().item() / allv.numel()
+    for i in layers:
+        for r in roles:
+            g = orig[name(r, i)].float()
+            o = op["op"]
+            if o == "constant":
+                new = torch.full_like(g, op["value"])
+            elif o == "scale":
+                new = g * op["value"]
+            elif o == "vector_mean":
+                new = torch.full_like(g, g.double().mean().item())
+            elif o == "global_mean":
+                new = torch.full_like(g, gmean)
+            elif o == "permute":
+                gen = splitmix(op["seed"] ^ (i << 32) ^ (0 if r == "q_norm" else 1))
+                perm = list(range(g.numel()))
+                for j in range(len(perm) - 1, 0, -1):
+                    k = below(gen, j + 1)
+                    perm[j], perm[k] = perm[k], perm[j]
+                new = g[torch.tensor(perm)]
+            elif o == "sign_fix":
+                new = g.clamp_min(0) if op["mode"] == "zero" else g.abs()
+            elif o == "copy_layer":
+                new = orig[name(r, op["source_layer"])].float()
+            elif o == "swap_qk":
+                new = orig[name("k_norm" if r == "q_norm" else "q_norm", i)].float()
+            sd[name(r, i)] = new.to(orig[name(r, i)].dtype)
+    return sd
+
+
+passed = failed = 0
+
+
+def expect(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL:", what)
+
+
+shape = P.SHAPES[0]
+sd, preset, cfg = P.make(shape)
+sd = collections.OrderedDict((k, v.to(torch.bfloat16)) for k, v in sd.items())  # gains as stored in BF16
+ck = os.path.join(work, "model.pt")
+torch.save(sd, ck)
+json.dump(preset, open(os.path.join(work, "preset.json"), "w"))
+sha = lambda p: subprocess.run(["sha256sum", p], capture_output=True, text=True).stdout.split()[0]  # noqa: E731
+L = cfg["n_layers"]
+conditions = [
+    {"op": "constant", "values": [2.0, 0.5], "targets": ["qk", "q", "k"], "layers": "all"},
+    {"op": "scale", "values": [1.7], "targets": ["qk"], "layers": [1]},
+    {"op": "vector_mean", "targets": ["q"], "layers": "all"},
+    {"op": "global_mean", "targets": ["qk"], "layers": "0-1"},
+    {"op": "permute", "seeds": [3], "targets": ["qk"], "layers": "all"},
+    {"op": "sign_fix", "modes": ["zero", "abs"], "targets": ["qk"], "layers": "all"},
+    {"op": "copy_layer", "source_layers": [1], "targets": ["qk"], "layers": [0]},
+    {"op": "swap_qk", "layers": "all"},
+]
+manifest = {"schema": "omn-audit/manifest@1",
+            "checkpoint": {"path": "model.pt", "sha256": sha(ck), "preset": "preset.json"},
+            "tokens": {"path": "tokens.bin", "sha256": sha(P.tokpath), "eos": P.EOS, "tokenizer_revision": "parity"},
+            "rows": {"seq_len": P.SEQ, "num_seqs": P.NSEQ, "form": "packed"},
+            "groups": 2, "bootstrap": {"resamples": 300, "seed": 4},
+            "model": {"dtype": "fp32", "attention": "masked", "batch": 2},
+            "conditions": conditions, "output": {"json": "sweep.json", "csv": "sweep.csv"}}
+os.replace(P.tokpath, os.path.join(work, "tokens.bin"))
+mpath = os.path.join(work, "manifest.json")
+json.dump(manifest, open(mpath, "w"))
+subprocess.run([omn, "-q", "intervene", "--manifest", mpath, "--force", "--mechanism"], check=True, stdout=subprocess.DEVNULL)
+doc = json.load(open(os.path.join(work, "sweep.json")))
+
+rows = P.rows("packed")
+fsd = collections.OrderedDict((k, v.float()) for k, v in sd.items())
+ctl = [Reference(fsd, cfg).nll(t, d)[0] for t, d in rows]
+got_ctl = doc["control"]["open"]["result"]["sequences"]["nll_sum"]
+expect(max(abs(a - b) / abs(b) for a, b in zip(got_ctl, ctl)) <= 1e-6, "control NLL vs reference")
+expect(doc["control"]["reproduced_bitwise"], "closing control reproduced bitwise")
+for c in doc["conditions"]:
+    op = dict(c["op"])
+    ref_sd = apply(sd, op, L)
+    want = [Reference(collections.OrderedDict((k, v.float()) for k, v in ref_sd.items()), cfg).nll(t, d)[0] for t, d in rows]
+    got = c["result"]["sequences"]["nll_sum"]
+    rel = max(abs(a - b) / abs(b) for a, b in zip(got, want))
+    expect(rel <= 1e-6, "%s (%s): NLL relative error %.3g vs the reference applying the same op" % (c["id"], c["label"], rel))
+    expect(c["restore"]["ok"] and c["restore"]["sha256"] == c["restore"]["expected"], c["id"] + ": restore bitwise")
+    # every derived number recomputes from the raw per-sequence values
+    s = c["result"]["sequences"]
+    ppl = math.exp(sum(s["nll_sum"]) / sum(s["tokens"]))
+    expect(abs(ppl - c["result"]["perplexity"]) <= 1e-12 * ppl, c["id"] + ": perplexity recomputes")
+    d = (sum(s["nll_sum"]) - sum(got_ctl)) / sum(s["tokens"])
+    expect(abs(d - c["vs_control"]["delta_nll_per_token"]["estimate"]) <= 1e-12 * max(1, abs(d)), c["id"] + ": delta recomputes")
+    expect(abs(math.exp(d) - c["vs_control"]["ppl_ratio"]["estimate"]) <= 1e-12 * math.exp(d), c["id"] + ": ratio recomputes")
+    expect(len(c["mechanism"]) == L and all(m["max_logit"] is not None for m in c["mechanism"]), c["id"] + ": mechanism recorded")
+expect(doc["gains"]["checkpoint_sha256"] != doc["gains"]["working_sha256"], "fp32 working copy of BF16 gains: digests differ")
+
+# the activation cache: conditions touching only the last layer start there, bitwise equal
+cached = dict(manifest, conditions=[{"op": "constant", "values": [2.0, 0.5], "targets": ["qk", "q"], "layers": [1]}],
+              output={"json": "cached.json"})
+json.dump(cached, open(mpath, "w"))
+subprocess.run([omn, "-q", "intervene", "--manifest", mpath, "--force"], check=True, stdout=subprocess.DEVNULL)
+full = json.load(open(os.path.join(work, "cached.json")))
+subprocess.run([omn, "-q", "intervene", "--manifest", mpath, "--force", "--cache-activations"], check=True, stdout=subprocess.DEVNULL)
+fast = json.load(open(os.path.join(work, "cached.json")))
+expect(fast["cache"]["enabled"] and fast["cache"]["layer"] == 1, "cache used at layer 1")
+for a, b in zip(full["conditions"], fast["conditions"]):
+    expect(b["start_layer"] == 1, b["id"] + ": started at the cached layer")
+    expect(a["result"]["sequences"] == b["result"]["sequences"], b["id"] + ": cached result bitwise equal to the full pass")
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
