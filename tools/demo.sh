@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: builds omn-audit and runs its main job on the embedded default, a
-# calibrated OMN-1-shaped checkpoint (the real one is not public): verify, profile every Q/K gain,
-# and check the profile against OMN-1's published figures.
+# calibrated OMN-1-shaped checkpoint (the real one is not public): verify, profile every Q/K gain
+# against OMN-1's published figures, then a small intervention sweep with raw JSON results.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/tools/deps.sh"
@@ -10,14 +10,29 @@ omn_build
 build="${OMN_BUILD_DIR:-$root/build}"
 out="$build/demo"
 mkdir -p "$out"
-ckpt="$out/omn1-mini.pt"
-if [ ! -f "$ckpt" ]; then
-  /usr/bin/python3 "$root/tools/fixtures/make_omn_fixture.py" --size mini -o "$ckpt"
-fi
 omn="$build/omn-audit"
-echo "== omn-audit profile (against the published OMN-1 figures) =="
+ckpt="$out/omn1-mini.pt"
+tokens="$out/mini-tokens.bin"
+[ -f "$ckpt" ] || /usr/bin/python3 "$root/tools/fixtures/make_omn_fixture.py" --size mini -o "$ckpt"
+[ -f "$tokens" ] || /usr/bin/python3 "$root/tools/fixtures/make_tokens.py" -o "$tokens"
+
+echo "== 1. omn-audit profile: every Q/K gain, checked against the published OMN-1 figures =="
 "$omn" profile "$ckpt" --baseline "$root/configs/omn-1-reference-profile.json" \
   --json "$out/profile.json" --csv "$out/profile.csv" --force
+
 echo
-echo "profile JSON: $out/profile.json"
-echo "per-layer CSV: $out/profile.csv"
+echo "== 2. omn-audit intervene: configs/manifests/mini-demo.json on the same checkpoint =="
+# the manifest names its inputs beside itself; the demo fills in the digests of the files it made
+/usr/bin/python3 - "$root/configs/manifests/mini-demo.json" "$out/manifest.json" "$("$omn" hash "$ckpt" | cut -c1-64)" \
+  "$("$omn" hash "$tokens" | cut -c1-64)" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["checkpoint"]["sha256"], m["tokens"]["sha256"] = sys.argv[3], sys.argv[4]
+json.dump(m, open(sys.argv[2], "w"), indent=1)
+PY
+rm -f "$out/sweep.json.journal"
+"$omn" -q intervene --manifest "$out/manifest.json" --force --cache-activations
+
+echo
+echo "profile JSON:   $out/profile.json   (per-layer CSV: $out/profile.csv)"
+echo "sweep JSON:     $out/sweep.json     (one row per condition: $out/sweep.csv)"

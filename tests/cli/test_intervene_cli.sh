@@ -116,4 +116,19 @@ mk e10.json 'm["tokens"]["sha256"] = "2" * 64; m["output"] = {"json": "e10.json"
 expect 4 "mini-tokens.bin: SHA-256 mismatch" -- "$omn" -q intervene --manifest "$tmp/e10.json"
 echo '{"schema": "omn-audit/manifest@1",' >"$tmp/broken.json"
 expect 2 "broken.json: not valid JSON" -- "$omn" -q intervene --manifest "$tmp/broken.json"
+# the ready-made manifests: valid against the schema once their token sets are filled in
+for f in omn1-historical omn1-reproduction; do
+  /usr/bin/python3 - "$src/configs/manifests/$f.json" "$tmp/$f.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["tokens"]["sha256"] = "3" * 64
+json.dump(m, open(sys.argv[2], "w"))
+PY
+  check "$f.json valid against docs/schema/manifest.schema.json" -- \
+    /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" manifest.schema.json "$tmp/$f.json"
+  expect 2 "my-model/model.pt: cannot open" -- "$omn" -q intervene --manifest "$tmp/$f.json"
+  expect 2 "/tokens/sha256: expected a SHA-256" -- "$omn" -q intervene --manifest "$src/configs/manifests/$f.json"
+done
+check "mini-demo.json valid against the manifest schema" -- \
+  /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" manifest.schema.json "$src/configs/manifests/mini-demo.json"
 finish
