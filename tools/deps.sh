@@ -11,9 +11,12 @@ OMN_PACKAGES=(
   libopenblas0-openmp
   # the real producer of torch.save files for tests and fixtures, and the independent reference
   python3-torch python3-numpy python3-jsonschema
-  # tests and benchmarks: XML well-formedness, peak RSS
-  libxml2-utils time
+  # tests and benchmarks: XML well-formedness, peak RSS, SVG -> PNG for the README figures
+  libxml2-utils time librsvg2-bin fonts-dejavu-core
 )
+# The report test looks at the HTML in a real browser; where Chromium cannot be installed that
+# one test is skipped with a message (it is installed apart so its failure stops nothing else).
+OMN_OPTIONAL_PACKAGES=(chromium)
 
 omn_install_deps() {
   local missing=()
@@ -29,6 +32,19 @@ omn_install_deps() {
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+omn_install_optional() {
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  for p in "${OMN_OPTIONAL_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+    echo "omn-audit: installing optional Debian package: $p" >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
+      { $sudo apt-get update -qq >/dev/null 2>&1 &&
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1; } ||
+      echo "omn-audit: warning: $p could not be installed; the browser check of the report will be skipped" >&2
+  done
 }
 
 # Configures (once) and builds the Release tree incrementally on every core.

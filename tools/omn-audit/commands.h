@@ -17,5 +17,7 @@ Command addHashCommand(CLI::App& root);
 Command addProfileCommand(CLI::App& root);
 Command addCompareCommand(CLI::App& root);
 Command addMergeCommand(CLI::App& root);
+Command addPlotCommand(CLI::App& root);
+Command addReportCommand(CLI::App& root);
 
 }  // namespace omn::cli

@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
       omn::cli::addProfileCommand(app),
       omn::cli::addCompareCommand(app),
       omn::cli::addMergeCommand(app),
+      omn::cli::addPlotCommand(app),
+      omn::cli::addReportCommand(app),
   };
   // listed in --help; run by the model plugin (see plugin_loader.h)
   app.add_subcommand("eval", "score a held-out token set with the model: perplexity with bootstrap CI (see eval --help)");

@@ -1,0 +1,26 @@
+// Figures from the JSON artifacts, never from the model: a profile (omn-audit/profile@1) or a sweep
+// result (omn-audit/intervention@1). Every figure has axis labels with units, a legend, and a
+// caption with the checkpoint and token-set hash prefixes, so it says where it came from when
+// pasted alone. Same JSON → byte-identical SVG. No libtorch.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace omn::report {
+
+struct Figure {
+  std::string name;     // file name: "profile-layer-means.svg"
+  std::string title;
+  std::string caption;  // one line: what it shows and where it came from
+  std::string svg;
+};
+
+std::vector<Figure> profileFigures(const nlohmann::json& profile);
+std::vector<Figure> sweepFigures(const nlohmann::json& results);
+
+// By schema; throws UsageError naming the file for anything else.
+std::vector<Figure> figuresFor(const nlohmann::json& doc, const std::string& path);
+
+}  // namespace omn::report

@@ -1,0 +1,215 @@
+#include "omn/report/html.h"
+
+#include <sstream>
+
+#include "omn/report/svg.h"
+#include "omn/report/table.h"
+
+namespace omn::report {
+
+using nlohmann::json;
+
+namespace {
+
+std::string f(const json& v, int d) { return v.is_null() ? "NaN" : fixed(v.get<double>(), d); }
+
+// A table as rows of cells, rendered to HTML or Markdown.
+struct Grid {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> rows;
+  std::string html() const {
+    std::ostringstream o;
+    o << "<table><thead><tr>";
+    for (const auto& h : head) o << "<th>" << xmlEscape(h) << "</th>";
+    o << "</tr></thead><tbody>\n";
+    for (const auto& r : rows) {
+      o << "<tr>";
+      for (const auto& c : r) o << "<td>" << xmlEscape(c) << "</td>";
+      o << "</tr>\n";
+    }
+    o << "</tbody></table>\n";
+    return o.str();
+  }
+  std::string markdown() const {
+    std::ostringstream o;
+    o << "|";
+    for (const auto& h : head) o << " " << h << " |";
+    o << "\n|";
+    for (std::size_t i = 0; i < head.size(); ++i) o << "---|";
+    o << "\n";
+    for (const auto& r : rows) {
+      o << "|";
+      for (const auto& c : r) o << " " << c << " |";
+      o << "\n";
+    }
+    return o.str();
+  }
+};
+
+Grid sweepGrid(const json& r) {
+  Grid g{{"id", "condition", "perplexity", "95% CI", "ratio vs control", "ratio CI", "ΔNLL/token", "touched", "restore"}, {}};
+  const json& ctl = r["control"]["open"]["result"];
+  g.rows.push_back({"—", "control (the checkpoint as is)", f(ctl["perplexity"], 3),
+                    "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", "0", "", ""});
+  for (const auto& c : r["conditions"]) {
+    const json& q = c["vs_control"]["ppl_ratio"];
+    const json& d = c["vs_control"]["delta_nll_per_token"];
+    g.rows.push_back({c["id"], c["label"], f(c["result"]["perplexity"], 3),
+                      "[" + f(c["result"]["perplexity_ci"]["low"], 3) + ", " + f(c["result"]["perplexity_ci"]["high"], 3) + "]",
+                      f(q["estimate"], 4), "[" + f(q["low"], 4) + ", " + f(q["high"], 4) + "]", f(d["estimate"], 5),
+                      std::to_string(c["touched"].size()) + " tensors", c["restore"]["ok"].get<bool>() ? "bitwise" : "FAILED"});
+  }
+  return g;
+}
+
+Grid evalGrid(const json& r) {
+  Grid g{{"group", "first sequence", "sequences", "tokens", "perplexity"}, {}};
+  for (std::size_t i = 0; i < r["result"]["groups"].size(); ++i) {
+    const json& x = r["result"]["groups"][i];
+    g.rows.push_back({std::to_string(i), x["first"].dump(), x["count"].dump(), x["tokens"].dump(), f(x["perplexity"], 4)});
+  }
+  return g;
+}
+
+Grid profileSummary(const json& p) {
+  const json& s = p["statistics"];
+  return {{"statistic", "value"},
+          {{"gain elements", s["count"].dump()},
+           {"mean", f(s["mean"], 6)},
+           {"population std", f(s["std"], 6)},
+           {"min", f(s["min"], 6)},
+           {"max", f(s["max"], 6)},
+           {"share above " + general(p["options"]["threshold"].get<double>()), fixed(100 * s["share_above_threshold"].get<double>(), 4) + "%"},
+           {"negative coordinates", s["count_negative"].dump()},
+           {"in [1, 2]", s["count_in_1_2"].dump()},
+           {"above 32", s["count_above_32"].dump()}}};
+}
+
+Grid profileLayers(const json& p) {
+  Grid g{{"layer", "Q mean", "Q min", "Q max", "K mean", "K min", "K max", "Q − K"}, {}};
+  for (const auto& l : p["layers"])
+    g.rows.push_back({l["layer"].dump(), f(l["q"]["mean"], 3), f(l["q"]["min"], 3), f(l["q"]["max"], 3), f(l["k"]["mean"], 3),
+                      f(l["k"]["min"], 3), f(l["k"]["max"], 3), f(l["q_minus_k"], 3)});
+  return g;
+}
+
+Grid provenanceGrid(const json& doc) {
+  const json& pv = doc["provenance"];
+  Grid g{{"field", "value"}, {}};
+  for (const char* k : {"tool", "version", "git_revision", "model_code_fingerprint", "libtorch", "device", "host_threads",
+                        "started_utc", "finished_utc"})
+    if (pv.contains(k)) g.rows.push_back({k, pv[k].is_string() ? pv[k].get<std::string>() : pv[k].dump()});
+  for (const auto& in : pv["inputs"])
+    g.rows.push_back({"input: " + in["role"].get<std::string>(),
+                      in["path"].get<std::string>() + "  sha256 " + in["sha256"].get<std::string>() +
+                          (in["verified"].get<bool>() ? "  (verified)" : "  (not verified)")});
+  if (doc.contains("tokens")) g.rows.push_back({"tokenizer revision", doc["tokens"]["tokenizer_revision"].get<std::string>()});
+  if (doc.contains("model") && doc["model"].contains("attention"))
+    g.rows.push_back({"model", doc["model"]["config"]["preset"].get<std::string>() + ", " + doc["model"]["attention"].get<std::string>() +
+                                   " attention, " + doc["model"]["dtype"].get<std::string>() + ", " + doc["model"]["device"].get<std::string>()});
+  if (doc.contains("selection"))
+    g.rows.push_back({"rows", doc["selection"]["num_seqs"].dump() + " × " + doc["selection"]["seq_len"].dump() + " tokens, " +
+                                  doc["selection"]["row_form"].get<std::string>() + ", " + doc["selection"]["mode"].get<std::string>()});
+  return g;
+}
+
+const char* kCss =
+    "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222}"
+    "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}"
+    "table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+    "th{background:#f0f0f0}td:first-child,td:nth-child(2){text-align:left}"
+    ".warn{background:#fff3cd;border:1px solid #e0c060;padding:8px 12px;margin:6px 0}"
+    ".ok{background:#e8f5e9;border:1px solid #9c9;padding:8px 12px;margin:6px 0}"
+    "figure{margin:16px 0}figcaption{font-size:12px;color:#555;max-width:760px}"
+    "pre{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow-x:auto;font-size:11px}";
+
+}  // namespace
+
+std::vector<std::string> reportWarnings(const ReportInput& in) {
+  std::vector<std::string> w;
+  const json& r = in.result;
+  for (const json* d : {&in.result, &in.profile}) {
+    if (d->is_null()) continue;
+    for (const auto& i : (*d)["provenance"]["inputs"])
+      if (i["role"] == "checkpoint" && !i["verified"].get<bool>())
+        w.push_back("The checkpoint " + i["path"].get<std::string>() + " was not verified against an expected SHA-256.");
+  }
+  if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") {
+    if (!r["control"]["reproduced_bitwise"].get<bool>())
+      w.push_back("The closing control differs from the opening one (largest NLL difference " +
+                  general(r["control"]["max_abs_nll_difference"].get<double>()) + ").");
+    for (const auto& c : r["conditions"]) {
+      if (c["result"]["non_finite"].get<bool>()) w.push_back("Condition " + c["id"].get<std::string>() + " (" + c["label"].get<std::string>() + ") has a non-finite perplexity.");
+      if (!c["restore"]["ok"].get<bool>()) w.push_back("Condition " + c["id"].get<std::string>() + ": the gains did not restore bitwise.");
+    }
+  }
+  if (!r.is_null() && r.contains("selection") && r["selection"]["row_form"] == "historical")
+    w.push_back("Rows in the historical form (EOS stripped, no document metadata): comparable with the historical record, "
+                "but only a held-out set gives a publishable estimate.");
+  if (!in.profile.is_null() && !r.is_null() && r.contains("checkpoint") &&
+      in.profile["checkpoint"]["sha256"] != r["checkpoint"]["sha256"])
+    w.push_back("The profile and the result come from different checkpoints.");
+  return w;
+}
+
+std::vector<Figure> reportFigures(const ReportInput& in) {
+  std::vector<Figure> figs;
+  if (!in.result.is_null() && in.result.value("schema", "") == "omn-audit/intervention@1")
+    for (auto& f : sweepFigures(in.result)) figs.push_back(std::move(f));
+  if (!in.profile.is_null())
+    for (auto& f : profileFigures(in.profile)) figs.push_back(std::move(f));
+  return figs;
+}
+
+std::string htmlReport(const ReportInput& in) {
+  std::ostringstream o;
+  o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>omn-audit report</title><style>" << kCss
+    << "</style></head><body>\n<h1>omn-audit report</h1>\n";
+  const auto warnings = reportWarnings(in);
+  if (warnings.empty()) o << "<div class=\"ok\">No warnings: inputs verified, controls reproduced, restores bitwise.</div>\n";
+  for (const auto& w : warnings) o << "<div class=\"warn\">⚠ " << xmlEscape(w) << "</div>\n";
+  o << "<h2>Figures</h2>\n";
+  for (const auto& f : reportFigures(in))
+    o << "<figure>" << f.svg << "</figure>\n";  // the caption is inside the SVG: it travels with the figure
+  const json& r = in.result;
+  if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") {
+    o << "<h2>Sweep</h2>\n" << sweepGrid(r).html();
+  } else if (!r.is_null()) {
+    o << "<h2>Evaluation</h2>\n<p>perplexity " << f(r["result"]["perplexity"], 4) << " [" << f(r["result"]["perplexity_ci"]["low"], 4)
+      << ", " << f(r["result"]["perplexity_ci"]["high"], 4) << "] over " << r["result"]["tokens"] << " tokens</p>\n"
+      << evalGrid(r).html();
+  }
+  if (!in.profile.is_null()) o << "<h2>Q/K gain profile</h2>\n" << profileSummary(in.profile).html() << profileLayers(in.profile).html();
+  o << "<h2>Provenance</h2>\n";
+  for (const json* d : {&in.result, &in.profile})
+    if (!d->is_null()) o << "<h3>" << xmlEscape((*d)["schema"].get<std::string>()) << "</h3>\n" << provenanceGrid(*d).html();
+  if (!r.is_null() && r.contains("manifest"))
+    o << "<h3>Manifest (verbatim, sha256 " << xmlEscape(r["manifest"]["sha256"].get<std::string>()) << ")</h3>\n<pre>"
+      << xmlEscape(r["manifest"]["verbatim"].dump(2)) << "</pre>\n";
+  o << "</body></html>\n";
+  return o.str();
+}
+
+std::string markdownReport(const ReportInput& in, const std::string& figure_dir) {
+  std::ostringstream o;
+  o << "# omn-audit report\n\n";
+  const auto warnings = reportWarnings(in);
+  if (warnings.empty()) o << "No warnings: inputs verified, controls reproduced, restores bitwise.\n\n";
+  for (const auto& w : warnings) o << "> **Warning:** " << w << "\n\n";
+  o << "## Figures\n\n";
+  for (const auto& f : reportFigures(in)) o << "![" << f.title << "](" << figure_dir << "/" << f.name << ")\n\n*" << f.caption << "*\n\n";
+  const json& r = in.result;
+  if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") o << "## Sweep\n\n" << sweepGrid(r).markdown() << "\n";
+  else if (!r.is_null()) o << "## Evaluation\n\n" << evalGrid(r).markdown() << "\n";
+  if (!in.profile.is_null())
+    o << "## Q/K gain profile\n\n" << profileSummary(in.profile).markdown() << "\n" << profileLayers(in.profile).markdown() << "\n";
+  o << "## Provenance\n\n";
+  for (const json* d : {&in.result, &in.profile})
+    if (!d->is_null()) o << "### " << (*d)["schema"].get<std::string>() << "\n\n" << provenanceGrid(*d).markdown() << "\n";
+  if (!r.is_null() && r.contains("manifest"))
+    o << "### Manifest (sha256 " << r["manifest"]["sha256"].get<std::string>() << ")\n\n```json\n" << r["manifest"]["verbatim"].dump(2)
+      << "\n```\n";
+  return o.str();
+}
+
+}  // namespace omn::report

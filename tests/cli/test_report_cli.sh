@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# omn-audit plot / report: well-formed SVG and HTML (xmllint), one plotted point per layer and per
+# condition, byte-identical output for the same JSON, and the report looked at in a real browser.
+set -u
+omn="$1" fx="$2" src="$3"
+source "$(dirname "$0")/lib.sh"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cp "$fx/omn1-mini.pt" "$tmp/"
+/usr/bin/python3 "$src/tools/fixtures/make_tokens.py" -o "$tmp/mini-tokens.bin" >/dev/null
+/usr/bin/python3 - "$src/configs/manifests/mini-demo.json" "$tmp/m.json" "$(sha256sum "$tmp/omn1-mini.pt" | cut -c1-64)" \
+  "$(sha256sum "$tmp/mini-tokens.bin" | cut -c1-64)" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["checkpoint"]["sha256"], m["tokens"]["sha256"] = sys.argv[3], sys.argv[4]
+m["rows"]["num_seqs"] = 4
+json.dump(m, open(sys.argv[2], "w"))
+PY
+"$omn" -q intervene --manifest "$tmp/m.json" --mechanism >/dev/null 2>&1
+"$omn" profile "$tmp/omn1-mini.pt" --json "$tmp/profile.json" --no-tables >/dev/null
+count() { xmllint --xpath "count(//*[local-name()='circle'][contains(concat(' ', @class, ' '), ' point ')])" "$1"; }
+
+expect 0 "profile-layer-means.svg" -- "$omn" plot "$tmp/profile.json" -o "$tmp/p"
+expect 0 "sweep-ppl-vs-constant.svg" -- "$omn" plot "$tmp/sweep.json" -o "$tmp/s"
+for f in "$tmp"/p/*.svg "$tmp"/s/*.svg; do check "$(basename "$f") is well-formed XML" -- xmllint --noout "$f"; done
+layers=$(/usr/bin/python3 -c "import json; print(len(json.load(open('$tmp/profile.json'))['layers']))")
+conds=$(/usr/bin/python3 -c "import json; print(len(json.load(open('$tmp/sweep.json'))['conditions']))")
+consts=$(/usr/bin/python3 -c "import json; print(sum(1 for c in json.load(open('$tmp/sweep.json'))['conditions'] if c['op']['op'] == 'constant' and c['op']['layers'] == 'all'))")
+selective=$(/usr/bin/python3 -c "import json; print(sum(len(c['touched']) for c in json.load(open('$tmp/sweep.json'))['conditions'] if c['op']['layers'] != 'all'))")
+check "layer means: one Q and one K point per layer ($((2 * layers)))" -- test "$(count "$tmp/p/profile-layer-means.svg")" -eq $((2 * layers))
+check "RoPE asymmetry: two points per layer" -- test "$(count "$tmp/p/profile-rope-asymmetry.svg")" -eq $((2 * layers))
+check "histogram: a bar per non-empty bin" -- test "$(xmllint --xpath "count(//*[@class='bar'])" "$tmp/p/profile-histogram.svg")" -eq \
+  "$(/usr/bin/python3 -c "import json; print(sum(1 for b in json.load(open('$tmp/profile.json'))['histogram'] if b['count']))")"
+check "threshold line drawn" -- test "$(xmllint --xpath "count(//*[@class='threshold'])" "$tmp/p/profile-histogram.svg")" -eq 1
+check "ratio plot: one point per condition ($conds)" -- test "$(count "$tmp/s/sweep-ratio.svg")" -eq "$conds"
+check "ppl-vs-constant: one point per constant condition ($consts)" -- test "$(count "$tmp/s/sweep-ppl-vs-constant.svg")" -eq "$consts"
+check "heatmap: one cell per touched tensor of layer-selective conditions ($selective)" -- \
+  test "$(xmllint --xpath "count(//*[@class='cell'])" "$tmp/s/sweep-heatmap.svg")" -eq "$selective"
+check "mechanism figures with --mechanism data" -- test -s "$tmp/s/sweep-mechanism-entropy.svg" -a -s "$tmp/s/sweep-mechanism-max-logit.svg"
+check "captions carry the checkpoint hash prefix" -- grep -q "checkpoint sha256 $(sha256sum "$tmp/omn1-mini.pt" | cut -c1-12)" "$tmp/s/sweep-ratio.svg"
+expect 0 "" -- "$omn" plot "$tmp/sweep.json" -o "$tmp/s2"
+for f in "$tmp"/s/*.svg; do check "$(basename "$f"): same JSON, same bytes" -- cmp -s "$f" "$tmp/s2/$(basename "$f")"; done
+expect 2 "exists: refusing to overwrite" -- "$omn" plot "$tmp/sweep.json" -o "$tmp/s"
+expect 2 "/schema: expected" -- "$omn" plot "$tmp/m.json" -o "$tmp/x"
+
+# the report: one self-contained file, well-formed, deterministic, with the warnings it must show
+expect 0 "report.html" -- "$omn" report "$tmp/sweep.json" "$tmp/profile.json" -o "$tmp/report.html"
+check "report.html is well-formed XML" -- xmllint --noout "$tmp/report.html"
+check "report embeds every figure inline" -- test "$(grep -o '<svg ' "$tmp/report.html" | wc -l)" -eq "$(($(ls "$tmp/s" | wc -l) + 4))"
+check "report fetches nothing from the network" -- bash -c "! grep -qE '(src|href)=\"(https?:)?//' '$tmp/report.html'"
+check "report shows the manifest and the hashes" -- grep -q "$(sha256sum "$tmp/m.json" | cut -c1-64)" "$tmp/report.html"
+expect 0 "" -- "$omn" report "$tmp/profile.json" "$tmp/sweep.json" -o "$tmp/report2.html"
+check "report: same JSON, same bytes" -- cmp -s "$tmp/report.html" "$tmp/report2.html"
+expect 0 "report.md" -- "$omn" report "$tmp/sweep.json" "$tmp/profile.json" -o "$tmp/report.md" --markdown
+check "markdown report links its figures, written beside it" -- test -s "$tmp/report.md.figures/sweep-ratio.svg" -a \
+  "$(grep -c '](report.md.figures/' "$tmp/report.md")" -ge 5
+/usr/bin/python3 - "$tmp/sweep.json" "$tmp/bad.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["provenance"]["inputs"][1]["verified"] = False
+d["conditions"][0]["result"]["perplexity"] = None
+d["conditions"][0]["result"]["non_finite"] = True
+d["control"]["reproduced_bitwise"] = False
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 0 "was not verified.*non-finite.*closing control differs|not verified" -- "$omn" report "$tmp/bad.json" -o "$tmp/bad.html"
+check "report warns: unverified, NaN condition, non-reproducing control" -- bash -c \
+  "grep -q 'was not verified' '$tmp/bad.html' && grep -q 'non-finite perplexity' '$tmp/bad.html' && grep -q 'closing control differs' '$tmp/bad.html'"
+expect 2 "two documents of the same kind" -- "$omn" report "$tmp/sweep.json" "$tmp/bad.json" -o "$tmp/x.html"
+
+# a real browser: headless Chromium renders the report to a non-blank screenshot
+chrome=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chrome" ]; then
+  echo "SKIP: browser check: chromium is not installed here (tools/deps.sh could not install it)"
+else
+  timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --user-data-dir="$tmp/chrome-profile" --window-size=1200,1600 \
+    --screenshot="$tmp/report.png" "file://$tmp/report.html" >/dev/null 2>&1
+  check "chromium screenshot of the report exists" -- test -s "$tmp/report.png"
+  check "chromium screenshot is not blank" -- /usr/bin/python3 "$src/tests/cli/png_nonblank.py" "$tmp/report.png"
+  [ -n "${OMN_KEEP_SCREENSHOT:-}" ] && cp "$tmp/report.png" "$OMN_KEEP_SCREENSHOT"
+fi
+finish

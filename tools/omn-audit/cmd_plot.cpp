@@ -1,0 +1,35 @@
+// omn-audit plot INPUT.json -o DIR: the figures of a profile or a sweep result, as SVG files.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <iostream>
+
+#include "commands.h"
+#include "omn/errors.h"
+#include "omn/report/json_file.h"
+#include "omn/report/plots.h"
+
+namespace omn::cli {
+
+Command addPlotCommand(CLI::App& root) {
+  auto* app = root.add_subcommand("plot", "write the figures (SVG) of a profile or a sweep result");
+  auto input = std::make_shared<std::string>();
+  auto dir = std::make_shared<std::string>();
+  auto force = std::make_shared<bool>(false);
+  app->add_option("input", *input, "profile --json output or intervene result")->required();
+  app->add_option("-o,--output", *dir, "directory for the SVG files (created if missing)")->required();
+  app->add_flag("--force", *force, "overwrite existing figures");
+  return {app, [=] {
+            const nlohmann::json doc = report::readJsonFile(*input, "input");
+            const auto figs = report::figuresFor(doc, *input);
+            if (::mkdir(dir->c_str(), 0755) != 0 && errno != EEXIST) throw UsageError("cannot create directory " + *dir);
+            for (const auto& f : figs) report::checkOutputPath(*dir + "/" + f.name, *force, {*input});
+            for (const auto& f : figs) {
+              report::writeFileAtomic(*dir + "/" + f.name, f.svg);
+              std::cout << *dir << "/" << f.name << "\n";
+            }
+            return 0;
+          }};
+}
+
+}  // namespace omn::cli

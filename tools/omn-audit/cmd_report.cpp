@@ -1,0 +1,51 @@
+// omn-audit report RESULT.json [PROFILE.json] -o report.html [--markdown]: the review report.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <iostream>
+
+#include "commands.h"
+#include "omn/errors.h"
+#include "omn/report/html.h"
+#include "omn/report/json_file.h"
+
+namespace omn::cli {
+
+Command addReportCommand(CLI::App& root) {
+  auto* app = root.add_subcommand("report", "one self-contained HTML report (or Markdown + SVGs) from result and profile JSON");
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  auto markdown = std::make_shared<bool>(false);
+  auto force = std::make_shared<bool>(false);
+  app->add_option("inputs", *inputs, "a sweep or eval result and/or a profile, in any order")->required()->expected(1, 2);
+  app->add_option("-o,--output", *out, "report.html (or report.md with --markdown)")->required();
+  app->add_flag("--markdown", *markdown, "write Markdown, with the SVG figures beside it (OUT.figures/)");
+  app->add_flag("--force", *force, "overwrite existing outputs");
+  return {app, [=] {
+            report::ReportInput in;
+            for (const auto& p : *inputs) {
+              nlohmann::json d = report::readJsonFile(p, "input");
+              const std::string schema = d.is_object() ? d.value("schema", "") : "";
+              nlohmann::json& slot = schema == "omn-audit/profile@1" ? in.profile : in.result;
+              if (schema != "omn-audit/profile@1" && schema != "omn-audit/intervention@1" && schema != "omn-audit/eval@1")
+                throw UsageError(p + ": /schema: expected a profile, eval or intervention document, got \"" + schema + "\"");
+              if (!slot.is_null()) throw UsageError(p + ": two documents of the same kind; give one result and one profile");
+              slot = std::move(d);
+            }
+            report::checkOutputPath(*out, *force, *inputs);
+            if (*markdown) {
+              const std::string dir = *out + ".figures";
+              const std::string rel = dir.substr(dir.rfind('/') + 1);
+              if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw UsageError("cannot create directory " + dir);
+              for (const auto& f : report::reportFigures(in)) report::writeFileAtomic(dir + "/" + f.name, f.svg);
+              report::writeFileAtomic(*out, report::markdownReport(in, rel));
+            } else {
+              report::writeFileAtomic(*out, report::htmlReport(in));
+            }
+            for (const auto& w : report::reportWarnings(in)) std::cerr << "omn-audit: warning: " << w << "\n";
+            std::cout << *out << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace omn::cli
