@@ -24,8 +24,9 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   if (spec.device.rfind("cuda", 0) == 0 && !at::hasCUDA())
     throw UsageError("--device " + spec.device + ": this libtorch has no CUDA support or no GPU is visible");
   s->device = at::Device(spec.device);
-  s->threads = spec.threads > 0 ? spec.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(s->threads);
+  // --threads N, or libtorch's default: the physical cores, or OMP_NUM_THREADS when set
+  if (spec.threads > 0) at::set_num_threads(spec.threads);
+  s->threads = at::get_num_threads();
 
   // the checkpoint, verified before anything is built from it
   s->checkpoint_sha256 = io::sha256File(spec.checkpoint);
