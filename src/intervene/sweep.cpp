@@ -92,16 +92,25 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
     }
   }
 
-  std::size_t total_steps = conditions.size() + 2, step = 0;
+  std::size_t total_steps = conditions.size() + 2, step = 0, passes_run = 0;
+  double sweep_seconds = 0;  // time spent in the passes run so far (for the ETA)
   auto score = [&](const std::string& what, bool capture, bool from_cache, json* mech_out) {
     ++step;
     report::ProgressBar bar("[" + std::to_string(step) + "/" + std::to_string(total_steps) + "] " + what, ev.size(), tty, false,
                             "rows");
     eval::ScoreOptions so;
     std::int64_t tokens_done = 0;
+    const auto started = std::chrono::steady_clock::now();
     so.progress = [&](const eval::Progress& p) {
       tokens_done = p.tokens_done;
-      bar.update(p.rows_done, "ppl " + report::fixed(std::exp(p.nll_done / std::max<std::int64_t>(1, p.tokens_done)), 3));
+      // the sweep's ETA: the passes left at the mean duration of the passes run so far
+      const double here = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double frac = static_cast<double>(p.rows_done) / static_cast<double>(std::max<std::size_t>(1, p.rows_total));
+      const double per_pass = (sweep_seconds + here) / (static_cast<double>(passes_run) + frac);
+      const double eta = per_pass * (static_cast<double>(total_steps - step) + (1 - frac));
+      bar.update(p.rows_done, "ppl " + report::fixed(std::exp(p.nll_done / std::max<std::int64_t>(1, p.tokens_done)), 3) + ", " +
+                                  report::fixed(static_cast<double>(p.tokens_done) / std::max(here, 1e-9), 0) + " tok/s, sweep ETA " +
+                                  report::fixed(eta, 0) + " s");
     };
     so.stop = o.stop;
     std::vector<model::LayerMechanism> mech;
@@ -113,6 +122,8 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
     eval::SequenceScores sc = ev.score(so);
     bar.finish();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    sweep_seconds += secs;
+    ++passes_run;
     if (sc.nll_sum.size() < ev.size())
       throw Interrupted("interrupted during " + what + "; finished conditions are in " + jpath + ": rerun with --resume");
     if (mech_out) *mech_out = mechanismJson(mech);
@@ -122,9 +133,16 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
     return std::make_pair(sc, secs);
   };
 
+  // the unmodified checkpoint, scored: the record journaled for the control
+  auto controlPass = [&](const char* id, const std::string& what, bool capture) {
+    json mech;
+    auto [sc, secs] = score(what, capture, false, o.mechanism ? &mech : nullptr);
+    return json{{"id", id}, {"kind", "control"}, {"scores", scoresRaw(sc)}, {"seconds", secs},
+                {"gain_sha256", gains.digest()}, {"mechanism", mech}};
+  };
+
   // --- the control, first ----------------------------------------------------------------------
   json control_open;
-  std::vector<model::LayerMechanism> control_mech;
   if (done.count("control_open")) {
     control_open = done["control_open"];
     ++step;
@@ -133,10 +151,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
       ++total_steps;
     }
   } else {
-    json mech;
-    auto [sc, secs] = score("control", use_cache, false, o.mechanism ? &mech : nullptr);
-    control_open = {{"id", "control_open"}, {"kind", "control"}, {"scores", scoresRaw(sc)}, {"seconds", secs},
-                    {"gain_sha256", gains.digest()}, {"mechanism", mech}};
+    control_open = controlPass("control_open", "control", use_cache);
     journal.append(control_open);
   }
 
@@ -187,10 +202,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   if (done.count("control_close")) {
     control_close = done["control_close"];
   } else {
-    json mech;
-    auto [sc, secs] = score("control (closing)", false, false, o.mechanism ? &mech : nullptr);
-    control_close = {{"id", "control_close"}, {"kind", "control"}, {"scores", scoresRaw(sc)}, {"seconds", secs},
-                     {"gain_sha256", gains.digest()}, {"mechanism", mech}};
+    control_close = controlPass("control_close", "control (closing)", false);
     journal.append(control_close);
   }
 

@@ -33,11 +33,7 @@ void agree(const Preset& p, const char* key, std::int64_t inferred, const std::s
 
 std::string ModelConfig::name(const std::string& role, int layer) const {
   auto it = tensors.find(role);
-  if (it == tensors.end()) return "";
-  std::string s = it->second;
-  const auto pos = s.find("{i}");
-  if (pos != std::string::npos) s.replace(pos, 3, std::to_string(layer));
-  return s;
+  return it == tensors.end() ? "" : expandPattern(it->second, layer);
 }
 
 ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {

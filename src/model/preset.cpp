@@ -63,13 +63,16 @@ std::regex patternRegex(const std::string& pattern) {
 
 }  // namespace
 
-std::string Preset::tensorName(const std::string& role, int layer) const {
-  auto it = tensors.find(role);
-  if (it == tensors.end()) return "";
-  std::string s = it->second;
+std::string expandPattern(const std::string& pattern, int layer) {
+  std::string s = pattern;
   const auto pos = s.find("{i}");
   if (pos != std::string::npos) s.replace(pos, 3, std::to_string(layer));
   return s;
+}
+
+std::string Preset::tensorName(const std::string& role, int layer) const {
+  auto it = tensors.find(role);
+  return it == tensors.end() ? "" : expandPattern(it->second, layer);
 }
 
 std::optional<std::int64_t> Preset::archInt(const std::string& key) const {

@@ -35,3 +35,25 @@ inline void setupLogging(bool verbose, bool quiet) {
 }
 
 }  // namespace omn::cli
+
+#include "commands.h"
+
+namespace omn::cli {
+
+// Parses the command line, sets up logging and runs the chosen subcommand; usage errors are exit 2.
+inline int parseAndRun(CLI::App& app, std::vector<Command>& commands, int argc, char** argv, bool& verbose, bool& quiet) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? omn::kExitOk : omn::kExitInvalidInput;
+  }
+  setupLogging(verbose, quiet);
+  return runGuarded([&] {
+    for (auto& c : commands)
+      if (c.app->parsed()) return c.run();
+    return static_cast<int>(omn::kExitInvalidInput);
+  });
+}
+
+}  // namespace omn::cli

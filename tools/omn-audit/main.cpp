@@ -33,17 +33,5 @@ int main(int argc, char** argv) {
   app.add_subcommand("eval", "score a held-out token set with the model: perplexity with bootstrap CI (see eval --help)");
   app.add_subcommand("intervene", "run a manifest of gain interventions (see intervene --help)");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? omn::kExitOk : omn::kExitInvalidInput;
-  }
-  omn::cli::setupLogging(verbose, quiet);
-
-  return omn::cli::runGuarded([&] {
-    for (auto& c : commands)
-      if (c.app->parsed()) return c.run();
-    return static_cast<int>(omn::kExitInvalidInput);
-  });
+  return omn::cli::parseAndRun(app, commands, argc, argv, verbose, quiet);
 }

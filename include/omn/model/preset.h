@@ -31,6 +31,9 @@ struct Preset {
   double archDouble(const std::string& key, double fallback) const;
 };
 
+// "layers.{i}.attention.wq.weight" with {i} = layer (patterns without {i} are returned as they are).
+std::string expandPattern(const std::string& pattern, int layer);
+
 // The built-in preset names, sorted.
 std::vector<std::string> builtinPresetNames();
 

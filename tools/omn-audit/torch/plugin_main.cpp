@@ -11,19 +11,8 @@ extern "C" __attribute__((visibility("default"))) int omn_audit_torch_main(int a
   app.add_flag("-v,--verbose", verbose, "log details on stderr");
   app.add_flag("-q,--quiet", quiet, "log only errors");
   std::vector<omn::cli::Command> commands = {omn::cli::addEvalCommand(app), omn::cli::addInterveneCommand(app)};
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? omn::kExitOk : omn::kExitInvalidInput;
-  }
-  omn::cli::setupLogging(verbose, quiet);
   // exp() of very negative logits underflows into denormals, which the CPU handles ~10x slower
   // (the log-sum-exp of every scored token); flushed to zero they change no result above 1e-38.
   at::globalContext().setFlushDenormal(true);
-  return omn::cli::runGuarded([&] {
-    for (auto& c : commands)
-      if (c.app->parsed()) return c.run();
-    return static_cast<int>(omn::kExitInvalidInput);
-  });
+  return omn::cli::parseAndRun(app, commands, argc, argv, verbose, quiet);
 }
