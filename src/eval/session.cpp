@@ -24,8 +24,13 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   if (spec.device.rfind("cuda", 0) == 0 && !at::hasCUDA())
     throw UsageError("--device " + spec.device + ": this libtorch has no CUDA support or no GPU is visible");
   s->device = at::Device(spec.device);
-  // --threads N, or libtorch's default: the physical cores, or OMP_NUM_THREADS when set
-  if (spec.threads > 0) at::set_num_threads(spec.threads);
+  // --threads N; else OMP_NUM_THREADS when set; else every online CPU (libtorch's own default
+  // here is 1: OpenBLAS's OpenMP initialisation leaves omp_get_max_threads() at 1)
+  int threads = spec.threads;
+  if (threads <= 0)
+    if (const char* env = std::getenv("OMP_NUM_THREADS")) threads = std::atoi(env);
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
   s->threads = at::get_num_threads();
 
   // the checkpoint, verified before anything is built from it

@@ -68,40 +68,42 @@ AttentionPath chooseAttention(const std::string& requested, const at::Device& de
 
 namespace {
 
-// softmax(q k^T · scale + mask) v for one [H, L, D] block, in float32.
+// softmax(q k^T · scale + causal mask) v for one [H, L, D] block. The two products run in the
+// working dtype (bf16 through oneDNN: no silent fall-back to slow float32 products), the scores and
+// the softmax in float32, as flash attention does.
 at::Tensor causalBlock(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
   const std::int64_t L = q.size(1);
-  at::Tensor s = at::matmul(q, k.transpose(-2, -1)) * scale;
+  at::Tensor s = at::matmul(q, k.transpose(-2, -1)).to(at::kFloat) * scale;
   const at::Tensor future = at::ones({L, L}, at::TensorOptions().dtype(at::kBool).device(q.device())).triu(1);
   s.masked_fill_(future, -std::numeric_limits<float>::infinity());
-  return at::matmul(at::softmax(s, -1), v);
+  return at::matmul(at::softmax(s, -1).to(v.scalar_type()), v);
 }
 
 at::Tensor attendMasked(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l,
                         double scale) {
-  // [B, H, T, D] in float32: the reference keeps every step in one precision
-  const at::Tensor qf = q.to(at::kFloat).transpose(1, 2), kf = k.to(at::kFloat).transpose(1, 2),
-                   vf = v.to(at::kFloat).transpose(1, 2);
+  // [B, H, T, D]; the same precision policy as the other paths: products in the working dtype,
+  // scores and softmax in float32
+  const at::Tensor qh = q.transpose(1, 2), kh = k.transpose(1, 2), vh = v.transpose(1, 2);
   const std::int64_t T = q.size(1);
-  at::Tensor s = at::matmul(qf, kf.transpose(-2, -1)) * scale;
+  at::Tensor s = at::matmul(qh, kh.transpose(-2, -1)).to(at::kFloat) * scale;
   const at::Tensor doc = l.doc.to(q.device());
   const at::Tensor same_doc = doc.unsqueeze(2) == doc.unsqueeze(1);  // [B, T, T]
   const at::Tensor causal = at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(q.device())).tril();
   const at::Tensor allowed = (same_doc & causal).unsqueeze(1);        // [B, 1, T, T]
   s.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
-  return at::matmul(at::softmax(s, -1), vf).transpose(1, 2).to(q.scalar_type());
+  return at::matmul(at::softmax(s, -1).to(v.scalar_type()), vh).transpose(1, 2);
 }
 
 at::Tensor attendPerDocument(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l,
                              double scale) {
-  at::Tensor out = at::empty(q.sizes(), q.options().dtype(at::kFloat));
+  at::Tensor out = at::empty(q.sizes(), q.options());
   for (std::int64_t b = 0; b < q.size(0); ++b)
     for (const auto& [s, e] : l.segments[static_cast<std::size_t>(b)]) {
       // this document alone: [H, L, D]
-      auto slice = [&](const at::Tensor& x) { return x[b].narrow(0, s, e - s).to(at::kFloat).transpose(0, 1); };
+      auto slice = [&](const at::Tensor& x) { return x[b].narrow(0, s, e - s).transpose(0, 1); };
       out[b].narrow(0, s, e - s).copy_(causalBlock(slice(q), slice(k), slice(v), scale).transpose(0, 1));
     }
-  return out.to(q.scalar_type());
+  return out;
 }
 
 #if OMN_HAVE_FLASH

@@ -37,7 +37,7 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--dtype", s.dtype, "auto (the checkpoint's) | bf16 | fp16 | fp32")->default_val("auto");
   app->add_option("--device", s.device, "cpu | cuda | cuda:N")->default_val("cpu");
   app->add_option("--batch", s.batch, "rows per forward pass")->default_val(1);
-  app->add_option("--threads", s.threads, "CPU threads (0: libtorch's default, the physical cores or OMP_NUM_THREADS)")->default_val(0);
+  app->add_option("--threads", s.threads, "CPU threads (0: OMP_NUM_THREADS when set, else every online CPU)")->default_val(0);
   app->add_option("--groups", o.groups, "contiguous sequence groups, each with its perplexity")->default_val(5);
   app->add_option("--bootstrap-resamples", o.bootstrap.resamples, "bootstrap resamples")->default_val(10000);
   app->add_option("--confidence", o.bootstrap.confidence, "confidence of the bootstrap interval")->default_val(0.95);
