@@ -1,4 +1,4 @@
-// Files compiled into the binary (cmake/Embed.cmake): presets, the OMN-1 reference profile and the
+// Files compiled into the binary (tools/cmake/Embed.cmake): presets, the OMN-1 reference profile and the
 // example manifests, so the tool works from any directory; and the model-code fingerprint.
 #pragma once
 #include <map>

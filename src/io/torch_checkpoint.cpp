@@ -187,9 +187,9 @@ void readTorchZip(Checkpoint& ck, const OpenOptions& options) {
   for (const auto& [k, v] : sd->attrs)
     if (k->kind == K::Str && k->s == "_metadata" && v->kind == K::Dict) summary["module_metadata_entries"] = v->dict.size();
   nlohmann::json meta = toJson(*top);
-  const nlohmann::json placeholder = {{"$state_dict", summary}};
-  if (ck.state_key.empty()) meta = placeholder;
-  else meta[nlohmann::json::json_pointer(jsonPointer(ck.state_key))] = placeholder;
+  const nlohmann::json state_dict_summary = {{"$state_dict", summary}};
+  if (ck.state_key.empty()) meta = state_dict_summary;
+  else meta[nlohmann::json::json_pointer(jsonPointer(ck.state_key))] = state_dict_summary;
   ck.metadata = std::move(meta);
   ck.format = "torch-zip";
   groupSharedStorage(ck);

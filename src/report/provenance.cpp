@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "omn/embedded.h"
-#include "omn_git_revision.h"  // generated at every build (cmake/GitRevision.cmake)
+#include "omn_git_revision.h"  // generated at every build (tools/cmake/GitRevision.cmake)
 
 #ifndef OMN_VERSION
 #define OMN_VERSION "0.0.0"

@@ -1,0 +1,30 @@
+// Internal to the unpickler: how values are made and how their graph is walked (cycles, teardown).
+#pragma once
+#include <vector>
+
+#include "omn/io/pickle.h"
+
+namespace omn::io::detail {
+
+// While set, make() records every container it creates (to break reference cycles afterwards).
+extern thread_local std::vector<PyPtr>* g_containers;
+PyPtr make(PyValue::Kind kind);
+
+// Calls f(child) for every value a container holds (items, dict keys and values, BUILD state).
+template <typename F>
+void forEachChild(const PyValue& v, F&& f) {
+  for (const auto& x : v.items) f(x.get());
+  for (const auto& [k, x] : v.dict) {
+    f(k.get());
+    f(x.get());
+  }
+  for (const auto& [k, x] : v.attrs) {
+    f(k.get());
+    f(x.get());
+  }
+}
+
+// True when the graph under `root` has a cycle (iterative: deep nesting cannot overflow the stack).
+bool hasCycle(const PyValue* root);
+
+}  // namespace omn::io::detail

@@ -1,0 +1,126 @@
+// Values the unpickler builds: lookup, iterative teardown, cycle detection, JSON rendering.
+#include <cmath>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/errors.h"
+#include "omn/io/pickle.h"
+#include "pickle_graph.h"
+
+namespace omn::io {
+
+const PyValue* PyValue::get(const std::string& key) const {
+  for (const auto& [k, v] : dict)
+    if (k->kind == Kind::Str && k->s == key) return v.get();
+  return nullptr;
+}
+
+PyValue::~PyValue() {
+  std::vector<PyPtr> pending;
+  auto take = [&pending](PyValue& v) {
+    for (auto& x : v.items) pending.push_back(std::move(x));
+    for (auto& [k, x] : v.dict) {
+      pending.push_back(std::move(k));
+      pending.push_back(std::move(x));
+    }
+    for (auto& [k, x] : v.attrs) {
+      pending.push_back(std::move(k));
+      pending.push_back(std::move(x));
+    }
+    v.items.clear();
+    v.dict.clear();
+    v.attrs.clear();
+  };
+  take(*this);
+  while (!pending.empty()) {
+    PyPtr p = std::move(pending.back());
+    pending.pop_back();
+    if (p && p.use_count() == 1) take(*p);  // the last owner: empty it before it dies
+  }
+}
+
+namespace detail {
+
+using K = PyValue::Kind;
+
+// Every container the machine makes is recorded here, so that reference cycles a hostile pickle
+// builds (a list appended to itself) can be broken when the machine is done: shared_ptr alone
+// would leak them.
+thread_local std::vector<PyPtr>* g_containers = nullptr;
+
+
+PyPtr make(K kind) {
+  auto p = std::make_shared<PyValue>();
+  p->kind = kind;
+  if (g_containers && (kind == K::List || kind == K::Tuple || kind == K::Dict || kind == K::Set))
+    g_containers->push_back(p);
+  return p;
+}
+
+bool hasCycle(const PyValue* root) {
+  enum Colour { Grey = 1, Black = 2 };
+  std::unordered_map<const PyValue*, int> colour;
+  std::vector<std::pair<const PyValue*, bool>> todo{{root, false}};
+  while (!todo.empty()) {
+    auto [v, done] = todo.back();
+    todo.pop_back();
+    if (done) {
+      colour[v] = Black;
+      continue;
+    }
+    auto& c = colour[v];
+    if (c == Black) continue;
+    if (c == Grey) return true;
+    c = Grey;
+    todo.push_back({v, true});
+    bool cycle = false;
+    forEachChild(*v, [&](const PyValue* ch) {
+      auto it = colour.find(ch);
+      if (it != colour.end() && it->second == Grey) cycle = true;
+      else if (it == colour.end() || it->second != Black) todo.push_back({ch, false});
+    });
+    if (cycle) return true;
+  }
+  return false;
+}
+
+}  // namespace detail
+
+using K = PyValue::Kind;
+
+nlohmann::json toJson(const PyValue& v, int max_depth) {
+  using nlohmann::json;
+  if (max_depth <= 0) throw FormatError("pickle value nested too deeply (or cyclic) to render as JSON");
+  switch (v.kind) {
+    case K::None: return nullptr;
+    case K::Bool: return v.b;
+    case K::Int: return v.i;
+    case K::Float: return std::isfinite(v.f) ? json(v.f) : json(nullptr);
+    case K::Str: return v.s;
+    case K::Bytes: return json{{"$bytes", v.s.size()}};
+    case K::Global: return json{{"$global", v.s}};
+    case K::Storage: return json{{"$storage", v.storage->key}};
+    case K::Tensor: {
+      json shape = json::array();
+      for (auto s : v.tensor->size) shape.push_back(s);
+      return json{{"$tensor", {{"dtype", dtypeName(v.tensor->dtype)}, {"shape", shape}}}};
+    }
+    case K::List: case K::Tuple: case K::Set: {
+      json a = json::array();
+      for (const auto& x : v.items) a.push_back(toJson(*x, max_depth - 1));
+      return a;
+    }
+    case K::Dict: {
+      json o = json::object();
+      for (const auto& [k, x] : v.dict) {
+        std::string key = k->kind == K::Str ? k->s : toJson(*k, max_depth - 1).dump(-1, ' ', false, json::error_handler_t::replace);
+        o[key] = toJson(*x, max_depth - 1);
+      }
+      return o;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace omn::io
