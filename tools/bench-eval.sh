@@ -6,11 +6,8 @@
 # Each side runs REPS times, interleaved, and the median is reported (this VM's speed drifts).
 #   tools/bench-eval.sh [NSEQ] [THREADS] [REPS]
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$root/tools/deps.sh"
-omn_install_deps
-omn_build >/dev/null
-build="${OMN_BUILD_DIR:-$root/build}"
+source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
+omn_bench_setup
 nseq="${1:-16}"
 threads="${2:-$(nproc)}"
 reps="${3:-3}"

@@ -4,11 +4,8 @@
 # physical limit of profile (it must read every byte); goal: median ratio <= 1.05, peak RSS <= 64 MiB.
 #   tools/bench-profile.sh [RUNS]      (default 5; the fixture is generated once into build/bench/)
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$root/tools/deps.sh"
-omn_install_deps
-omn_build >/dev/null
-build="${OMN_BUILD_DIR:-$root/build}"
+source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
+omn_bench_setup
 runs="${1:-5}"
 ckpt="$build/bench/omn1-full.pt"
 mkdir -p "$build/bench"

@@ -6,11 +6,8 @@
 # and checks that both runs produced the same numbers bitwise.
 #   tools/bench-sweep.sh
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$root/tools/deps.sh"
-omn_install_deps
-omn_build >/dev/null
-build="${OMN_BUILD_DIR:-$root/build}"
+source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
+omn_bench_setup
 dir="$build/bench/sweep"
 mkdir -p "$dir"
 [ -f "$dir/omn1-mini.pt" ] || /usr/bin/python3 "$root/tools/fixtures/make_omn_fixture.py" --size mini -o "$dir/omn1-mini.pt" >/dev/null

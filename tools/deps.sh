@@ -57,3 +57,11 @@ omn_build() {
   fi
   cmake --build "$build" -j "$(nproc)"
 }
+
+# For the benchmarks: dependencies in place, the build up to date; sets $root and $build.
+omn_bench_setup() {
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  omn_install_deps
+  omn_build >/dev/null
+  build="${OMN_BUILD_DIR:-$root/build}"
+}

@@ -1,4 +1,7 @@
-# Helpers for the CLI tests: run a command, check its exit code and what it printed.
+# Helpers for the CLI tests: a scratch directory removed at exit ($tmp), and checks of a command's
+# exit code and output. Sourced by tests/cli/test_*.sh.
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
 fails=0
 passes=0
 expect() {  # expect CODE PATTERN -- command...

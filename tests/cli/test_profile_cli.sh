@@ -4,8 +4,6 @@
 set -u
 omn="$1" fx="$2" src="$3"
 source "$(dirname "$0")/lib.sh"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 mini="$fx/omn1-mini.pt"
 sha="$(sha256sum "$mini" | cut -d' ' -f1)"
 

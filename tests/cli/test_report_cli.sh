@@ -4,8 +4,6 @@
 set -u
 omn="$1" fx="$2" src="$3"
 source "$(dirname "$0")/lib.sh"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 cp "$fx/omn1-mini.pt" "$tmp/"
 /usr/bin/python3 "$src/tools/fixtures/make_tokens.py" -o "$tmp/mini-tokens.bin" >/dev/null
 /usr/bin/python3 - "$src/configs/manifests/mini-demo.json" "$tmp/m.json" "$(sha256sum "$tmp/omn1-mini.pt" | cut -c1-64)" \
