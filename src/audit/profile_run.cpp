@@ -41,7 +41,10 @@ json profileCheckpoint(const ProfileRequest& req) {
     doc["preset"] = {{"name", preset.name}, {"source", preset.source}, {"detected", detected}};
     doc["tensors"] = {{"matched", match.matched}, {"unmatched", match.unmatched}, {"missing", match.missing}};
   } catch (...) {
-    hashing.wait();  // never leave the hashing thread running past an error
+    // never leave the hashing thread running past an error, and let a wrong digest outrank
+    // the parse error it may have caused
+    const std::string digest = hashing.get();
+    if (!expected.empty()) io::requireSha256(req.checkpoint, expected, digest);
     throw;
   }
   const std::string digest = hashing.get();

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <future>
 #include <thread>
 
 #include <ATen/Parallel.h>
@@ -33,33 +34,44 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   at::set_num_threads(threads);
   s->threads = at::get_num_threads();
 
-  // the checkpoint, verified before anything is built from it
-  s->checkpoint_sha256 = io::sha256File(spec.checkpoint);
-  if (!expected.empty()) io::requireSha256(spec.checkpoint, expected, s->checkpoint_sha256);
-  io::OpenOptions oo;
-  oo.state_key = spec.state_key;
-  s->ck = io::openCheckpoint(spec.checkpoint, oo);
-  s->preset = spec.preset.empty() ? model::detectPreset(s->ck->index) : model::loadPreset(spec.preset);
-  s->config = model::inferConfig(s->preset, s->ck->index);
-  s->dtype = model::parseDtype(spec.dtype, s->ck->index.at(s->config.name("wq", 0)).dtype);
-  if (s->dtype == at::kHalf && s->device.is_cpu())
-    throw UsageError("--dtype fp16 on the CPU: libtorch has no fp16 matrix product there; use bf16 or fp32");
+  // The hash streams the whole checkpoint beside the parse and the weight loading (the parsers
+  // execute nothing); nothing is evaluated before it is checked, and a wrong digest is reported
+  // as such even when the file also fails to parse.
+  std::future<std::string> hashing = std::async(std::launch::async, [&] { return io::sha256File(spec.checkpoint); });
+  auto verify = [&] {
+    s->checkpoint_sha256 = hashing.get();
+    if (!expected.empty()) io::requireSha256(spec.checkpoint, expected, s->checkpoint_sha256);
+  };
+  try {
+    io::OpenOptions oo;
+    oo.state_key = spec.state_key;
+    s->ck = io::openCheckpoint(spec.checkpoint, oo);
+    s->preset = spec.preset.empty() ? model::detectPreset(s->ck->index) : model::loadPreset(spec.preset);
+    s->config = model::inferConfig(s->preset, s->ck->index);
+    s->dtype = model::parseDtype(spec.dtype, s->ck->index.at(s->config.name("wq", 0)).dtype);
+    if (s->dtype == at::kHalf && s->device.is_cpu())
+      throw UsageError("--dtype fp16 on the CPU: libtorch has no fp16 matrix product there; use bf16 or fp32");
 
-  // the token set and the rows
-  s->tokens = readTokenSet(spec.tokens);
-  if (!spec.tokens_sha256.empty()) io::requireSha256(spec.tokens.path, spec.tokens_sha256, s->tokens.sha256);
-  s->row_form = parseRowForm(spec.row_form);
-  std::vector<Row> all = buildRows(s->tokens, s->row_form, spec.seq_len);
-  s->rows_available = all.size();
-  s->selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed);
-  checkVocabulary(s->tokens, s->config.vocab_size);
-  for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
+    // the token set and the rows
+    s->tokens = readTokenSet(spec.tokens);
+    if (!spec.tokens_sha256.empty()) io::requireSha256(spec.tokens.path, spec.tokens_sha256, s->tokens.sha256);
+    s->row_form = parseRowForm(spec.row_form);
+    std::vector<Row> all = buildRows(s->tokens, s->row_form, spec.seq_len);
+    s->rows_available = all.size();
+    s->selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed);
+    checkVocabulary(s->tokens, s->config.vocab_size);
+    for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
 
-  bool packed = false;
-  for (const auto& r : s->rows)
-    for (std::size_t t = 1; t < r.doc.size(); ++t) packed = packed || r.doc[t] != r.doc[t - 1];
-  s->path = model::chooseAttention(spec.attention, s->device, s->dtype, packed);
-  s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(*s->ck, s->config, s->dtype, s->device));
+    bool packed = false;
+    for (const auto& r : s->rows)
+      for (std::size_t t = 1; t < r.doc.size(); ++t) packed = packed || r.doc[t] != r.doc[t - 1];
+    s->path = model::chooseAttention(spec.attention, s->device, s->dtype, packed);
+    s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(*s->ck, s->config, s->dtype, s->device));
+  } catch (...) {
+    verify();  // an integrity failure outranks the error it may have caused
+    throw;
+  }
+  verify();
   return s;
 }
 

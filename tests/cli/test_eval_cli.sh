@@ -46,6 +46,8 @@ expect 0 "Float" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" --o
 
 # errors: exit 2 (usage/input) or 4 (integrity), with the place named
 expect 4 "SHA-256 mismatch" -- "$omn" "${base[@]}" --sha256 "$(printf '%064d' 0)"
+expect 4 "truncated.pt: SHA-256 mismatch" -- "$omn" "${base[@]/$mini/$fx/interop/truncated.pt}" --sha256 "$(printf '%064d' 0)"
+expect 2 "truncated.pt: no zip end" -- "$omn" "${base[@]/$mini/$fx/interop/truncated.pt}"
 expect 2 "tokenizer-revision" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.bin" --eos 0
 expect 2 "oov.bin: token id 600 at position 777" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/oov.bin}"
 expect 2 "empty.bin: the token set is empty" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/empty.bin}"

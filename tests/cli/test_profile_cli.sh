@@ -61,6 +61,7 @@ for f in evil_os_system evil_eval evil_popen evil_nested evil_stack_global evil_
 done
 check "no hostile pickle ran" -- test ! -e "$fx/interop/MARKER_PWNED"
 expect 2 "truncated.pt: no zip end" -- "$omn" profile "$fx/interop/truncated.pt"
+expect 4 "truncated.pt: SHA-256 mismatch" -- "$omn" profile "$fx/interop/truncated.pt" --sha256 "$wrong"
 expect 2 "flipped.pt: .*CRC-32" -- "$omn" profile "$fx/interop/flipped.pt"
 expect 2 "past the end" -- "$omn" profile "$fx/interop/past_end.pt"
 expect 2 "header length 9223372036854775808 exceeds" -- "$omn" profile "$fx/interop/huge_header.safetensors"
