@@ -15,12 +15,6 @@ std::size_t GainSet::count() const {
 
 namespace {
 
-std::string shapeStr(const std::vector<std::int64_t>& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 // Layer indices for which a tensor matching the per-layer pattern exists.
 std::set<int> layersPresent(const io::TensorIndex& index, const std::string& pattern) {
   const auto pos = pattern.find("{i}");
@@ -70,18 +64,18 @@ GainSet loadGains(const io::Checkpoint& ck, const model::Preset& preset) {
       const std::string name = preset.tensorName(role == Role::Q ? "q_norm" : "k_norm", i);
       const io::TensorRef& t = ck.index.at(name);
       if (t.shape.size() != 1)
-        throw FormatError(ck.path + ": tensor '" + name + "': expected a 1-D gain vector, got shape " + shapeStr(t.shape));
+        throw FormatError(ck.path + ": tensor '" + name + "': expected a 1-D gain vector, got shape " + io::shapeString(t.shape));
       if (t.dtype != io::DType::BF16 && t.dtype != io::DType::F16 && t.dtype != io::DType::F32 && t.dtype != io::DType::F64)
         throw FormatError(ck.path + ": tensor '" + name + "': expected a floating-point gain, got " + io::dtypeName(t.dtype));
       const std::int64_t len = t.shape[0];
       if (preset.layout == model::GainLayout::Head) {
         if (head_dim && len != *head_dim)
           throw FormatError(ck.path + ": tensor '" + name + "': expected shape [" + std::to_string(*head_dim) +
-                            "] (head_dim of preset " + preset.name + "), got " + shapeStr(t.shape));
+                            "] (head_dim of preset " + preset.name + "), got " + io::shapeString(t.shape));
         if (g.head_dim == 0) g.head_dim = len;
         else if (len != g.head_dim)
           throw FormatError(ck.path + ": tensor '" + name + "': expected shape [" + std::to_string(g.head_dim) +
-                            "] like the other gains, got " + shapeStr(t.shape));
+                            "] like the other gains, got " + io::shapeString(t.shape));
       } else {
         const std::int64_t hd = head_dim.value_or(0);
         if (hd <= 0 || len % hd != 0)

@@ -13,10 +13,6 @@
 namespace omn::eval {
 namespace {
 
-bool endsWith(const std::string& s, const std::string& x) {
-  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
-}
-
 // A .npy file: magic, version, header dict with 'descr', 'fortran_order', 'shape'.
 struct Npy {
   std::string descr;

@@ -70,6 +70,12 @@ bool dtypeFromName(const std::string& name, DType* out) {
   return false;
 }
 
+std::string shapeString(const std::vector<std::int64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
 std::int64_t TensorRef::numel() const {
   std::int64_t n = 1;
   for (auto s : shape) n *= s;

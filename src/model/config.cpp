@@ -6,12 +6,6 @@ namespace omn::model {
 
 namespace {
 
-std::string shapeStr(const std::vector<std::int64_t>& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 const io::TensorRef& need(const io::TensorIndex& index, const std::string& name, const std::string& role) {
   const io::TensorRef* t = index.find(name);
   if (!t) throw FormatError("tensor '" + name + "' (" + role + ") is missing from the checkpoint");
@@ -20,7 +14,7 @@ const io::TensorRef& need(const io::TensorIndex& index, const std::string& name,
 
 void expectShape(const io::TensorRef& t, const std::vector<std::int64_t>& want) {
   if (t.shape != want)
-    throw FormatError("tensor '" + t.name + "': expected shape " + shapeStr(want) + ", got " + shapeStr(t.shape));
+    throw FormatError("tensor '" + t.name + "': expected shape " + io::shapeString(want) + ", got " + io::shapeString(t.shape));
 }
 
 void agree(const Preset& p, const char* key, std::int64_t inferred, const std::string& from) {
@@ -69,7 +63,7 @@ ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
 
   // Dimensions from shapes.
   const io::TensorRef& emb = need(index, c.name("embedding"), "embedding");
-  if (emb.shape.size() != 2) throw FormatError("tensor '" + emb.name + "': expected a 2-D embedding, got " + shapeStr(emb.shape));
+  if (emb.shape.size() != 2) throw FormatError("tensor '" + emb.name + "': expected a 2-D embedding, got " + io::shapeString(emb.shape));
   c.vocab_size = emb.shape[0];
   c.d_model = emb.shape[1];
   agree(p, "vocab_size", c.vocab_size, emb.name);
@@ -86,10 +80,10 @@ ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
   if (c.head_dim <= 0 || c.head_dim % 2) throw FormatError("head_dim " + std::to_string(c.head_dim) + " must be positive and even");
   if (wq.shape.size() != 2 || wq.shape[0] % c.head_dim)
     throw FormatError("tensor '" + wq.name + "': expected [n_heads*" + std::to_string(c.head_dim) + ", " +
-                      std::to_string(c.d_model) + "], got " + shapeStr(wq.shape));
+                      std::to_string(c.d_model) + "], got " + io::shapeString(wq.shape));
   if (wk.shape.size() != 2 || wk.shape[0] % c.head_dim)
     throw FormatError("tensor '" + wk.name + "': expected [n_kv_heads*" + std::to_string(c.head_dim) + ", " +
-                      std::to_string(c.d_model) + "], got " + shapeStr(wk.shape));
+                      std::to_string(c.d_model) + "], got " + io::shapeString(wk.shape));
   c.n_heads = wq.shape[0] / c.head_dim;
   c.n_kv_heads = wk.shape[0] / c.head_dim;
   agree(p, "n_heads", c.n_heads, wq.name);
@@ -97,7 +91,7 @@ ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
   if (c.n_kv_heads == 0 || c.n_heads % c.n_kv_heads)
     throw FormatError("n_heads " + std::to_string(c.n_heads) + " is not a multiple of n_kv_heads " + std::to_string(c.n_kv_heads));
   const io::TensorRef& w2 = need(index, c.name("w2", 0), "w2");
-  if (w2.shape.size() != 2) throw FormatError("tensor '" + w2.name + "': expected 2-D, got " + shapeStr(w2.shape));
+  if (w2.shape.size() != 2) throw FormatError("tensor '" + w2.name + "': expected 2-D, got " + io::shapeString(w2.shape));
   c.ffn_hidden = w2.shape[1];
   agree(p, "ffn_hidden", c.ffn_hidden, w2.name);
 

@@ -35,6 +35,9 @@ struct TensorRef {
   const std::uint8_t* elementPtr(std::int64_t flat) const;
 };
 
+// "[2048, 128]": shapes in error messages.
+std::string shapeString(const std::vector<std::int64_t>& shape);
+
 // The values of a tensor as float64, in logical row-major order, exactly (BF16/F16 widen exactly).
 std::vector<double> readAsDouble(const TensorRef& t);
 // The raw bytes of a tensor, in logical row-major order, little-endian.
