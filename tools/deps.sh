@@ -6,6 +6,8 @@ set -euo pipefail
 OMN_PACKAGES=(
   cmake ninja-build g++ git pkg-config
   libtorch-dev nlohmann-json3-dev libcli11-dev libssl-dev libspdlog-dev libgtest-dev
+  # the corpus command's tokenizer (SentencePiece BPE)
+  libsentencepiece-dev
   # Debian's libtorch takes fp32 matrix products from the system libblas.so.3: the reference BLAS
   # runs them at ~8 GFLOP/s here, OpenBLAS at ~200+ (docs/PERFORMANCE.md).
   libopenblas0-openmp

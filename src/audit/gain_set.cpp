@@ -43,8 +43,8 @@ GainSet loadGains(const io::Checkpoint& ck, const model::Preset& preset) {
   const std::set<int> q = layersPresent(ck.index, preset.tensors.at("q_norm"));
   const std::set<int> k = layersPresent(ck.index, preset.tensors.at("k_norm"));
   if (q.empty())
-    throw FormatError(ck.path + ": no Q gain tensors named like '" + preset.tensors.at("q_norm") + "' (preset " +
-                      preset.name + ")");
+    throw FormatError(ck.path + ": no Q/K gain tensors named like '" + preset.tensors.at("q_norm") + "' (preset " +
+                      preset.name + "): nothing to profile (a model trained without QK-norm has no gains)");
   const int n = *q.rbegin() + 1;
   for (int i = 0; i < n; ++i) {
     if (!q.count(i)) throw FormatError(ck.path + ": tensor '" + preset.tensorName("q_norm", i) + "' is missing (layers run 0.." +

@@ -88,6 +88,7 @@ SequenceScores Evaluator::score(const ScoreOptions& opt) const {
         m.mean_entropy += w * (x.mean_entropy - m.mean_entropy);
         m.q_rms += w * (x.q_rms - m.q_rms);
         m.k_rms += w * (x.k_rms - m.k_rms);
+        m.input_kurtosis += w * (x.input_kurtosis - m.input_kurtosis);
         m.max_logit = p.rows_done == 0 ? x.max_logit : std::max(m.max_logit, x.max_logit);
       }
     p.rows_done += b.count;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "omn/errors.h"
+#include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
 #include "omn/report/table.h"
 
@@ -33,63 +34,9 @@ const char* targetName(Target t) { return t == Target::Q ? "q" : t == Target::K 
 
 namespace {
 
-// Strict reading: every accessor names the JSON pointer it failed at.
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-  [[noreturn]] void fail(const std::string& ptr, const std::string& what) const {
-    throw UsageError("manifest " + file_ + ": " + (ptr.empty() ? "/" : ptr) + ": " + what);
-  }
-  const json& object(const json& j, const std::string& ptr, std::initializer_list<const char*> allowed) const {
-    if (!j.is_object()) fail(ptr, std::string("expected an object, got ") + j.type_name());
-    for (auto it = j.begin(); it != j.end(); ++it)
-      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return it.key() == a; }))
-        fail(ptr + "/" + it.key(), "unknown key");
-    return j;
-  }
-  const json* opt(const json& j, const char* key) const { return j.contains(key) && !j[key].is_null() ? &j[key] : nullptr; }
-  const json& need(const json& j, const std::string& ptr, const char* key) const {
-    if (!j.contains(key)) fail(ptr + "/" + key, "required");
-    return j[key];
-  }
-  std::string str(const json& v, const std::string& ptr) const {
-    if (!v.is_string()) fail(ptr, std::string("expected a string, got ") + v.type_name());
-    return v.get<std::string>();
-  }
-  double num(const json& v, const std::string& ptr) const {
-    if (!v.is_number()) fail(ptr, std::string("expected a number, got ") + v.type_name());
-    return v.get<double>();
-  }
-  std::int64_t integer(const json& v, const std::string& ptr, std::int64_t lo) const {
-    if (!v.is_number_integer()) fail(ptr, std::string("expected an integer, got ") + v.type_name());
-    const auto x = v.get<std::int64_t>();
-    if (x < lo) fail(ptr, "expected an integer >= " + std::to_string(lo) + ", got " + std::to_string(x));
-    return x;
-  }
-  std::string oneOf(const json& v, const std::string& ptr, std::initializer_list<const char*> choices) const {
-    const std::string s = str(v, ptr);
-    std::string list;
-    for (const char* c : choices) {
-      if (s == c) return s;
-      list += std::string(list.empty() ? "" : ", ") + c;
-    }
-    fail(ptr, "expected one of " + list + ", got \"" + s + "\"");
-  }
-  // A scalar or an array of scalars, as a list (sweeps).
-  std::vector<json> list(const json& v, const std::string& ptr) const {
-    if (!v.is_array()) return {v};
-    if (v.empty()) fail(ptr, "expected a non-empty array");
-    return std::vector<json>(v.begin(), v.end());
-  }
+using Reader = io::JsonReader;
 
- private:
-  std::string file_;
-};
-
-std::string resolvePath(const std::string& p, const std::string& manifest) {
-  if (p.empty() || p[0] == '/') return p;
-  return (std::filesystem::path(manifest).parent_path() / p).lexically_normal().string();
-}
+std::string resolvePath(const std::string& p, const std::string& manifest) { return io::resolveAgainst(p, manifest); }
 
 LayerSpec parseLayers(const json& v, const std::string& ptr, const Reader& r) {
   LayerSpec s;
@@ -165,7 +112,7 @@ json Condition::describe() const {
 }
 
 Manifest parseManifest(const json& j, const std::string& path, const std::string& sha256, bool allow_unverified) {
-  const Reader r(path);
+  const Reader r("manifest " + path);
   Manifest m;
   m.path = path;
   m.sha256 = sha256;

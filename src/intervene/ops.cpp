@@ -21,6 +21,8 @@ std::string sha256OfTensors(const std::vector<const at::Tensor*>& ts) {
 }  // namespace
 
 GainState::GainState(model::Transformer& model, const io::Checkpoint& ck) : model_(model), config_(model.config()) {
+  if (!config_.qk_norm)
+    throw UsageError(ck.path + ": the model has no Q/K gains (trained without QK-norm): intervene has no gain to change");
   std::string file_bytes;
   for (int i = 0; i < config_.n_layers; ++i)
     for (bool q : {true, false}) {

@@ -68,15 +68,23 @@ ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
   c.d_model = emb.shape[1];
   agree(p, "vocab_size", c.vocab_size, emb.name);
   agree(p, "d_model", c.d_model, emb.name);
-  while (index.find(c.name("q_norm", c.n_layers))) ++c.n_layers;
-  if (c.n_layers == 0) throw FormatError("no tensor '" + c.name("q_norm", 0) + "': no layers found");
-  agree(p, "n_layers", c.n_layers, "the Q gains");
+  while (index.find(c.name("wq", c.n_layers))) ++c.n_layers;
+  if (c.n_layers == 0) throw FormatError("no tensor '" + c.name("wq", 0) + "': no layers found");
+  agree(p, "n_layers", c.n_layers, "the Q projections");
   const io::TensorRef& wq = need(index, c.name("wq", 0), "wq");
   const io::TensorRef& wk = need(index, c.name("wk", 0), "wk");
-  const io::TensorRef& qn = need(index, c.name("q_norm", 0), "q_norm");
-  if (c.qk_layout == GainLayout::Head) c.head_dim = qn.shape.empty() ? 0 : qn.shape[0];
-  else c.head_dim = p.archInt("head_dim").value_or(0);
-  agree(p, "head_dim", c.head_dim, qn.name);
+  // Q/K gains in every layer or in none (a model trained without QK-norm)
+  c.qk_norm = index.find(c.name("q_norm", 0)) != nullptr;
+  if (c.qk_norm && c.qk_layout == GainLayout::Head) {
+    const io::TensorRef& qn = need(index, c.name("q_norm", 0), "q_norm");
+    c.head_dim = qn.shape.size() == 1 ? qn.shape[0] : 0;
+    agree(p, "head_dim", c.head_dim, qn.name);
+  } else {
+    c.head_dim = p.archInt("head_dim").value_or(0);
+    if (c.head_dim == 0)
+      throw FormatError("the checkpoint has no Q/K gains to give head_dim, and neither preset " + p.name +
+                        " nor the checkpoint's recorded architecture states it");
+  }
   if (c.head_dim <= 0 || c.head_dim % 2) throw FormatError("head_dim " + std::to_string(c.head_dim) + " must be positive and even");
   if (wq.shape.size() != 2 || wq.shape[0] % c.head_dim)
     throw FormatError("tensor '" + wq.name + "': expected [n_heads*" + std::to_string(c.head_dim) + ", " +
@@ -110,8 +118,14 @@ ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
     chk("wk", {Hk * hd, D});
     chk("wv", {Hk * hd, D});
     chk("wo", {D, Hq * hd});
-    chk("q_norm", {c.qk_layout == GainLayout::Head ? hd : Hq * hd});
-    chk("k_norm", {c.qk_layout == GainLayout::Head ? hd : Hk * hd});
+    if (c.qk_norm) {
+      chk("q_norm", {c.qk_layout == GainLayout::Head ? hd : Hq * hd});
+      chk("k_norm", {c.qk_layout == GainLayout::Head ? hd : Hk * hd});
+    } else {
+      for (const char* role : {"q_norm", "k_norm"})
+        if (index.find(c.name(role, i)))
+          throw FormatError("tensor '" + c.name(role, i) + "' is present although layer 0 has no Q gain: Q/K gains in every layer or in none");
+    }
     if (c.ffn_fused) chk("w13", {2 * F, D});
     else {
       chk("w1", {F, D});
@@ -142,7 +156,8 @@ nlohmann::json toJson(const ModelConfig& c) {
           {"qk_layout", c.qk_layout == GainLayout::Head ? "head" : "projection"},
           {"norm_placement", c.placement == NormPlacement::Pre ? "pre" : "post"},
           {"ffn_fused", c.ffn_fused},
-          {"tied_output", c.tied_output}};
+          {"tied_output", c.tied_output},
+          {"qk_norm", c.qk_norm}};
 }
 
 }  // namespace omn::model

@@ -108,7 +108,11 @@ Preset parsePreset(const nlohmann::json& j, const std::string& source) {
     if (p.tensors[per_layer].find("{i}") == std::string::npos)
       bad(source, std::string("/tensors/") + per_layer, "the pattern must contain {i} (the layer index)");
   if (j.contains("detect")) {
-    onlyKeys(j["detect"], {"present", "absent"}, source, "/detect");
+    onlyKeys(j["detect"], {"present", "absent", "fallback"}, source, "/detect");
+    if (j["detect"].contains("fallback")) {
+      if (!j["detect"]["fallback"].is_boolean()) bad(source, "/detect/fallback", "expected true or false");
+      p.detect_fallback = j["detect"]["fallback"].get<bool>();
+    }
     if (j["detect"].contains("present")) p.detect_present = strings(j["detect"]["present"], source, "/detect/present");
     if (j["detect"].contains("absent")) p.detect_absent = strings(j["detect"]["absent"], source, "/detect/absent");
   }
@@ -183,15 +187,31 @@ Preset loadPreset(const std::string& name_or_path) {
   return p;
 }
 
+namespace {
+// A specific preset (not a fallback) matches only where the dimensions it fixes agree with the
+// tensors: OMN-1's 28 layers and 128-wide heads are not a small OMN-style model's.
+bool fixedDimsAgree(const Preset& p, const io::TensorIndex& index) {
+  if (auto n = p.archInt("n_layers"); n && (!index.find(p.tensorName("wq", static_cast<int>(*n) - 1)) ||
+                                            index.find(p.tensorName("wq", static_cast<int>(*n)))))
+    return false;
+  if (auto hd = p.archInt("head_dim"); hd && p.layout == GainLayout::Head)
+    if (const io::TensorRef* q = index.find(p.tensorName("q_norm", 0)); q && q->shape != std::vector<std::int64_t>{*hd})
+      return false;
+  return true;
+}
+}  // namespace
+
 Preset detectPreset(const io::TensorIndex& index) {
-  std::vector<Preset> hits;
+  std::vector<Preset> hits, fallbacks;
   for (const auto& name : builtinPresetNames()) {
     Preset p = loadPreset(name);
-    bool ok = index.find(p.tensorName("q_norm", 0)) && index.find(p.tensorName("k_norm", 0));
+    bool ok = p.detect_fallback || (index.find(p.tensorName("q_norm", 0)) && index.find(p.tensorName("k_norm", 0)) &&
+                                    fixedDimsAgree(p, index));
     for (const auto& t : p.detect_present) ok = ok && index.find(t);
     for (const auto& t : p.detect_absent) ok = ok && !index.find(t);
-    if (ok) hits.push_back(std::move(p));
+    if (ok) (p.detect_fallback ? fallbacks : hits).push_back(std::move(p));
   }
+  if (hits.empty()) hits = std::move(fallbacks);
   if (hits.size() == 1) return hits.front();
   std::string tried;
   for (const auto& n : builtinPresetNames()) tried += (tried.empty() ? "" : ", ") + n;
@@ -204,6 +224,32 @@ Preset detectPreset(const io::TensorIndex& index) {
   std::string names;
   for (const auto& h : hits) names += (names.empty() ? "" : ", ") + h.name;
   throw FormatError("several presets match the checkpoint's tensor names (" + names + "); choose one with --preset");
+}
+
+void adoptCheckpointArchitecture(Preset& p, const nlohmann::json& metadata, const std::string& where) {
+  const auto rec = metadata.find("omn_audit");
+  if (rec == metadata.end() || !rec->is_string()) return;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(rec->get<std::string>());
+  } catch (const nlohmann::json::exception& e) {
+    throw FormatError(where + ": envelope key 'omn_audit' is not JSON text: " + e.what());
+  }
+  if (!j.is_object() || !j.contains("architecture")) return;
+  nlohmann::json merged = j["architecture"];
+  if (!merged.is_object()) throw FormatError(where + ": envelope omn_audit /architecture: expected an object");
+  for (auto it = p.architecture.begin(); it != p.architecture.end(); ++it) merged[it.key()] = it.value();
+  nlohmann::json check = {{"schema", "omn-audit/preset@1"}, {"name", p.name}, {"tensors", p.tensors},
+                          {"gain", {{"parametrisation", "direct"}, {"layout", "head"}}}, {"architecture", merged}};
+  parsePreset(check, where + " (envelope omn_audit)");  // validates every key and value
+  p.architecture = merged;
+}
+
+Preset resolvePreset(const std::string& requested, const io::TensorIndex& index, const nlohmann::json& metadata,
+                     const std::string& where) {
+  Preset p = requested.empty() ? detectPreset(index) : loadPreset(requested);
+  adoptCheckpointArchitecture(p, metadata, where);
+  return p;
 }
 
 TensorMatch matchTensors(const Preset& p, const io::TensorIndex& index, int n_layers) {

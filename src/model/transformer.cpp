@@ -27,14 +27,19 @@ at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& 
   const ModelConfig& c = config_;
   const std::int64_t B = h.size(0), T = h.size(1), hd = c.head_dim;
   const bool pre = c.placement == NormPlacement::Pre;
+  if (mech) mech->input_kurtosis = activationKurtosis(h);
 
   // --- attention -------------------------------------------------------------------------------
   const at::Tensor u = pre ? norm(h, w.attention_norm) : h;
   at::Tensor q = at::linear(u, w.wq);  // [B, T, Hq·hd]
   at::Tensor k = at::linear(u, w.wk);  // [B, T, Hkv·hd]
   const at::Tensor v = at::linear(u, w.wv).view({B, T, c.n_kv_heads, hd});
-  // QK-Norm, before RoPE: over each head (one gain shared by the heads) or the whole projection
-  if (c.qk_layout == GainLayout::Head) {
+  // QK-Norm, before RoPE: over each head (one gain shared by the heads) or the whole projection;
+  // a model trained without it uses the projections as they are
+  if (!c.qk_norm) {
+    q = q.view({B, T, c.n_heads, hd});
+    k = k.view({B, T, c.n_kv_heads, hd});
+  } else if (c.qk_layout == GainLayout::Head) {
     q = rmsNorm(q.view({B, T, c.n_heads, hd}), w.q_norm, c.qk_norm_eps, c.qk_norm_cast);
     k = rmsNorm(k.view({B, T, c.n_kv_heads, hd}), w.k_norm, c.qk_norm_eps, c.qk_norm_cast);
   } else {
@@ -86,6 +91,12 @@ at::Tensor Transformer::run(at::Tensor h, int from, const DocumentLayout& layout
     if (after_block) after_block(i, h);
   }
   return norm(h, weights_.final_norm);
+}
+
+double activationKurtosis(const at::Tensor& h) {
+  const at::Tensor x2 = h.to(at::kDouble).pow(2);
+  const at::Tensor m2 = x2.mean(-1), m4 = x2.pow(2).mean(-1);  // per token, over the features
+  return (m4 / m2.pow(2)).mean().item<double>();
 }
 
 at::Tensor Transformer::logits(const at::Tensor& final_hidden) const {

@@ -49,12 +49,13 @@ at::Tensor toTensor(const io::TensorRef& ref, at::ScalarType want, const at::Dev
   return t.to(device, want);
 }
 
-Weights loadWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtype, const at::Device& device) {
+Weights loadWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtype, const at::Device& device,
+                    bool all_owned) {
   Weights w;
   w.dtype = dtype;
   auto get = [&](const std::string& role, int layer, bool owned = false) {
     bool zc = false;
-    at::Tensor t = toTensor(ck.index.at(c.name(role, layer)), dtype, device, owned, &zc);
+    at::Tensor t = toTensor(ck.index.at(c.name(role, layer)), dtype, device, owned || all_owned, &zc);
     (zc ? w.zero_copy : w.copied)++;
     return t;
   };
@@ -84,8 +85,10 @@ Weights loadWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarTy
     l.wk = get("wk", i);
     l.wv = get("wv", i);
     l.wo = get("wo", i);
-    l.q_norm = get("q_norm", i, /*owned=*/true);
-    l.k_norm = get("k_norm", i, /*owned=*/true);
+    if (c.qk_norm) {
+      l.q_norm = get("q_norm", i, /*owned=*/true);
+      l.k_norm = get("k_norm", i, /*owned=*/true);
+    }
     if (c.ffn_fused) l.w13 = get("w13", i);
     else {
       l.w1 = get("w1", i);
@@ -95,6 +98,27 @@ Weights loadWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarTy
     w.layers.push_back(std::move(l));
   }
   return w;
+}
+
+std::vector<std::pair<std::string, at::Tensor*>> namedTensors(Weights& w, const ModelConfig& c) {
+  std::vector<std::pair<std::string, at::Tensor*>> out;
+  out.emplace_back(c.name("embedding"), &w.embedding);
+  for (int i = 0; i < c.n_layers; ++i) {
+    LayerWeights& l = w.layers[static_cast<std::size_t>(i)];
+    auto add = [&](const char* role, at::Tensor& t) { out.emplace_back(c.name(role, i), &t); };
+    if (c.placement == NormPlacement::Pre) add("attention_norm", l.attention_norm);
+    else add("post_attention_norm", l.post_attention_norm);
+    add("wq", l.wq), add("wk", l.wk), add("wv", l.wv), add("wo", l.wo);
+    if (c.qk_norm) add("q_norm", l.q_norm), add("k_norm", l.k_norm);
+    if (c.placement == NormPlacement::Pre) add("ffn_norm", l.ffn_norm);
+    else add("post_ffn_norm", l.post_ffn_norm);
+    if (c.ffn_fused) add("w13", l.w13);
+    else add("w1", l.w1), add("w3", l.w3);
+    add("w2", l.w2);
+  }
+  out.emplace_back(c.name("final_norm"), &w.final_norm);
+  if (!c.tied_output) out.emplace_back(c.name("output"), &w.output);
+  return out;
 }
 
 }  // namespace omn::model

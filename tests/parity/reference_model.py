@@ -72,7 +72,9 @@ class Reference:
             q = u @ self.w("wq", i).t()
             k = u @ self.w("wk", i).t()
             v = u @ self.w("wv", i).t()
-            if c["qk_layout"] == "projection":
+            if not c.get("qk_norm", True):  # a model trained without QK-norm: no gains, no normalisation
+                q, k = q.view(T, nh, hd), k.view(T, nkv, hd)
+            elif c["qk_layout"] == "projection":
                 q = rms_norm(q, self.w("q_norm", i), qeps, c["qk_norm_cast"], c["one_plus"])
                 k = rms_norm(k, self.w("k_norm", i), qeps, c["qk_norm_cast"], c["one_plus"])
                 q, k = q.view(T, nh, hd), k.view(T, nkv, hd)

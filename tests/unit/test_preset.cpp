@@ -24,7 +24,7 @@ std::string errorOf(const json& j) {
 }  // namespace
 
 TEST(Preset, BuiltinsLoad) {
-  EXPECT_EQ(omn::model::builtinPresetNames(), (std::vector<std::string>{"gemma3", "olmo2", "omn-1", "qwen3"}));
+  EXPECT_EQ(omn::model::builtinPresetNames(), (std::vector<std::string>{"gemma3", "olmo2", "omn-1", "omn", "qwen3"}));
   for (const auto& n : omn::model::builtinPresetNames()) EXPECT_EQ(omn::model::loadPreset(n).name, n);
   const auto p = omn::model::loadPreset("omn-1");
   EXPECT_EQ(p.tensorName("q_norm", 27), "layers.27.attention.q_norm.weight");

@@ -19,5 +19,6 @@ Command addCompareCommand(CLI::App& root);
 Command addMergeCommand(CLI::App& root);
 Command addPlotCommand(CLI::App& root);
 Command addReportCommand(CLI::App& root);
+Command addCorpusCommand(CLI::App& root);
 
 }  // namespace omn::cli

@@ -8,10 +8,10 @@
 #include "plugin_loader.h"
 
 int main(int argc, char** argv) {
-  // eval / intervene: handed whole to the model plugin, which parses its own options
+  // eval / intervene / train / corpus: handed whole to their plugin, which parses its own options
   for (int i = 1; i < argc; ++i) {
     if (argv[i][0] == '-') continue;
-    if (omn::cli::isModelCommand(argv[i])) return omn::cli::runModelCommand(argc, argv);
+    if (const omn::cli::Plugin* p = omn::cli::pluginFor(argv[i])) return omn::cli::runPlugin(*p, argc, argv);
     break;
   }
   CLI::App app{"omn-audit: verify LLM checkpoints, profile their Q/K-norm gains, run controlled interventions"};
@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
   // listed in --help; run by the model plugin (see plugin_loader.h)
   app.add_subcommand("eval", "score a held-out token set with the model: perplexity with bootstrap CI (see eval --help)");
   app.add_subcommand("intervene", "run a manifest of gain interventions (see intervene --help)");
+  app.add_subcommand("corpus", "build a corpus: held-out split by document, SentencePiece tokenizer, token streams (see corpus --help)");
+  app.add_subcommand("train", "train an OMN-style model from scratch on a corpus, QK-norm on or off (see train --help)");
 
   return omn::cli::parseAndRun(app, commands, argc, argv, verbose, quiet);
 }

@@ -13,8 +13,13 @@
 
 namespace omn::cli {
 
-bool isModelCommand(const char* name) {
-  return std::strcmp(name, "eval") == 0 || std::strcmp(name, "intervene") == 0;
+const Plugin* pluginFor(const char* command) {
+  static const Plugin torch{"omn-audit-torch.so", "OMN_AUDIT_TORCH_PLUGIN", "omn_audit_torch_main"};
+  static const Plugin text{"omn-audit-text.so", "OMN_AUDIT_TEXT_PLUGIN", "omn_audit_text_main"};
+  for (const char* c : {"eval", "intervene", "train"})
+    if (std::strcmp(command, c) == 0) return &torch;
+  if (std::strcmp(command, "corpus") == 0) return &text;
+  return nullptr;
 }
 
 namespace {
@@ -40,29 +45,30 @@ void chooseBlasKernels() {
 
 }  // namespace
 
-int runModelCommand(int argc, char** argv) {
+int runPlugin(const Plugin& plugin, int argc, char** argv) {
   chooseBlasKernels();
   std::string path;
-  if (const char* env = std::getenv("OMN_AUDIT_TORCH_PLUGIN")) {
+  if (const char* env = std::getenv(plugin.env)) {
     path = env;
   } else {
     char exe[PATH_MAX];
     const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
     std::string dir = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : std::string(argv[0]);
     dir = dir.substr(0, dir.rfind('/') + 1);
-    path = dir + "omn-audit-torch.so";
-    if (::access(path.c_str(), R_OK) != 0) path = dir + "../lib/omn-audit/omn-audit-torch.so";
+    path = dir + plugin.file;
+    if (::access(path.c_str(), R_OK) != 0) path = dir + "../lib/omn-audit/" + plugin.file;
   }
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    std::cerr << "omn-audit: error: the model commands need " << path << ", which could not be loaded: " << ::dlerror()
+    std::cerr << "omn-audit: error: " << argv[0] << " needs " << path << ", which could not be loaded (set " << plugin.env
+              << " to its path): " << ::dlerror()
               << "\n";
     return kExitUnexpected;
   }
   using Main = int (*)(int, char**);
-  auto fn = reinterpret_cast<Main>(::dlsym(h, "omn_audit_torch_main"));
+  auto fn = reinterpret_cast<Main>(::dlsym(h, plugin.symbol));
   if (!fn) {
-    std::cerr << "omn-audit: error: " << path << " has no omn_audit_torch_main\n";
+    std::cerr << "omn-audit: error: " << path << " has no " << plugin.symbol << "\n";
     return kExitUnexpected;
   }
   return fn(argc, argv);  // the library stays loaded until exit

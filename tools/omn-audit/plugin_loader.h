@@ -1,13 +1,21 @@
-// The model commands (eval, intervene) live in omn-audit-torch.so, loaded only when one of them
-// runs: the CLI itself does not link libtorch (~170 MB of RSS and ~0.6 s at start-up).
+// Commands that live in plugins, loaded only when one of them runs: the model commands (eval,
+// intervene, train) in omn-audit-torch.so -- the CLI itself does not link libtorch (~170 MB of RSS
+// and ~0.6 s at start-up) -- and corpus in omn-audit-text.so (SentencePiece, which cannot share a
+// process with libtorch). One table says which command is where.
 #pragma once
 
 namespace omn::cli {
 
-// True for the subcommands the plugin implements.
-bool isModelCommand(const char* name);
+struct Plugin {
+  const char* file;    // beside the executable, or ../lib/omn-audit/
+  const char* env;     // an environment variable that overrides the path
+  const char* symbol;  // int (int argc, char** argv)
+};
 
-// Loads the plugin (beside the executable, or $OMN_AUDIT_TORCH_PLUGIN) and runs the command line.
-int runModelCommand(int argc, char** argv);
+// The plugin that implements `command`, or nullptr for the CLI's own commands.
+const Plugin* pluginFor(const char* command);
+
+// Loads the plugin and runs the command line with it.
+int runPlugin(const Plugin& plugin, int argc, char** argv);
 
 }  // namespace omn::cli

@@ -29,6 +29,7 @@ struct ModelConfig {
   NormPlacement placement = NormPlacement::Pre;
   bool ffn_fused = false;    // one [2F, D] tensor, gate rows first
   bool tied_output = false;  // the head is the embedding
+  bool qk_norm = true;       // Q/K RMSNorm with gains; false: the checkpoint has no q_norm/k_norm
   std::map<std::string, std::string> tensors;  // role → name pattern
 
   std::string name(const std::string& role, int layer = -1) const;

@@ -20,6 +20,7 @@ struct Preset {
   std::string name, description, source;  // source: "builtin" or the file path
   std::map<std::string, std::string> tensors;  // role → name pattern ("layers.{i}.attention.wq.weight")
   std::vector<std::string> detect_present, detect_absent;
+  bool detect_fallback = false;  // matched only when no other preset does (generic presets)
   GainParametrisation parametrisation = GainParametrisation::Direct;
   GainLayout layout = GainLayout::Head;
   nlohmann::json architecture = nlohmann::json::object();  // may leave dimensions out: inferred
@@ -45,6 +46,17 @@ Preset parsePreset(const nlohmann::json& j, const std::string& source);
 // The built-in preset whose detection signature the tensor names match; throws FormatError listing
 // what was tried when none or several match.
 Preset detectPreset(const io::TensorIndex& index);
+
+// What omn-audit train records in a checkpoint's envelope (key "omn_audit", a JSON text): its
+// "architecture" block fills the keys the preset leaves open (head_dim, rope_theta, ...), so a
+// generic preset reads a model whose tensors alone do not say everything (e.g. no Q/K gains to
+// give head_dim). Values are validated like a preset file's; the preset's own keys win.
+void adoptCheckpointArchitecture(Preset& p, const nlohmann::json& checkpoint_metadata, const std::string& where);
+
+// The preset for a checkpoint: `requested` (a built-in name or a file) or the detected one, with
+// the checkpoint's recorded architecture adopted. One definition for profile, eval and intervene.
+Preset resolvePreset(const std::string& requested, const io::TensorIndex& index, const nlohmann::json& checkpoint_metadata,
+                     const std::string& where);
 
 // Tensor names not matched by any of the preset's patterns, and pattern names for layers
 // [0, n_layers) that the checkpoint lacks.

@@ -12,11 +12,16 @@
 
 namespace omn::model {
 
-// What --mechanism records for one layer: attention entropy, the largest pre-softmax logit, and
-// the RMS of the normalised Q and K (after the gain, before RoPE).
+// What --mechanism and the trainer record for one layer: attention entropy, the largest
+// pre-softmax logit, the RMS of the Q and K entering RoPE (after the gain), and the activation
+// kurtosis of the block's input.
 struct LayerMechanism {
-  double mean_entropy = 0, max_logit = 0, q_rms = 0, k_rms = 0;
+  double mean_entropy = 0, max_logit = 0, q_rms = 0, k_rms = 0, input_kurtosis = 0;
 };
+
+// Activation kurtosis in IMU-1's form: the mean over tokens of m4 / m2² over the features, with no
+// mean subtraction (3 for Gaussian features; large when a few features dominate). h [..., D].
+double activationKurtosis(const at::Tensor& h);
 
 class Transformer {
  public:

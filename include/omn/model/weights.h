@@ -31,6 +31,12 @@ struct Weights {
   std::size_t zero_copy = 0, copied = 0;     // how the tensors were made
 };
 
-Weights loadWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtype, const at::Device& device);
+// `owned`: every tensor a private, writable copy (training); else zero-copy views where possible.
+Weights loadWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtype, const at::Device& device,
+                    bool owned = false);
+
+// Every tensor of the model with its checkpoint name, in state-dict order (embedding, each layer's
+// tensors, final norm, head; no head when tied). The pointers are into `w`.
+std::vector<std::pair<std::string, at::Tensor*>> namedTensors(Weights& w, const ModelConfig& c);
 
 }  // namespace omn::model

@@ -7,5 +7,6 @@ namespace omn::cli {
 
 Command addEvalCommand(CLI::App& root);
 Command addInterveneCommand(CLI::App& root);
+Command addTrainCommand(CLI::App& root);
 
 }  // namespace omn::cli

@@ -1,0 +1,65 @@
+// What a training run keeps in its output directory, and how it is written and read back:
+//   config.json            the exact bytes of the training config (a resume must match them)
+//   log.jsonl              one JSON record per logged step (train loss, grad norm, rates, held-out
+//                          loss and per-layer health at evaluation steps)
+//   checkpoints/step-NNNNNN.pt        weights (torch.save zip, OMN's envelope)
+//   checkpoints/step-NNNNNN.optim.pt  optimizer state beside them (for --resume)
+//   final.pt, train.json   the end of the run (omn-audit/train@1)
+// Every file is written atomically (tmp + fsync + rename); one run holds an exclusive lock.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/train/optimizers.h"
+#include "omn/train/parameters.h"
+
+namespace omn::train {
+
+struct RunPaths {
+  std::string dir, config, log, checkpoints, final_checkpoint, train_json, lock;
+  explicit RunPaths(const std::string& out_dir);
+  std::string stepCheckpoint(std::int64_t step) const;
+  std::string stepOptimizer(std::int64_t step) const;
+};
+
+// An exclusive flock on the run directory's lock file, held for the object's life. Throws
+// UsageError when another process holds it.
+class RunLock {
+ public:
+  explicit RunLock(const std::string& path);
+  ~RunLock();
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// The weights in OMN's envelope: {"model": state dict, "format", "step", "tokens_seen", "seed",
+// "omn_audit": JSON text of `record` (architecture, config, optimizer, corpus, code revision)}.
+// Returns the file's SHA-256.
+std::string writeWeights(const std::string& path, const TrainableModel& m, const nlohmann::json& record, std::int64_t step,
+                         std::int64_t tokens_seen, std::uint64_t seed);
+
+struct OptimizerState {
+  AdamW* adamw = nullptr;
+  Muon* muon = nullptr;  // null under "adamw"
+};
+void writeOptimizer(const std::string& path, const OptimizerState& s, const std::vector<std::string>& adamw_names,
+                    const std::vector<std::string>& muon_names, std::int64_t step);
+// Restores the moments and step count; throws FormatError naming the file and the tensor when the
+// file does not match the parameters.
+void readOptimizer(const std::string& path, const OptimizerState& s, const std::vector<at::Tensor>& adamw_params,
+                   const std::vector<std::string>& adamw_names, const std::vector<at::Tensor>& muon_params,
+                   const std::vector<std::string>& muon_names, std::int64_t step);
+
+// The log's records up to and including `step`; the file is rewritten without the later ones (a
+// resume continues from its last checkpoint; a torn last line is dropped).
+std::vector<nlohmann::json> truncateLog(const std::string& path, std::int64_t step);
+void appendLog(const std::string& path, const nlohmann::json& record);
+
+}  // namespace omn::train

@@ -1,0 +1,26 @@
+// omn-audit train: one run of an OMN-style model from scratch on a corpus. The forward pass is the
+// shared model::Transformer (the one eval uses), the held-out loss comes from eval::Evaluator, the
+// per-layer health from the same LayerMechanism that intervene --mechanism records.
+#pragma once
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/train/train_config.h"
+
+namespace omn::train {
+
+struct TrainOptions {
+  TrainConfig config;
+  std::string out_dir;
+  bool resume = false, force = false, progress = false;
+  int threads = 0;
+  std::string dump_grads;  // write the first step's gradients here (torch.save; parity checks)
+};
+
+// Runs (or resumes) the training; returns the train.json document it wrote. A diverged run ends
+// normally (status "diverged", no final.pt): divergence is a result, not an error.
+nlohmann::json runTraining(const TrainOptions& options);
+
+}  // namespace omn::train

@@ -1,0 +1,206 @@
+// The corpus builder: SentencePiece training and tokenization. Built into omn-audit-text.so only:
+// Debian's libsentencepiece carries its own protobuf-lite symbols, which clash with libtorch's
+// protobuf in one process (a crash at load time), so the two never share a process.
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "omn/data/corpus.h"
+#include "omn/errors.h"
+#include "omn/io/sha256.h"
+#include "omn/report/json_file.h"
+#include "omn/report/provenance.h"
+
+namespace omn::data {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Document {
+  std::string name, path, text, sha256;
+  bool heldout = false;
+  std::size_t tokens = 0;
+};
+
+// Every input file: the files named, and the files with the extension in each directory named,
+// sorted by base name; two documents with one base name are refused (the split keys on it).
+std::vector<Document> collect(const CorpusConfig& c) {
+  std::vector<Document> docs;
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    const std::string& in = c.inputs[i];
+    std::error_code ec;
+    if (fs::is_directory(in, ec)) {
+      for (const auto& e : fs::directory_iterator(in))
+        if (e.is_regular_file() && e.path().extension() == c.extension) docs.push_back({e.path().filename(), e.path(), "", "", false, 0});
+    } else if (fs::is_regular_file(in, ec)) {
+      docs.push_back({fs::path(in).filename(), in, "", "", false, 0});
+    } else {
+      throw UsageError("corpus config " + c.source + ": /inputs/" + std::to_string(i) + ": " + in +
+                       " is neither a file nor a directory (the default corpus is installed by tools/deps.sh: "
+                       "bash tools/fetch-corpus.sh)");
+    }
+  }
+  std::sort(docs.begin(), docs.end(), [](const Document& a, const Document& b) { return a.name < b.name; });
+  for (std::size_t i = 1; i < docs.size(); ++i)
+    if (docs[i].name == docs[i - 1].name)
+      throw UsageError("corpus config " + c.source + ": two documents named " + docs[i].name + " (" + docs[i - 1].path +
+                       ", " + docs[i].path + "): the held-out split keys on the name");
+  if (docs.empty()) throw UsageError("corpus config " + c.source + ": /inputs: no documents (files ending in " + c.extension + ")");
+  for (auto& d : docs) {
+    d.text = readTextFile(d.path, "document");
+    d.sha256 = io::sha256Bytes(d.text.data(), d.text.size());
+    d.heldout = heldOut(d.name, c.split_salt, c.heldout_fraction);
+  }
+  return docs;
+}
+
+// The training documents, one line (paragraph) at a time, for the SentencePiece trainer.
+class LineIterator : public sentencepiece::SentenceIterator {
+ public:
+  LineIterator(const std::vector<Document>& docs, std::size_t max_bytes) : docs_(docs), max_(max_bytes) { advance(); }
+  bool done() const override { return d_ >= docs_.size(); }
+  void Next() override { advance(); }
+  const std::string& value() const override { return line_; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  void advance() {
+    while (d_ < docs_.size()) {
+      const Document& d = docs_[d_];
+      if (d.heldout || pos_ >= d.text.size()) {
+        ++d_;
+        pos_ = 0;
+        continue;
+      }
+      std::size_t end = d.text.find('\n', pos_);
+      if (end == std::string::npos) end = d.text.size();
+      line_ = d.text.substr(pos_, std::min(end - pos_, max_));
+      pos_ = end + 1;
+      if (!line_.empty()) return;
+    }
+  }
+  const std::vector<Document>& docs_;
+  std::size_t max_, d_ = 0, pos_ = 0;
+  std::string line_;
+};
+
+void writeTokens(const std::string& path, const std::vector<std::uint32_t>& ids, bool u16) {
+  std::string bytes;
+  bytes.reserve(ids.size() * (u16 ? 2 : 4));
+  for (std::uint32_t v : ids)
+    for (int i = 0; i < (u16 ? 2 : 4); ++i) bytes.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  report::writeFileAtomic(path, bytes);
+}
+
+}  // namespace
+
+json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, int threads) {
+  const std::string json_path = (fs::path(out_dir) / "corpus.json").string();
+  const std::string model_path = (fs::path(out_dir) / "tokenizer.model").string();
+  const std::string train_path = (fs::path(out_dir) / "train.bin").string();
+  const std::string heldout_path = (fs::path(out_dir) / "heldout.bin").string();
+  std::error_code ec;
+  if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec)) throw UsageError("--out " + out_dir + ": exists and is not a directory");
+  fs::create_directories(out_dir, ec);
+  if (ec) throw UsageError("--out " + out_dir + ": cannot create the directory: " + ec.message());
+  for (const auto& p : {json_path, model_path, train_path, heldout_path}) report::checkOutputPath(p, force, {c.source});
+
+  report::ProvenanceInfo prov;
+  prov.started_utc = report::utcNow();
+  std::vector<Document> docs = collect(c);
+  std::size_t n_train = 0, n_heldout = 0;
+  for (const auto& d : docs) (d.heldout ? n_heldout : n_train)++;
+  if (n_train == 0 || n_heldout == 0)
+    throw UsageError("corpus config " + c.source + ": /heldout_fraction " + json(c.heldout_fraction).dump() + " leaves " +
+                     std::to_string(n_train) + " training and " + std::to_string(n_heldout) +
+                     " held-out documents of " + std::to_string(docs.size()) + ": both must be non-empty");
+  spdlog::info("corpus {}: {} documents, {} for training, {} held out; training the {} tokenizer (vocabulary {})", c.name,
+               docs.size(), n_train, n_heldout, c.model_type, c.vocab_size);
+
+  // The tokenizer sees the training documents only.
+  LineIterator lines(docs, static_cast<std::size_t>(c.max_sentence_bytes));
+  std::unordered_map<std::string, std::string> args = {
+      {"model_type", c.model_type},
+      {"vocab_size", std::to_string(c.vocab_size)},
+      {"character_coverage", json(c.character_coverage).dump()},
+      {"unk_id", "0"}, {"eos_id", "1"}, {"bos_id", "-1"}, {"pad_id", "-1"},
+      {"byte_fallback", "true"},
+      {"max_sentence_length", std::to_string(c.max_sentence_bytes)},
+      {"shuffle_input_sentence", "false"},
+      {"num_threads", std::to_string(std::max(1, threads))},
+      {"minloglevel", "2"}};
+  std::string model_proto;
+  if (const auto st = sentencepiece::SentencePieceTrainer::Train(args, &lines, &model_proto); !st.ok())
+    throw UsageError("corpus config " + c.source + ": the SentencePiece trainer refused: " + st.ToString());
+  sentencepiece::SentencePieceProcessor sp;
+  if (const auto st = sp.LoadFromSerializedProto(model_proto); !st.ok())
+    throw FormatError("the trained tokenizer does not load: " + st.ToString());
+  const int eos = sp.eos_id();
+
+  // Token streams, each document followed by EOS, and the unigram baseline.
+  std::vector<std::uint32_t> train, heldout;
+  std::vector<double> counts(static_cast<std::size_t>(sp.GetPieceSize()), 0.0);
+  for (auto& d : docs) {
+    std::vector<int> ids;
+    if (const auto st = sp.Encode(d.text, &ids); !st.ok()) throw FormatError("document " + d.path + ": " + st.ToString());
+    ids.push_back(eos);
+    d.tokens = ids.size();
+    auto& dst = d.heldout ? heldout : train;
+    for (int id : ids) {
+      dst.push_back(static_cast<std::uint32_t>(id));
+      if (!d.heldout) counts[static_cast<std::size_t>(id)] += 1;
+    }
+  }
+  // Unigram model of the training tokens (add-one smoothed): its entropy, and its cross-entropy
+  // on the held-out tokens -- the loss a model that ignores context achieves.
+  const double total = static_cast<double>(train.size()) + static_cast<double>(counts.size());
+  double h_train = 0, ce_heldout = 0;
+  for (double n : counts) {
+    const double p = (n + 1) / total;
+    h_train -= (n / static_cast<double>(train.size())) * std::log(p);
+  }
+  for (std::uint32_t id : heldout) ce_heldout -= std::log((counts[id] + 1) / total);
+  ce_heldout /= static_cast<double>(heldout.size());
+
+  const bool u16 = sp.GetPieceSize() <= 65536;
+  report::writeFileAtomic(model_path, model_proto);
+  writeTokens(train_path, train, u16);
+  writeTokens(heldout_path, heldout, u16);
+
+  json documents = json::array();
+  for (const auto& d : docs)
+    documents.push_back({{"name", d.name}, {"split", d.heldout ? "heldout" : "train"}, {"sha256", d.sha256},
+                         {"bytes", d.text.size()}, {"tokens", d.tokens}});
+  auto stream = [&](const std::string& p, const std::vector<std::uint32_t>& ids, std::size_t n_docs) {
+    return json{{"path", fs::path(p).filename().string()}, {"sha256", io::sha256File(p)}, {"n_tokens", ids.size()},
+                {"n_documents", n_docs}};
+  };
+  prov.inputs.push_back({"corpus-config", c.source, c.config_sha256, false});
+  prov.finished_utc = report::utcNow();
+  json doc = {{"schema", "omn-audit/corpus@1"},
+              {"provenance", report::provenance(prov)},
+              {"name", c.name},
+              {"config", {{"path", c.source}, {"sha256", c.config_sha256}}},
+              {"split", {{"method", "sha256(salt + \"\\n\" + document name) / 2^64 < heldout_fraction"},
+                         {"salt", c.split_salt},
+                         {"heldout_fraction", c.heldout_fraction}}},
+              {"tokenizer", {{"path", "tokenizer.model"}, {"sha256", io::sha256Bytes(model_proto.data(), model_proto.size())},
+                             {"library", "sentencepiece"}, {"model_type", c.model_type}, {"vocab_size", sp.GetPieceSize()},
+                             {"character_coverage", c.character_coverage}, {"byte_fallback", true},
+                             {"eos_id", eos}, {"unk_id", sp.unk_id()}, {"trained_on", "train"}}},
+              {"token_format", u16 ? "u16" : "u32"},
+              {"train", stream(train_path, train, n_train)},
+              {"heldout", stream(heldout_path, heldout, n_heldout)},
+              {"unigram", {{"train_entropy", h_train}, {"heldout_cross_entropy", ce_heldout},
+                           {"note", "add-one smoothed unigram model of the training tokens, nats per token"}}},
+              {"documents", documents}};
+  report::writeFileAtomic(json_path, report::dumpJson(doc));
+  return doc;
+}
+
+}  // namespace omn::data

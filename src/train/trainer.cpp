@@ -1,0 +1,344 @@
+#include "omn/train/trainer.h"
+
+#include <ATen/Parallel.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include "omn/data/corpus.h"
+#include "omn/errors.h"
+#include "omn/eval/evaluator.h"
+#include "omn/eval/token_set.h"
+#include "omn/io/sha256.h"
+#include "omn/model/attention.h"
+#include "omn/report/json_file.h"
+#include "omn/report/progress.h"
+#include "omn/report/provenance.h"
+#include "omn/report/table.h"
+#include "omn/train/batches.h"
+#include "omn/train/run_files.h"
+
+namespace omn::train {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using report::finiteOrNull;
+
+namespace {
+
+// Mean next-token cross-entropy over the scored positions (t + 1 < T, same document): the
+// positions eval scores, so the training loss and the held-out loss measure the same thing.
+at::Tensor trainingLoss(const model::Transformer& m, const at::Tensor& tok, const at::Tensor& doc) {
+  const model::DocumentLayout layout = model::documentLayout(doc);
+  const at::Tensor logits = m.logits(m.run(m.embed(tok), 0, layout, model::AttentionPath::Masked));  // [B, T, V]
+  const std::int64_t B = tok.size(0), T = tok.size(1), V = logits.size(-1);
+  at::Tensor target = at::full({B, T}, -100, at::kLong);
+  const at::Tensor same = doc.narrow(1, 1, T - 1) == doc.narrow(1, 0, T - 1);
+  target.narrow(1, 0, T - 1).copy_(at::where(same, tok.narrow(1, 1, T - 1), at::full_like(same, -100, at::kLong)));
+  return at::cross_entropy_loss(logits.view({B * T, V}), target.view({B * T}).to(logits.device()), {}, at::Reduction::Mean, -100);
+}
+
+json gainStats(const at::Tensor& g) {
+  const at::Tensor d = g.detach().to(at::kDouble);
+  return {{"mean", d.mean().item<double>()}, {"std", d.std(/*unbiased=*/false).item<double>()},
+          {"min", d.min().item<double>()}, {"max", d.max().item<double>()}};
+}
+
+// The held-out loss and the per-layer health of the model at one step.
+json evaluate(const eval::Evaluator& ev, const TrainableModel& m) {
+  at::NoGradGuard no_grad;
+  std::vector<model::LayerMechanism> mech;
+  eval::ScoreOptions so;
+  so.mech = &mech;
+  const eval::SequenceScores sc = ev.score(so);
+  const double loss = sc.totalNll() / static_cast<double>(std::max<std::int64_t>(1, sc.totalTokens()));
+  json layers = json::array();
+  const auto& w = m.model->weights();
+  for (std::size_t l = 0; l < mech.size(); ++l) {
+    json x = {{"layer", l},
+              {"max_attention_logit", finiteOrNull(mech[l].max_logit)},
+              {"attention_entropy", finiteOrNull(mech[l].mean_entropy)},
+              {"input_kurtosis", finiteOrNull(mech[l].input_kurtosis)}};
+    if (m.config.qk_norm) {
+      x["q_gain"] = gainStats(w.layers[l].q_norm);
+      x["k_gain"] = gainStats(w.layers[l].k_norm);
+    }
+    layers.push_back(std::move(x));
+  }
+  return {{"heldout_loss", finiteOrNull(loss)}, {"heldout_tokens", sc.totalTokens()}, {"layers", layers}};
+}
+
+double gradNorm(const std::vector<Parameter>& params) {
+  double s = 0;
+  for (const auto& p : params) s += p.value.grad().to(at::kDouble).pow(2).sum().item<double>();
+  return std::sqrt(s);
+}
+
+void removeRunFiles(const RunPaths& p) {
+  std::error_code ec;
+  for (const auto& f : {p.log, p.final_checkpoint, p.train_json, p.config}) fs::remove(f, ec);
+  if (fs::is_directory(p.checkpoints, ec))
+    for (const auto& e : fs::directory_iterator(p.checkpoints)) {
+      const std::string n = e.path().filename().string();
+      if (n.rfind("step-", 0) == 0 && e.path().extension() == ".pt") fs::remove(e.path(), ec);
+    }
+}
+
+}  // namespace
+
+json runTraining(const TrainOptions& o) {
+  const TrainConfig& c = o.config;
+  report::ProvenanceInfo prov;
+  prov.started_utc = report::utcNow();
+  const RunPaths paths(o.out_dir);
+
+  // --- everything checked before the first expensive step -------------------------------------
+  if (c.device != "cpu" && c.device.rfind("cuda", 0) != 0)
+    throw UsageError("training config " + c.path + ": /device: expected cpu, cuda or cuda:N, got \"" + c.device + "\"");
+  if (c.device.rfind("cuda", 0) == 0 && !at::hasCUDA())
+    throw UsageError("training config " + c.path + ": /device " + c.device + ": this libtorch has no CUDA or no GPU is visible");
+  const at::Device device(c.device);
+  const data::CorpusFiles corpus = data::openCorpus(c.corpus);
+  std::error_code ec;
+  if (fs::exists(o.out_dir, ec) && !fs::is_directory(o.out_dir, ec)) throw UsageError("--out " + o.out_dir + ": not a directory");
+  fs::create_directories(paths.checkpoints, ec);
+  if (ec) throw UsageError("--out " + o.out_dir + ": cannot create it: " + ec.message());
+  const RunLock lock(paths.lock);
+  const bool has_run = fs::exists(paths.log) || fs::exists(paths.train_json) || fs::exists(paths.config);
+  json previous;
+  if (o.resume) {
+    if (!fs::exists(paths.train_json)) throw UsageError("--resume: " + paths.train_json + " does not exist (nothing to resume)");
+    previous = report::readJsonFile(paths.train_json, "training record");
+    if (previous.value("status", "") != "running")
+      throw UsageError("--resume: the run in " + o.out_dir + " is " + previous.value("status", "?") + ", not running");
+    const std::string old_config = previous["config"].value("sha256", "");
+    if (old_config != c.sha256)
+      throw IntegrityError("--resume: " + c.path + " (sha256 " + c.sha256 + ") is not the config this run started with (" +
+                           old_config + ")");
+    if (previous["corpus"].value("sha256", "") != corpus.json_sha256)
+      throw IntegrityError("--resume: the corpus " + corpus.json_path + " is not the one this run started with");
+  } else if (has_run && !o.force) {
+    throw UsageError("--out " + o.out_dir + " already holds a run: pass --resume to continue it or --force to start over");
+  }
+  if (c.init_from) report::checkOutputPath(paths.final_checkpoint, true, {*c.init_from});
+  if (!o.dump_grads.empty()) report::checkOutputPath(o.dump_grads, o.force, {c.path});
+
+  int threads = o.threads;
+  if (threads <= 0)
+    if (const char* env = std::getenv("OMP_NUM_THREADS")) threads = std::atoi(env);
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+
+  // --- data -------------------------------------------------------------------------------------
+  eval::TokenSetSpec ts;
+  ts.path = corpus.train_path;
+  ts.format = corpus.token_format;
+  const eval::TokenSet train_set = eval::readTokenSet(ts);
+  ts.path = corpus.heldout_path;
+  ts.eos = corpus.eos_id;
+  const eval::TokenSet heldout_set = eval::readTokenSet(ts);
+  std::vector<eval::Row> rows = eval::buildRows(heldout_set, eval::RowForm::Packed, c.seq_len);
+  if (rows.empty()) throw UsageError("the held-out stream is shorter than one row of /seq_len " + std::to_string(c.seq_len));
+  rows.resize(std::min<std::size_t>(rows.size(), static_cast<std::size_t>(c.eval_rows)));
+
+  // --- the model and its optimizers ---------------------------------------------------------------
+  std::int64_t start = 0;
+  if (o.resume) start = previous.value("last_checkpoint_step", std::int64_t{0});
+  if (!o.resume && has_run) removeRunFiles(paths);
+  TrainableModel m = start > 0          ? loadModel(paths.stepCheckpoint(start), c, corpus.vocab_size, device)
+                     : c.init_from ? loadModel(*c.init_from, c, corpus.vocab_size, device)
+                                   : initModel(c, corpus.vocab_size, c.seed, device);
+  std::vector<at::Tensor> adamw_params, muon_params;
+  std::vector<std::string> adamw_names, muon_names;
+  std::vector<double> adamw_decay;
+  const bool use_muon = c.optimizer.kind == OptimizerKind::MuonAdamW;
+  for (const auto& p : m.params) {
+    if (use_muon && p.hidden_matrix) {
+      muon_params.push_back(p.value);
+      muon_names.push_back(p.name);
+    } else {
+      adamw_params.push_back(p.value);
+      adamw_names.push_back(p.name);
+      adamw_decay.push_back(p.matrix ? c.optimizer.weight_decay : 0.0);
+    }
+  }
+  AdamW adamw(c.optimizer.beta1, c.optimizer.beta2, c.optimizer.eps);
+  Muon muon(c.optimizer.muon_momentum, c.optimizer.ns_steps, c.optimizer.muon_weight_decay);
+  const OptimizerState opt_state{&adamw, use_muon ? &muon : nullptr};
+  if (start > 0) readOptimizer(paths.stepOptimizer(start), opt_state, adamw_params, adamw_names, muon_params, muon_names, start);
+
+  // --- the record every checkpoint carries ------------------------------------------------------
+  const json arch = {{"n_layers", m.config.n_layers}, {"d_model", m.config.d_model}, {"n_heads", m.config.n_heads},
+                     {"n_kv_heads", m.config.n_kv_heads}, {"head_dim", m.config.head_dim},
+                     {"ffn_hidden", m.config.ffn_hidden}, {"vocab_size", m.config.vocab_size},
+                     {"norm_eps", m.config.norm_eps}, {"qk_norm_eps", m.config.qk_norm_eps},
+                     {"rope_theta", m.config.rope_theta}, {"rope_style", "rotate_half"},
+                     {"qk_norm_cast", "multiply_then_cast"}, {"norm_cast", "multiply_then_cast"}, {"tied_output", false}};
+  json groups = {{"adamw", adamw_names}, {"muon", muon_names}};
+  const json corpus_json = {{"path", corpus.json_path}, {"sha256", corpus.json_sha256},
+                            {"tokenizer_sha256", corpus.tokenizer_sha256}, {"train_sha256", corpus.train_sha256},
+                            {"heldout_sha256", corpus.heldout_sha256},
+                            {"heldout_unigram_cross_entropy", corpus.heldout_unigram_cross_entropy}};
+  const json record = {{"architecture", arch}, {"qk_norm", m.config.qk_norm}, {"config", c.raw},
+                       {"config_sha256", c.sha256}, {"optimizer_groups", groups}, {"corpus", corpus_json},
+                       {"tool_version", report::toolVersion()}, {"git_revision", report::gitRevision()}};
+  if (!o.resume) report::writeFileAtomic(paths.config, report::dumpJson(c.raw));
+
+  // --- state rebuilt from the log (a resume continues exactly where the checkpoint stood) -------
+  std::vector<json> log = o.resume ? truncateLog(paths.log, start) : std::vector<json>{};
+  double initial_loss = NAN, best_heldout = INFINITY;
+  std::vector<std::optional<std::int64_t>> reached(c.loss_thresholds.size());
+  json evals = json::array(), checkpoints = o.resume ? previous.value("checkpoints", json::array()) : json::array();
+  auto noteEval = [&](std::int64_t step, const json& e) {
+    evals.push_back({{"step", step}, {"heldout_loss", e["heldout_loss"]}});
+    if (e["heldout_loss"].is_number()) {
+      const double l = e["heldout_loss"].get<double>();
+      best_heldout = std::min(best_heldout, l);
+      for (std::size_t i = 0; i < reached.size(); ++i)
+        if (!reached[i] && l <= c.loss_thresholds[i]) reached[i] = step;
+    }
+  };
+  for (const auto& r : log) {
+    if (r["step"] == 1 && r["train_loss"].is_number()) initial_loss = r["train_loss"].get<double>();
+    if (r.contains("eval")) noteEval(r["step"].get<std::int64_t>(), r["eval"]);
+  }
+  json last_eval;
+  for (auto it = log.rbegin(); it != log.rend() && last_eval.is_null(); ++it)
+    if (it->contains("eval")) last_eval = (*it)["eval"];
+
+  const std::int64_t tokens_per_step = c.batch_size * c.seq_len;
+  const eval::Evaluator ev(*m.model, rows, model::chooseAttention("auto", device, at::kFloat, false), 8, device);
+  auto trainJson = [&](const std::string& status, std::int64_t step, double last_loss, const std::string& reason) {
+    prov.finished_utc = report::utcNow();
+    prov.device = device.str();
+    prov.inputs = {{"config", c.path, c.sha256, false}, {"corpus", corpus.json_path, corpus.json_sha256, false},
+                   {"train_tokens", corpus.train_path, corpus.train_sha256, true},
+                   {"heldout_tokens", corpus.heldout_path, corpus.heldout_sha256, true},
+                   {"tokenizer", corpus.tokenizer_path, corpus.tokenizer_sha256, true}};
+    if (c.init_from) prov.inputs.push_back({"init", *c.init_from, io::sha256File(*c.init_from), false});
+    json thr = json::array();
+    for (std::size_t i = 0; i < reached.size(); ++i)
+      thr.push_back({{"threshold", c.loss_thresholds[i]}, {"step", reached[i] ? json(*reached[i]) : json(nullptr)}});
+    json doc = {{"schema", "omn-audit/train@1"},
+                {"provenance", report::provenance(prov)},
+                {"name", c.name},
+                {"status", status},
+                {"config", {{"path", c.path}, {"sha256", c.sha256}, {"values", c.raw}}},
+                {"corpus", corpus_json},
+                {"model", {{"config", model::toJson(m.config)}, {"parameters", m.count()}, {"qk_norm", m.config.qk_norm}}},
+                {"optimizer", {{"kind", optimizerName(c.optimizer.kind)}, {"groups", groups}}},
+                {"schedule", {{"warmup_steps", c.schedule.warmup_steps}, {"decay", decayName(c.schedule.decay)},
+                              {"min_lr_ratio", c.schedule.min_lr_ratio}}},
+                {"threads", threads},
+                {"dtype", c.dtype},
+                {"steps", c.steps},
+                {"steps_done", step},
+                {"tokens_seen", step * tokens_per_step},
+                {"initial_loss", finiteOrNull(initial_loss)},
+                {"final_train_loss", finiteOrNull(last_loss)},
+                {"final_heldout_loss", last_eval.is_null() ? json(nullptr) : last_eval["heldout_loss"]},
+                {"best_heldout_loss", finiteOrNull(best_heldout)},
+                {"heldout_unigram_cross_entropy", corpus.heldout_unigram_cross_entropy},
+                {"diverged", status == "diverged"},
+                {"divergence", reason.empty() ? json(nullptr) : json{{"step", step}, {"reason", reason}}},
+                {"steps_to_threshold", thr},
+                {"evals", evals},
+                {"last_checkpoint_step", checkpoints.empty() ? json(0) : checkpoints.back()["step"]},
+                {"checkpoints", checkpoints},
+                {"log", "log.jsonl"}};
+    if (status == "finished") doc["final_checkpoint"] = {{"path", "final.pt"}, {"sha256", io::sha256File(paths.final_checkpoint)}};
+    report::writeFileAtomic(paths.train_json, report::dumpJson(doc));
+    return doc;
+  };
+  auto saveCheckpoint = [&](std::int64_t step, double loss) {
+    const std::string sha = writeWeights(paths.stepCheckpoint(step), m, record, step, step * tokens_per_step, c.seed);
+    writeOptimizer(paths.stepOptimizer(step), opt_state, adamw_names, muon_names, step);
+    checkpoints.push_back({{"step", step}, {"path", fs::relative(paths.stepCheckpoint(step), o.out_dir).string()}, {"sha256", sha}});
+    trainJson("running", step, loss, "");
+  };
+  if (!o.resume) trainJson("running", 0, NAN, "");
+
+  spdlog::info("train {}: {} parameters ({}), {} steps of {}x{} tokens, {} threads{}", c.name, m.count(),
+               m.config.qk_norm ? "QK-norm on" : "QK-norm off", c.steps, c.batch_size, c.seq_len, threads,
+               start > 0 ? ", resumed at step " + std::to_string(start) : "");
+  report::ProgressBar bar("train", static_cast<std::uint64_t>(c.steps), o.progress, false, "steps");
+  const auto t_start = std::chrono::steady_clock::now();
+  auto t_interval = t_start;
+  double last_loss = NAN;
+  std::string divergence;
+  std::int64_t step = start;
+  while (step < c.steps) {
+    ++step;
+    const BatchRows b = sampleBatch(train_set.tokens, corpus.eos_id, c.seed, step, c.batch_size, c.seq_len);
+    const at::Tensor tok = at::tensor(b.tokens, at::kLong).view({c.batch_size, c.seq_len}).to(device);
+    const at::Tensor doc = at::tensor(b.doc, at::kLong).view({c.batch_size, c.seq_len});
+    const at::Tensor loss = trainingLoss(*m.model, tok, doc);
+    loss.backward();
+    last_loss = loss.item<double>();
+    if (step == 1) initial_loss = last_loss;
+    if (!o.dump_grads.empty() && step == start + 1) {
+      std::vector<Parameter> grads = m.params;
+      for (auto& g : grads) g.value = g.value.grad();
+      std::vector<at::Tensor> keep;
+      report::writeFileAtomic(o.dump_grads, io::torchCheckpointBytes(tensorRecords(grads, keep), {{"step", step}}));
+    }
+    const double gnorm = gradNorm(m.params);
+    if (c.clip_grad_norm > 0 && gnorm > c.clip_grad_norm) {
+      at::NoGradGuard ng;
+      for (auto& p : m.params) p.value.mutable_grad().mul_(c.clip_grad_norm / (gnorm + 1e-6));
+    }
+    const double mult = lrMultiplier(c.schedule, step, c.steps);
+    adamw.step(adamw_params, adamw_decay, c.optimizer.lr * mult);
+    if (use_muon) muon.step(muon_params, c.optimizer.muon_lr * mult);
+    for (auto& p : m.params) p.value.mutable_grad().zero_();
+
+    if (!std::isfinite(last_loss) || !std::isfinite(gnorm)) divergence = "non-finite loss or gradient";
+    else if (step > c.schedule.warmup_steps && step > 1 && last_loss > initial_loss)
+      divergence = "train loss " + report::fixed(last_loss, 4) + " above the initial loss " + report::fixed(initial_loss, 4) +
+                   " after warm-up";
+    const bool last = step == c.steps || !divergence.empty();
+    if (step % c.log_every == 0 || step == 1 || last || step % c.eval_every == 0) {
+      const auto now = std::chrono::steady_clock::now();
+      const double secs = std::chrono::duration<double>(now - t_interval).count();
+      const std::int64_t steps_in = step - (log.empty() ? start : log.back()["step"].get<std::int64_t>());
+      t_interval = now;
+      json rec = {{"step", step},
+                  {"tokens_seen", step * tokens_per_step},
+                  {"train_loss", finiteOrNull(last_loss)},
+                  {"grad_norm", finiteOrNull(gnorm)},
+                  {"lr", c.optimizer.lr * mult},
+                  {"muon_lr", use_muon ? json(c.optimizer.muon_lr * mult) : json(nullptr)},
+                  {"tokens_per_second", secs > 0 ? static_cast<double>(steps_in * tokens_per_step) / secs : 0.0},
+                  {"batch_offsets", b.offsets}};
+      if (step % c.eval_every == 0 || last) {
+        last_eval = evaluate(ev, m);
+        rec["eval"] = last_eval;
+        noteEval(step, last_eval);
+      }
+      appendLog(paths.log, rec);
+      log.push_back(rec);
+      const std::string held = rec.contains("eval") ? "  held-out " + report::fixed(last_eval["heldout_loss"].is_number() ? last_eval["heldout_loss"].get<double>() : NAN, 4) : "";
+      if (!o.progress) spdlog::info("step {}/{}  loss {}{}", step, c.steps, report::fixed(last_loss, 4), held);
+    }
+    bar.update(static_cast<std::uint64_t>(step), "loss " + report::fixed(last_loss, 3));
+    if (!divergence.empty()) break;
+    if (c.checkpoint_every > 0 && step % c.checkpoint_every == 0 && step < c.steps) saveCheckpoint(step, last_loss);
+  }
+  bar.finish();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  if (!divergence.empty()) {
+    spdlog::warn("train {}: diverged at step {}: {}", c.name, step, divergence);
+    json doc = trainJson("diverged", step, last_loss, divergence);
+    return doc;
+  }
+  writeWeights(paths.final_checkpoint, m, record, step, step * tokens_per_step, c.seed);
+  json doc = trainJson("finished", step, last_loss, "");
+  doc["timing"] = {{"seconds", secs},
+                   {"tokens_per_second", static_cast<double>((step - start) * tokens_per_step) / std::max(secs, 1e-9)}};
+  report::writeFileAtomic(paths.train_json, report::dumpJson(doc));
+  return doc;
+}
+
+}  // namespace omn::train

@@ -1,0 +1,298 @@
+#!/usr/bin/python3
+"""The trainer against independent references (Debian's python3-torch), on a corpus built by
+`omn-audit corpus` from small generated documents:
+
+  check_train.py OMN_AUDIT WORKDIR
+
+For QK-norm on and off, from the same Python-written initial weights:
+  * the first step's loss and every gradient equal PyTorch autograd's on reference_model.py
+    (same weights, same batch: the batch offsets are in the run's log), within 1e-5 relative;
+  * one AdamW step (torch.optim.AdamW) and one Muon step (muon_update written here from
+    KellerJordan/Muon) applied to those gradients give the weights of checkpoints/step-000001.pt;
+  * final.pt loads with torch.load(weights_only=True) and its held-out loss under the reference
+    equals `omn-audit eval`'s on the same rows;
+  * QK-off: profile refuses with exit 2 ("no Q/K gains"), intervene refuses gain ops, eval scores it.
+Then: a run killed with SIGKILL after a checkpoint and resumed gives bitwise the final weights of an
+uninterrupted run; and bad input ends in exit 2/4 naming the place, with nothing overwritten.
+"""
+import collections
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_model import Reference  # noqa: E402
+
+omn, work = sys.argv[1], sys.argv[2]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+env = dict(os.environ, OMP_NUM_THREADS="1")
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def run(*args, expect=0):
+    p = subprocess.run([omn, *args], capture_output=True, text=True, env=env)
+    if p.returncode != expect:
+        print(p.stdout, p.stderr)
+        raise SystemExit("%s: exit %d, expected %d" % (" ".join(args), p.returncode, expect))
+    return p
+
+
+# --- a corpus: generated documents with learnable structure --------------------------------------
+rng = np.random.default_rng(0)
+words = ["the", "union", "state", "people", "congress", "nation", "law", "peace", "trade", "war", "year",
+         "public", "great", "our", "we", "have", "shall", "must", "and", "of", "to", "in", "a", "is"]
+textdir = os.path.join(work, "text")
+os.makedirs(textdir)
+for i in range(40):
+    sents = []
+    for _ in range(int(rng.integers(4, 12))):
+        sents.append(" ".join(words[int(j)] for j in rng.integers(0, len(words), size=int(rng.integers(5, 14)))) + ".")
+    open(os.path.join(textdir, "doc%02d.txt" % i), "w").write("\n".join(sents) + "\n")
+cconf = os.path.join(work, "corpus-config.json")
+json.dump({"schema": "omn-audit/corpus-config@1", "name": "gen", "inputs": ["text"], "heldout_fraction": 0.25,
+           "tokenizer": {"vocab_size": 320}}, open(cconf, "w"))
+run("corpus", "--config", cconf, "--out", os.path.join(work, "data"))
+corpus = json.load(open(os.path.join(work, "data", "corpus.json")))
+V, EOS = corpus["tokenizer"]["vocab_size"], corpus["tokenizer"]["eos_id"]
+heldout_docs = {d["name"] for d in corpus["documents"] if d["split"] == "heldout"}
+check(0 < len(heldout_docs) < 40, "corpus: a document-level held-out split (%d of 40 held out)" % len(heldout_docs))
+train_stream = np.fromfile(os.path.join(work, "data", "train.bin"), dtype=np.uint16).astype(np.int64)
+held_stream = np.fromfile(os.path.join(work, "data", "heldout.bin"), dtype=np.uint16).astype(np.int64)
+run("corpus", "--config", cconf, "--out", os.path.join(work, "data2"))
+same = all(open(os.path.join(work, "data", f), "rb").read() == open(os.path.join(work, "data2", f), "rb").read()
+           for f in ("train.bin", "heldout.bin", "tokenizer.model"))
+check(same, "corpus: rebuilding gives the same tokenizer and token streams byte for byte")
+
+NAMES = {"embedding": "tok_embeddings.weight", "attention_norm": "layers.{i}.attention_norm.weight",
+         "wq": "layers.{i}.attention.wq.weight", "wk": "layers.{i}.attention.wk.weight",
+         "wv": "layers.{i}.attention.wv.weight", "wo": "layers.{i}.attention.wo.weight",
+         "q_norm": "layers.{i}.attention.q_norm.weight", "k_norm": "layers.{i}.attention.k_norm.weight",
+         "ffn_norm": "layers.{i}.ffn_norm.weight", "w13": "layers.{i}.feed_forward.w13.weight",
+         "w2": "layers.{i}.feed_forward.w2.weight", "final_norm": "norm.weight", "output": "output.weight"}
+L, D, H, KV, HD, F = 2, 32, 4, 2, 8, 48
+HIDDEN = ("wq", "wk", "wv", "wo", "w13", "w2")
+
+
+def init_weights(qk):
+    g = torch.Generator().manual_seed(1)
+    sd = collections.OrderedDict()
+    sd["tok_embeddings.weight"] = torch.randn(V, D, generator=g) * 0.5
+    for i in range(L):
+        p = "layers.%d." % i
+        sd[p + "attention_norm.weight"] = 1 + 0.1 * torch.randn(D, generator=g)
+        sd[p + "attention.wq.weight"] = torch.randn(H * HD, D, generator=g) / D ** 0.5
+        sd[p + "attention.wk.weight"] = torch.randn(KV * HD, D, generator=g) / D ** 0.5
+        sd[p + "attention.wv.weight"] = torch.randn(KV * HD, D, generator=g) / D ** 0.5
+        sd[p + "attention.wo.weight"] = torch.randn(D, H * HD, generator=g) / (H * HD) ** 0.5
+        if qk:
+            sd[p + "attention.q_norm.weight"] = 1 + 0.3 * torch.randn(HD, generator=g)
+            sd[p + "attention.k_norm.weight"] = 1 + 0.3 * torch.randn(HD, generator=g)
+        sd[p + "ffn_norm.weight"] = 1 + 0.1 * torch.randn(D, generator=g)
+        sd[p + "feed_forward.w13.weight"] = torch.randn(2 * F, D, generator=g) / D ** 0.5
+        sd[p + "feed_forward.w2.weight"] = torch.randn(D, F, generator=g) / F ** 0.5
+    sd["norm.weight"] = 1 + 0.1 * torch.randn(D, generator=g)
+    sd["output.weight"] = torch.randn(V, D, generator=g) / D ** 0.5
+    return sd
+
+
+def cfg(qk):
+    return {"tensors": NAMES, "head_dim": HD, "n_heads": H, "n_kv_heads": KV, "n_layers": L, "norm_eps": 1e-6,
+            "qk_norm_eps": 1e-6, "rope_theta": 10000.0, "rope_style": "rotate_half", "norm_cast": "multiply_then_cast",
+            "qk_norm_cast": "multiply_then_cast", "qk_layout": "head", "one_plus": False, "qk_norm": qk}
+
+
+def docids(tokens):
+    return torch.tensor(np.concatenate([[0], np.cumsum(tokens[:-1] == EOS)]))
+
+
+def batch_loss(ref, stream, offsets, T):
+    nll, n = 0, 0
+    for off in offsets:
+        tok = stream[off:off + T]
+        t, d = torch.tensor(tok), docids(tok)
+        logits = ref.forward(t, d)
+        keep = d[1:] == d[:-1]
+        lp = torch.log_softmax(logits[:-1], -1).gather(-1, t[1:, None])[:, 0]
+        nll = nll - lp[keep].sum()
+        n += int(keep.sum())
+    return nll / n
+
+
+def muon_step(p, g, m, lr, beta=0.95, wd=0.0):
+    """KellerJordan/Muon's muon_update + step, in float32."""
+    m.lerp_(g, 1 - beta)
+    u = g.lerp(m, beta)
+    X = u.float()
+    tall = X.size(0) > X.size(1)
+    if tall:
+        X = X.T
+    X = X / (X.norm() + 1e-7)
+    for _ in range(5):
+        A = X @ X.T
+        B = -4.7750 * A + 2.0315 * A @ A
+        X = 3.4445 * X + B @ X
+    if tall:
+        X = X.T
+    X = X * max(1, p.size(0) / p.size(1)) ** 0.5
+    return p * (1 - lr * wd) - lr * X
+
+
+def rel(a, b):
+    return float((a - b).norm() / max(b.norm(), 1e-30))
+
+
+T, B = 32, 3
+for qk in (True, False):
+    tag = "qk-on" if qk else "qk-off"
+    sd0 = init_weights(qk)
+    init = os.path.join(work, "init-%s.pt" % tag)
+    torch.save({"model": sd0}, init)
+    conf = {"schema": "omn-audit/train-config@1", "name": tag, "corpus": "data", "init": {"from": os.path.basename(init)},
+            "model": {"n_layers": L, "d_model": D, "n_heads": H, "n_kv_heads": KV, "head_dim": HD, "ffn_hidden": F,
+                      "qk_norm": qk, "rope_theta": 10000.0},
+            "optimizer": {"kind": "muon+adamw", "lr": 0.01, "muon_lr": 0.05, "betas": [0.9, 0.95], "eps": 1e-8,
+                          "weight_decay": 0.1, "muon_weight_decay": 0.05},
+            "schedule": {"warmup_steps": 0, "decay": "constant"}, "clip_grad_norm": 0, "steps": 3, "batch_size": B,
+            "seq_len": T, "seed": 7, "log_every": 1, "eval": {"every": 3, "rows": 4}, "checkpoint_every": 1}
+    cpath = os.path.join(work, "train-%s.json" % tag)
+    json.dump(conf, open(cpath, "w"))
+    out = os.path.join(work, "run-" + tag)
+    grads_path = os.path.join(work, "grads-%s.pt" % tag)
+    run("train", "--config", cpath, "--out", out, "--dump-grads", grads_path)
+    log = [json.loads(x) for x in open(os.path.join(out, "log.jsonl"))]
+    rec = json.load(open(os.path.join(out, "train.json")))
+    check(rec["status"] == "finished" and rec["model"]["qk_norm"] == qk, tag + ": train.json finished, qk_norm recorded")
+
+    # gradients and loss of step 1
+    ref = Reference({k: v.clone() for k, v in sd0.items()}, cfg(qk))
+    for v in ref.sd.values():
+        v.requires_grad_(True)
+    loss = batch_loss(ref, train_stream, log[0]["batch_offsets"], T)
+    loss.backward()
+    check(abs(loss.item() - log[0]["train_loss"]) <= 1e-5 * loss.item(),
+          "%s: step-1 loss %.8f vs reference %.8f" % (tag, log[0]["train_loss"], loss.item()))
+    ours = torch.load(grads_path, weights_only=True)["model"]
+    worst = max(rel(ours[k], ref.sd[k].grad) for k in sd0)
+    check(set(ours) == set(sd0) and worst <= 1e-5, "%s: every gradient within 1e-5 relative of autograd's (worst %.2e)" % (tag, worst))
+
+    # one optimizer step from the C++ gradients
+    step1 = torch.load(os.path.join(out, "checkpoints", "step-000001.pt"), weights_only=True)["model"]
+    adam_names = [k for k in sd0 if not any(k == NAMES[r].replace("{i}", str(i)) for r in HIDDEN for i in range(L))]
+    params = {k: torch.nn.Parameter(sd0[k].clone()) for k in adam_names}
+    groups = [{"params": [params[k]], "weight_decay": 0.1 if sd0[k].dim() == 2 else 0.0} for k in adam_names]
+    opt = torch.optim.AdamW(groups, lr=0.01, betas=(0.9, 0.95), eps=1e-8, foreach=False)
+    for k in adam_names:
+        params[k].grad = ours[k].clone()
+    opt.step()
+    worst_adam = max(float((params[k].detach() - step1[k]).abs().max()) for k in adam_names)
+    check(worst_adam <= 1e-6, "%s: one AdamW step equals torch.optim.AdamW's (max abs diff %.2e)" % (tag, worst_adam))
+    worst_muon = 0.0
+    for k in sd0:
+        if k in adam_names:
+            continue
+        want = muon_step(sd0[k].clone(), ours[k].clone(), torch.zeros_like(sd0[k]), lr=0.05, wd=0.05)
+        worst_muon = max(worst_muon, float((want - step1[k]).abs().max()))
+    check(worst_muon <= 1e-5, "%s: one Muon step equals the reference muon_update's (max abs diff %.2e)" % (tag, worst_muon))
+
+    # final.pt: Python reads it; held-out loss equal to omn-audit eval's
+    final = torch.load(os.path.join(out, "final.pt"), weights_only=True)
+    fref = Reference(final["model"], cfg(qk))
+    nrows = 4
+    nll, n = 0.0, 0
+    for r in range(nrows):
+        tok = held_stream[r * T:(r + 1) * T]
+        a, b = fref.nll(torch.tensor(tok), docids(tok))
+        nll, n = nll + a, n + b
+    ej = os.path.join(work, "eval-%s.json" % tag)
+    run("eval", "--checkpoint", os.path.join(out, "final.pt"), "--tokens", os.path.join(work, "data", "heldout.bin"),
+        "--eos", str(EOS), "--tokenizer-revision", corpus["tokenizer"]["sha256"], "--seq-len", str(T), "--num-seqs",
+        str(nrows), "--dtype", "fp32", "--json", ej, "--bootstrap-resamples", "100", "--groups", "1")
+    e = json.load(open(ej))["result"]
+    ours_loss = math.log(e["perplexity"])
+    check(abs(ours_loss - nll / n) <= 1e-6 * (nll / n),
+          "%s: held-out loss of final.pt, omn-audit eval %.8f vs Python %.8f" % (tag, ours_loss, nll / n))
+    if not qk:
+        p = run("profile", os.path.join(out, "final.pt"), expect=2)
+        check("no Q/K gain" in p.stderr, "qk-off: profile refuses with exit 2 naming the missing gains")
+        man = os.path.join(work, "m.json")
+        json.dump({"schema": "omn-audit/manifest@1", "checkpoint": {"path": os.path.join(out, "final.pt")},
+                   "tokens": {"path": os.path.join(work, "data", "heldout.bin"), "eos": EOS,
+                              "tokenizer_revision": corpus["tokenizer"]["sha256"]},
+                   "rows": {"seq_len": T, "num_seqs": 2}, "conditions": [{"op": "constant", "value": 1.0}],
+                   "output": {"json": os.path.join(work, "m-out.json")}}, open(man, "w"))
+        p = run("intervene", "--manifest", man, "--allow-unverified", expect=2)
+        check("no Q/K gains" in p.stderr, "qk-off: intervene refuses gain ops with exit 2")
+
+# --- kill -9 and --resume: bitwise the uninterrupted run's weights -------------------------------
+conf = json.load(open(os.path.join(work, "train-qk-on.json")))
+conf.update({"steps": 120, "checkpoint_every": 4, "log_every": 10, "eval": {"every": 60, "rows": 2}})
+conf["init"] = {"std": 0.02}
+cpath = os.path.join(work, "train-resume.json")
+json.dump(conf, open(cpath, "w"))
+ref_out, cut_out = os.path.join(work, "run-whole"), os.path.join(work, "run-cut")
+run("train", "--config", cpath, "--out", ref_out)
+proc = subprocess.Popen([omn, "train", "--config", cpath, "--out", cut_out], env=env, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL)
+marker = os.path.join(cut_out, "checkpoints", "step-000012.optim.pt")
+deadline = time.time() + 120
+while not os.path.exists(marker) and time.time() < deadline and proc.poll() is None:
+    time.sleep(0.002)
+proc.send_signal(signal.SIGKILL)
+proc.wait()
+killed_early = not os.path.exists(os.path.join(cut_out, "final.pt"))
+check(killed_early, "resume: the run was killed before it finished (after step %s)" %
+      json.load(open(os.path.join(cut_out, "train.json")))["last_checkpoint_step"])
+run("train", "--config", cpath, "--out", cut_out, "--resume")
+a = torch.load(os.path.join(ref_out, "final.pt"), weights_only=True)["model"]
+b = torch.load(os.path.join(cut_out, "final.pt"), weights_only=True)["model"]
+check(all(torch.equal(a[k], b[k]) for k in a), "resume: kill -9 then --resume gives bitwise the uninterrupted final weights")
+la = [json.loads(x)["train_loss"] for x in open(os.path.join(ref_out, "log.jsonl"))]
+lb = [json.loads(x)["train_loss"] for x in open(os.path.join(cut_out, "log.jsonl"))]
+check(la == lb, "resume: the log equals the uninterrupted run's, step for step")
+
+# --- bad input: exit 2 (or 4) naming the place; nothing overwritten ------------------------------
+def bad(conf_change, want, expect=2, extra=()):
+    c = json.load(open(os.path.join(work, "train-qk-on.json")))
+    conf_change(c)
+    p = os.path.join(work, "bad.json")
+    json.dump(c, open(p, "w"))
+    r = run("train", "--config", p, "--out", os.path.join(work, "run-bad"), *extra, expect=expect)
+    check(want in r.stderr, "bad input: %s -> exit %d, message names %r" % (want, expect, want))
+
+
+bad(lambda c: c.update({"colour": 1}), "/colour: unknown key")
+bad(lambda c: c["model"].update({"n_kv_heads": 3}), "/model/n_kv_heads")
+bad(lambda c: c["model"].update({"head_dim": 7}), "/model/head_dim")
+bad(lambda c: c.update({"steps": -3}), "/steps")
+bad(lambda c: c.update({"corpus": "nowhere"}), "nowhere")
+bad(lambda c: c["optimizer"].update({"lr": float("nan")}) if False else c["optimizer"].update({"lr": 0}), "/optimizer/lr")
+before = open(os.path.join(ref_out, "final.pt"), "rb").read()
+r = run("train", "--config", cpath, "--out", ref_out, expect=2)
+check("--resume" in r.stderr and open(os.path.join(ref_out, "final.pt"), "rb").read() == before,
+      "an existing run without --force or --resume: exit 2, nothing overwritten")
+conf["seed"] = 8
+json.dump(conf, open(cpath, "w"))
+shutil.copytree(cut_out, cut_out + "-2")
+t = json.load(open(os.path.join(cut_out + "-2", "train.json")))
+t["status"] = "running"
+json.dump(t, open(os.path.join(cut_out + "-2", "train.json"), "w"))
+r = run("train", "--config", cpath, "--out", cut_out + "-2", "--resume", expect=4)
+check("not the config this run started with" in r.stderr, "--resume with a changed config: exit 4")
+
+print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
+sys.exit(1 if failures else 0)

@@ -1,0 +1,40 @@
+// omn-audit corpus --config C --out DIR: text files -> tokenizer + train/held-out token streams.
+#include <iostream>
+#include <thread>
+
+#include "../commands.h"
+#include "omn/data/corpus.h"
+#include "omn/report/table.h"
+
+namespace omn::cli {
+
+Command addCorpusCommand(CLI::App& root) {
+  auto* app = root.add_subcommand("corpus", "build a corpus: document-level held-out split, SentencePiece tokenizer, token streams");
+  auto config = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto force = std::make_shared<bool>(false);
+  auto threads = std::make_shared<int>(0);
+  app->add_option("--config", *config, "corpus config (omn-audit/corpus-config@1), e.g. configs/corpus/sotu.json")->required();
+  app->add_option("--out", *out, "output directory: corpus.json, tokenizer.model, train.bin, heldout.bin")->required();
+  app->add_option("--threads", *threads, "tokenizer-training threads (0: every CPU)")->check(CLI::Range(0, 1024));
+  app->add_flag("--force", *force, "overwrite an existing corpus in --out");
+  return {app, [=] {
+            const data::CorpusConfig c = data::loadCorpusConfig(*config);
+            const int n = *threads > 0 ? *threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+            const nlohmann::json doc = data::buildCorpus(c, *out, *force, n);
+            report::Table t({"split", "documents", "tokens", "sha256"});
+            for (const char* s : {"train", "heldout"})
+              t.add({s, std::to_string(doc[s]["n_documents"].get<long long>()), std::to_string(doc[s]["n_tokens"].get<long long>()),
+                     doc[s]["sha256"].get<std::string>()});
+            t.print(std::cout);
+            std::cout << "tokenizer  " << doc["tokenizer"]["model_type"].get<std::string>() << ", vocabulary "
+                      << doc["tokenizer"]["vocab_size"] << ", sha256 " << doc["tokenizer"]["sha256"].get<std::string>()
+                      << " (the tokenizer revision)\n";
+            std::cout << "unigram    held-out cross-entropy " << report::fixed(doc["unigram"]["heldout_cross_entropy"], 4)
+                      << " nats/token (a context-free model's loss)\n";
+            std::cout << "wrote " << *out << "/corpus.json\n";
+            return 0;
+          }};
+}
+
+}  // namespace omn::cli

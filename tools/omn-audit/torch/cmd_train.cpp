@@ -1,0 +1,49 @@
+// omn-audit train --config C --out DIR [--resume] [--force]: train an OMN-style model from scratch.
+#include <iostream>
+
+#include "model_commands.h"
+#include "omn/errors.h"
+#include "omn/report/progress.h"
+#include "omn/report/table.h"
+#include "omn/train/trainer.h"
+
+namespace omn::cli {
+
+Command addTrainCommand(CLI::App& root) {
+  auto a = std::make_shared<train::TrainOptions>();
+  auto config = std::make_shared<std::string>();
+  auto corpus = std::make_shared<std::string>();
+  auto* app = root.add_subcommand("train", "train an OMN-style model from scratch on a corpus (QK-norm on or off, Muon + AdamW)");
+  app->add_option("--config", *config, "training config (omn-audit/train-config@1), e.g. configs/train/tiny.json")->required();
+  app->add_option("--out", a->out_dir, "run directory: checkpoints/, final.pt, train.json, log.jsonl")->required();
+  app->add_option("--corpus", *corpus, "use this corpus (directory or corpus.json) instead of the config's /corpus");
+  app->add_flag("--resume", a->resume, "continue the run in --out from its last checkpoint (same config, same corpus)");
+  app->add_flag("--force", a->force, "start over in an --out that holds a run (its files are replaced)");
+  app->add_option("--threads", a->threads, "CPU threads (0: OMP_NUM_THREADS when set, else every online CPU)")
+      ->check(CLI::Range(0, 4096));
+  app->add_option("--dump-grads", a->dump_grads, "write the first step's gradients here (torch.save; parity checks)");
+  return {app, [=] {
+            a->config = train::loadTrainConfig(*config);
+            if (!corpus->empty()) a->config.corpus = *corpus;
+            if (a->resume && a->force) throw UsageError("--resume and --force: choose one");
+            a->progress = report::ProgressBar::stderrIsTerminal();
+            const nlohmann::json doc = train::runTraining(*a);
+            auto num = [](const nlohmann::json& v) { return v.is_number() ? report::fixed(v.get<double>(), 4) : std::string("-"); };
+            std::cout << "run        " << a->out_dir << " (" << doc["status"].get<std::string>() << " after "
+                      << doc["steps_done"] << " of " << doc["steps"] << " steps, " << doc["tokens_seen"] << " tokens)\n";
+            std::cout << "model      " << doc["model"]["parameters"] << " parameters, QK-norm "
+                      << (doc["model"]["qk_norm"].get<bool>() ? "on" : "off") << ", optimizer "
+                      << doc["optimizer"]["kind"].get<std::string>() << "\n";
+            std::cout << "loss       initial " << num(doc["initial_loss"]) << ", final train " << num(doc["final_train_loss"])
+                      << ", held-out " << num(doc["final_heldout_loss"]) << " (unigram baseline "
+                      << num(doc["heldout_unigram_cross_entropy"]) << ")\n";
+            if (doc["diverged"].get<bool>())
+              std::cout << "diverged   at step " << doc["divergence"]["step"] << ": "
+                        << doc["divergence"]["reason"].get<std::string>() << "\n";
+            else
+              std::cout << "wrote      " << a->out_dir << "/final.pt and " << a->out_dir << "/train.json\n";
+            return 0;
+          }};
+}
+
+}  // namespace omn::cli
