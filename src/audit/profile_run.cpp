@@ -34,7 +34,7 @@ json profileCheckpoint(const ProfileRequest& req) {
     oo.state_key = req.state_key;
     ck = io::openCheckpoint(req.checkpoint, oo);
     const bool detected = req.preset.empty();
-    const model::Preset preset = detected ? model::detectPreset(ck->index) : model::loadPreset(req.preset);
+    const model::Preset preset = model::resolvePreset(req.preset, ck->index, ck->metadata, req.checkpoint);
     const GainSet gains = loadGains(*ck, preset);
     const model::TensorMatch match = model::matchTensors(preset, ck->index, gains.n_layers);
     doc = computeProfile(gains, req.options);

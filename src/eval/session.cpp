@@ -46,7 +46,7 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     io::OpenOptions oo;
     oo.state_key = spec.state_key;
     s->ck = io::openCheckpoint(spec.checkpoint, oo);
-    s->preset = spec.preset.empty() ? model::detectPreset(s->ck->index) : model::loadPreset(spec.preset);
+    s->preset = model::resolvePreset(spec.preset, s->ck->index, s->ck->metadata, spec.checkpoint);
     s->config = model::inferConfig(s->preset, s->ck->index);
     s->dtype = model::parseDtype(spec.dtype, s->ck->index.at(s->config.name("wq", 0)).dtype);
     if (s->dtype == at::kHalf && s->device.is_cpu())

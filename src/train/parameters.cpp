@@ -96,7 +96,13 @@ TrainableModel initModel(const TrainConfig& c, std::int64_t vocab, std::uint64_t
 
 TrainableModel loadModel(const std::string& path, const TrainConfig& c, std::int64_t vocab, const at::Device& device) {
   const auto ck = io::openCheckpoint(path);
-  const model::Preset p = model::resolvePreset("omn", ck->index, ck->metadata, path);
+  model::Preset p = model::resolvePreset("omn", ck->index, ck->metadata, path);
+  // what neither the tensors nor a recorded architecture say (a checkpoint from elsewhere), the
+  // config says; every value is then compared with the config's below
+  const nlohmann::json from_config = {{"head_dim", c.model.head_dim}, {"rope_theta", c.model.rope_theta},
+                                      {"norm_eps", c.model.norm_eps}, {"qk_norm_eps", c.model.qk_norm_eps}};
+  for (auto it = from_config.begin(); it != from_config.end(); ++it)
+    if (!p.architecture.contains(it.key())) p.architecture[it.key()] = it.value();
   const model::ModelConfig got = model::inferConfig(p, ck->index);
   const model::ModelConfig want = modelConfig(c.model, vocab);
   const nlohmann::json a = model::toJson(got), b = model::toJson(want);

@@ -35,13 +35,12 @@ omn, work = sys.argv[1], sys.argv[2]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 env = dict(os.environ, OMP_NUM_THREADS="1")
-failures = []
+failures, passes = [], []
 
 
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
+    (passes if ok else failures).append(what)
 
 
 def run(*args, expect=0):
@@ -230,12 +229,16 @@ for qk in (True, False):
         p = run("profile", os.path.join(out, "final.pt"), expect=2)
         check("no Q/K gain" in p.stderr, "qk-off: profile refuses with exit 2 naming the missing gains")
         man = os.path.join(work, "m.json")
-        json.dump({"schema": "omn-audit/manifest@1", "checkpoint": {"path": os.path.join(out, "final.pt")},
-                   "tokens": {"path": os.path.join(work, "data", "heldout.bin"), "eos": EOS,
+        import hashlib
+        digest = lambda f: hashlib.sha256(open(f, "rb").read()).hexdigest()
+        ck, hb = os.path.join(out, "final.pt"), os.path.join(work, "data", "heldout.bin")
+        json.dump({"schema": "omn-audit/manifest@1", "checkpoint": {"path": ck, "sha256": digest(ck)},
+                   "tokens": {"path": hb, "sha256": digest(hb), "format": "u16", "eos": EOS,
                               "tokenizer_revision": corpus["tokenizer"]["sha256"]},
-                   "rows": {"seq_len": T, "num_seqs": 2}, "conditions": [{"op": "constant", "value": 1.0}],
+                   "rows": {"seq_len": T, "num_seqs": 4, "selection": "first", "form": "packed"}, "groups": 2,
+                   "conditions": [{"op": "constant", "values": [1.0], "targets": ["qk"], "layers": "all"}],
                    "output": {"json": os.path.join(work, "m-out.json")}}, open(man, "w"))
-        p = run("intervene", "--manifest", man, "--allow-unverified", expect=2)
+        p = run("intervene", "--manifest", man, expect=2)
         check("no Q/K gains" in p.stderr, "qk-off: intervene refuses gain ops with exit 2")
 
 # --- kill -9 and --resume: bitwise the uninterrupted run's weights -------------------------------
@@ -294,5 +297,5 @@ json.dump(t, open(os.path.join(cut_out + "-2", "train.json"), "w"))
 r = run("train", "--config", cpath, "--out", cut_out + "-2", "--resume", expect=4)
 check("not the config this run started with" in r.stderr, "--resume with a changed config: exit 4")
 
-print("%d passed, %d failed" % (0 if failures else 1, len(failures)))
+print("%d passed, %d failed" % (len(passes), len(failures)))
 sys.exit(1 if failures else 0)
