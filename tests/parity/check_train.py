@@ -76,6 +76,28 @@ run("corpus", "--config", cconf, "--out", os.path.join(work, "data2"))
 same = all(open(os.path.join(work, "data", f), "rb").read() == open(os.path.join(work, "data2", f), "rb").read()
            for f in ("train.bin", "heldout.bin", "tokenizer.model"))
 check(same, "corpus: rebuilding gives the same tokenizer and token streams byte for byte")
+here = os.path.dirname(os.path.abspath(__file__))
+schema_dir = os.path.join(here, "..", "..", "docs", "schema")
+check(subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"), schema_dir, "corpus.schema.json",
+                      os.path.join(work, "data", "corpus.json")]).returncode == 0,
+      "corpus: corpus.json validates against docs/schema/corpus.schema.json")
+
+# corpus: bad input ends in exit 2 naming the place; an existing corpus is not overwritten
+def bad_corpus(conf, want, out="data-bad"):
+    p = os.path.join(work, "bad-corpus.json")
+    json.dump(conf, open(p, "w"))
+    r = run("corpus", "--config", p, "--out", os.path.join(work, out), expect=2)
+    check(want in r.stderr, "corpus bad input: %s -> exit 2" % want)
+
+
+good = json.load(open(cconf))
+bad_corpus(dict(good, colour=1), "/colour: unknown key")
+bad_corpus(dict(good, inputs=["missing-dir"]), "missing-dir")
+bad_corpus(dict(good, heldout_fraction=1.5), "/heldout_fraction")
+bad_corpus(dict(good, tokenizer={"vocab_size": 2 ** 70}), "/tokenizer/vocab_size")
+before = open(os.path.join(work, "data", "train.bin"), "rb").read()
+bad_corpus(good, "exists", out="data")
+check(open(os.path.join(work, "data", "train.bin"), "rb").read() == before, "corpus: an existing corpus is left as it was")
 
 NAMES = {"embedding": "tok_embeddings.weight", "attention_norm": "layers.{i}.attention_norm.weight",
          "wq": "layers.{i}.attention.wq.weight", "wk": "layers.{i}.attention.wk.weight",
@@ -176,6 +198,9 @@ for qk in (True, False):
     log = [json.loads(x) for x in open(os.path.join(out, "log.jsonl"))]
     rec = json.load(open(os.path.join(out, "train.json")))
     check(rec["status"] == "finished" and rec["model"]["qk_norm"] == qk, tag + ": train.json finished, qk_norm recorded")
+    schema_ok = subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"), schema_dir,
+                                "train.schema.json", os.path.join(out, "train.json")]).returncode == 0
+    check(schema_ok, tag + ": train.json validates against docs/schema/train.schema.json")
 
     # gradients and loss of step 1
     ref = Reference({k: v.clone() for k, v in sd0.items()}, cfg(qk))
