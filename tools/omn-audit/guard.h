@@ -56,4 +56,16 @@ inline int parseAndRun(CLI::App& app, std::vector<Command>& commands, int argc, 
   });
 }
 
+// A plugin's entry: its own CLI11 app with the shared -v/-q flags and the given subcommands.
+inline int runCommandLine(const char* title, const std::vector<Command (*)(CLI::App&)>& adders, int argc, char** argv) {
+  CLI::App app{title};
+  app.require_subcommand(1);
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "log details on stderr");
+  app.add_flag("-q,--quiet", quiet, "log only errors");
+  std::vector<Command> commands;
+  for (auto add : adders) commands.push_back(add(app));
+  return parseAndRun(app, commands, argc, argv, verbose, quiet);
+}
+
 }  // namespace omn::cli
