@@ -238,7 +238,15 @@ void adoptCheckpointArchitecture(Preset& p, const nlohmann::json& metadata, cons
   if (!j.is_object() || !j.contains("architecture")) return;
   nlohmann::json merged = j["architecture"];
   if (!merged.is_object()) throw FormatError(where + ": envelope omn_audit /architecture: expected an object");
-  for (auto it = p.architecture.begin(); it != p.architecture.end(); ++it) merged[it.key()] = it.value();
+  for (auto it = p.architecture.begin(); it != p.architecture.end(); ++it) {
+    const auto rec = merged.find(it.key());
+    const bool differ = rec != merged.end() && !rec->is_null() && !it->is_null() &&
+                        (rec->is_number() && it->is_number() ? rec->get<double>() != it->get<double>() : *rec != *it);
+    if (differ)
+      throw FormatError(where + ": the checkpoint records " + it.key() + " = " + rec->dump() + ", preset " + p.name + " says " +
+                        it->dump() + " (choose the preset that matches with --preset, e.g. omn)");
+    merged[it.key()] = it.value();
+  }
   nlohmann::json check = {{"schema", "omn-audit/preset@1"}, {"name", p.name}, {"tensors", p.tensors},
                           {"gain", {{"parametrisation", "direct"}, {"layout", "head"}}}, {"architecture", merged}};
   parsePreset(check, where + " (envelope omn_audit)");  // validates every key and value

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <regex>
 #include <thread>
 
 #include "omn/data/corpus.h"
@@ -36,7 +37,8 @@ at::Tensor trainingLoss(const model::Transformer& m, const at::Tensor& tok, cons
   const std::int64_t B = tok.size(0), T = tok.size(1), V = logits.size(-1);
   at::Tensor target = at::full({B, T}, -100, at::kLong);
   const at::Tensor same = doc.narrow(1, 1, T - 1) == doc.narrow(1, 0, T - 1);
-  target.narrow(1, 0, T - 1).copy_(at::where(same, tok.narrow(1, 1, T - 1), at::full_like(same, -100, at::kLong)));
+  const at::Tensor next = tok.cpu().narrow(1, 1, T - 1);
+  target.narrow(1, 0, T - 1).copy_(at::where(same, next, at::full_like(next, -100)));
   return at::cross_entropy_loss(logits.view({B * T, V}), target.view({B * T}).to(logits.device()), {}, at::Reduction::Mean, -100);
 }
 
@@ -76,9 +78,11 @@ double gradNorm(const std::vector<Parameter>& params) {
   return std::sqrt(s);
 }
 
-void removeRunFiles(const RunPaths& p) {
+// The run's own files; never `keep` (the config given on the command line may be the run's copy).
+void removeRunFiles(const RunPaths& p, const std::string& keep) {
   std::error_code ec;
-  for (const auto& f : {p.log, p.final_checkpoint, p.train_json, p.config}) fs::remove(f, ec);
+  for (const auto& f : {p.log, p.final_checkpoint, p.train_json, p.config})
+    if (!fs::equivalent(f, keep, ec)) fs::remove(f, ec);
   if (fs::is_directory(p.checkpoints, ec))
     for (const auto& e : fs::directory_iterator(p.checkpoints)) {
       const std::string n = e.path().filename().string();
@@ -95,7 +99,7 @@ json runTraining(const TrainOptions& o) {
   const RunPaths paths(o.out_dir);
 
   // --- everything checked before the first expensive step -------------------------------------
-  if (c.device != "cpu" && c.device.rfind("cuda", 0) != 0)
+  if (!std::regex_match(c.device, std::regex("cpu|cuda(:[0-9]{1,3})?")))
     throw UsageError("training config " + c.path + ": /device: expected cpu, cuda or cuda:N, got \"" + c.device + "\"");
   if (c.device.rfind("cuda", 0) == 0 && !at::hasCUDA())
     throw UsageError("training config " + c.path + ": /device " + c.device + ": this libtorch has no CUDA or no GPU is visible");
@@ -113,6 +117,9 @@ json runTraining(const TrainOptions& o) {
     previous = report::readJsonFile(paths.train_json, "training record");
     if (previous.value("status", "") != "running")
       throw UsageError("--resume: the run in " + o.out_dir + " is " + previous.value("status", "?") + ", not running");
+    if (!previous.is_object() || !previous.contains("config") || !previous["config"].is_object() ||
+        !previous.contains("corpus") || !previous["corpus"].is_object())
+      throw FormatError(paths.train_json + ": not a training record (no /config or /corpus object)");
     const std::string old_config = previous["config"].value("sha256", "");
     if (old_config != c.sha256)
       throw IntegrityError("--resume: " + c.path + " (sha256 " + c.sha256 + ") is not the config this run started with (" +
@@ -141,15 +148,23 @@ json runTraining(const TrainOptions& o) {
   const eval::TokenSet heldout_set = eval::readTokenSet(ts);
   std::vector<eval::Row> rows = eval::buildRows(heldout_set, eval::RowForm::Packed, c.seq_len);
   if (rows.empty()) throw UsageError("the held-out stream is shorter than one row of /seq_len " + std::to_string(c.seq_len));
+  if (train_set.tokens.size() < static_cast<std::size_t>(c.seq_len))
+    throw UsageError("training config " + c.path + ": /seq_len " + std::to_string(c.seq_len) + ": the training stream holds only " +
+                     std::to_string(train_set.tokens.size()) + " tokens");
   rows.resize(std::min<std::size_t>(rows.size(), static_cast<std::size_t>(c.eval_rows)));
 
   // --- the model and its optimizers ---------------------------------------------------------------
   std::int64_t start = 0;
   if (o.resume) start = previous.value("last_checkpoint_step", std::int64_t{0});
-  if (!o.resume && has_run) removeRunFiles(paths);
   TrainableModel m = start > 0          ? loadModel(paths.stepCheckpoint(start), c, corpus.vocab_size, device)
                      : c.init_from ? loadModel(*c.init_from, c, corpus.vocab_size, device)
                                    : initModel(c, corpus.vocab_size, c.seed, device);
+  // 4 GiB: the checkpoint writer has no ZIP64 (weights, and the optimizer's two AdamW moments)
+  if (static_cast<double>(m.count()) * 4 * 3 >= 4294967295.0)
+    throw UsageError("training config " + c.path + ": /model: " + std::to_string(m.count()) +
+                     " parameters make checkpoints past 4 GiB, which this writer cannot write (no ZIP64)");
+  // the weights are loaded (init.from may lie in the old run), now the old run's files can go
+  if (!o.resume && has_run) removeRunFiles(paths, c.path);
   std::vector<at::Tensor> adamw_params, muon_params;
   std::vector<std::string> adamw_names, muon_names;
   std::vector<double> adamw_decay;
@@ -184,7 +199,7 @@ json runTraining(const TrainOptions& o) {
   const json record = {{"architecture", arch}, {"qk_norm", m.config.qk_norm}, {"config", c.raw},
                        {"config_sha256", c.sha256}, {"optimizer_groups", groups}, {"corpus", corpus_json},
                        {"tool_version", report::toolVersion()}, {"git_revision", report::gitRevision()}};
-  if (!o.resume) report::writeFileAtomic(paths.config, report::dumpJson(c.raw));
+  if (!o.resume && !fs::equivalent(c.path, paths.config, ec)) report::writeFileAtomic(paths.config, data::readTextFile(c.path, "training config"));
 
   // --- state rebuilt from the log (a resume continues exactly where the checkpoint stood) -------
   std::vector<json> log = o.resume ? truncateLog(paths.log, start) : std::vector<json>{};

@@ -198,6 +198,8 @@ for qk in (True, False):
     log = [json.loads(x) for x in open(os.path.join(out, "log.jsonl"))]
     rec = json.load(open(os.path.join(out, "train.json")))
     check(rec["status"] == "finished" and rec["model"]["qk_norm"] == qk, tag + ": train.json finished, qk_norm recorded")
+    check(open(os.path.join(out, "config.json"), "rb").read() == open(cpath, "rb").read(),
+          tag + ": the run keeps the config's exact bytes")
     schema_ok = subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"), schema_dir,
                                 "train.schema.json", os.path.join(out, "train.json")]).returncode == 0
     check(schema_ok, tag + ": train.json validates against docs/schema/train.schema.json")
@@ -304,6 +306,8 @@ def bad(conf_change, want, expect=2, extra=()):
 
 
 bad(lambda c: c.update({"colour": 1}), "/colour: unknown key")
+bad(lambda c: c.update({"device": "cudax"}), "/device")
+bad(lambda c: c.update({"seq_len": 10 ** 7}), "/seq_len")
 bad(lambda c: c["model"].update({"n_kv_heads": 3}), "/model/n_kv_heads")
 bad(lambda c: c["model"].update({"head_dim": 7}), "/model/head_dim")
 bad(lambda c: c.update({"steps": -3}), "/steps")
