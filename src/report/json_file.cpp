@@ -15,6 +15,10 @@
 namespace omn::report {
 
 nlohmann::json readJsonFile(const std::string& path, const std::string& what) {
+  // stat first: opening a FIFO for reading would block until a writer came
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw FormatError(what + " " + path + ": cannot open for reading: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw FormatError(what + " " + path + ": not a regular file (a FIFO, device or directory)");
   std::ifstream in(path);
   if (!in) throw FormatError(what + " " + path + ": cannot open for reading");
   std::stringstream ss;

@@ -317,6 +317,12 @@ before = open(os.path.join(ref_out, "final.pt"), "rb").read()
 r = run("train", "--config", cpath, "--out", ref_out, expect=2)
 check("--resume" in r.stderr and open(os.path.join(ref_out, "final.pt"), "rb").read() == before,
       "an existing run without --force or --resume: exit 2, nothing overwritten")
+fifo = os.path.join(work, "fifo")
+os.mkfifo(fifo)
+for cmd in (["train", "--config", fifo, "--out", os.path.join(work, "run-fifo")],
+            ["corpus", "--config", fifo, "--out", os.path.join(work, "data-fifo")]):
+    r = subprocess.run([omn, *cmd], capture_output=True, text=True, env=env, timeout=60)
+    check(r.returncode == 2 and "not a regular file" in r.stderr, "%s --config FIFO: exit 2 at once, no hang" % cmd[0])
 conf["seed"] = 8
 json.dump(conf, open(cpath, "w"))
 shutil.copytree(cut_out, cut_out + "-2")
