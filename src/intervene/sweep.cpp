@@ -10,7 +10,7 @@
 #include "omn/embedded.h"
 #include "omn/errors.h"
 #include "omn/eval/evaluator.h"
-#include "omn/intervene/journal.h"
+#include "omn/io/journal.h"
 #include "omn/intervene/ops.h"
 #include "omn/intervene/results.h"
 #include "omn/report/json_file.h"
@@ -63,14 +63,19 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   const bool have_journal = ::access(jpath.c_str(), F_OK) == 0;
   if (have_journal && !o.resume)
     throw UsageError("journal " + jpath + " of an interrupted run exists: continue it with --resume, or remove it");
+  io::Journal journal = have_journal ? io::Journal::resume(jpath) : io::Journal::create(jpath, header);
   if (have_journal) {
-    const JournalContents jc = readJournal(jpath);
-    const std::string diff = journalMismatch(jc.header, header);
+    const std::string diff = io::journalMismatch(journal.header(), header,
+                                                 {"manifest_sha256", "checkpoint_sha256", "tokens_sha256",
+                                                  "model_code_fingerprint", "shard", "options"});
     if (!diff.empty()) throw UsageError("cannot resume from " + jpath + ": " + diff);
-    for (const auto& r : jc.records) done[r.at("id").get<std::string>()] = r;
+    for (const auto& r : journal.records()) {
+      // a condition whose restore failed is never reused: the sweep stopped there, it runs again
+      if (r.contains("restore") && !r["restore"].value("ok", false)) continue;
+      done[r.at("id").get<std::string>()] = r;
+    }
     spdlog::info("resuming: {} finished record(s) in {}", done.size(), jpath);
   }
-  Journal journal(jpath, header, have_journal);
 
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   const bool tty = o.progress && report::ProgressBar::stderrIsTerminal();

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_corpus import write_corpus_config  # noqa: E402
 from reference_model import Reference  # noqa: E402
 
 omn, work = sys.argv[1], sys.argv[2]
@@ -52,19 +53,7 @@ def run(*args, expect=0):
 
 
 # --- a corpus: generated documents with learnable structure --------------------------------------
-rng = np.random.default_rng(0)
-words = ["the", "union", "state", "people", "congress", "nation", "law", "peace", "trade", "war", "year",
-         "public", "great", "our", "we", "have", "shall", "must", "and", "of", "to", "in", "a", "is"]
-textdir = os.path.join(work, "text")
-os.makedirs(textdir)
-for i in range(40):
-    sents = []
-    for _ in range(int(rng.integers(4, 12))):
-        sents.append(" ".join(words[int(j)] for j in rng.integers(0, len(words), size=int(rng.integers(5, 14)))) + ".")
-    open(os.path.join(textdir, "doc%02d.txt" % i), "w").write("\n".join(sents) + "\n")
-cconf = os.path.join(work, "corpus-config.json")
-json.dump({"schema": "omn-audit/corpus-config@1", "name": "gen", "inputs": ["text"], "heldout_fraction": 0.25,
-           "tokenizer": {"vocab_size": 320}}, open(cconf, "w"))
+cconf = write_corpus_config(work)
 run("corpus", "--config", cconf, "--out", os.path.join(work, "data"))
 corpus = json.load(open(os.path.join(work, "data", "corpus.json")))
 V, EOS = corpus["tokenizer"]["vocab_size"], corpus["tokenizer"]["eos_id"]

@@ -5,26 +5,36 @@
 #include "omn/intervene/merge.h"
 #include "omn/intervene/results.h"
 #include "omn/report/json_file.h"
+#include "omn/study/analysis.h"
+#include "omn/study/study_merge.h"
 
 namespace omn::cli {
 
 Command addMergeCommand(CLI::App& root) {
-  auto* app = root.add_subcommand("merge", "join the outputs of a sharded sweep (intervene --shard i/N) into one result");
+  auto* app = root.add_subcommand("merge", "join the outputs of a sharded sweep (intervene --shard i/N) or study (study --shard i/N) into one result");
   auto paths = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>();
   auto csv = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
   app->add_option("shards", *paths, "every shard's output")->required();
-  app->add_option("-o,--output", *out, "the merged result (omn-audit/intervention@1)")->required();
-  app->add_option("--csv", *csv, "also one CSV row per condition");
+  app->add_option("-o,--output", *out, "the merged result (omn-audit/intervention@1 or omn-audit/study@1, as the shards)")->required();
+  app->add_option("--csv", *csv, "also one CSV row per condition (sweep) or per run (study)");
   app->add_flag("--force", *force, "overwrite existing outputs");
   return {app, [=] {
             report::checkOutputPath(*out, *force, *paths);
             if (!csv->empty()) report::checkOutputPath(*csv, *force, *paths);
-            const nlohmann::json doc = intervene::mergeShards(*paths);
-            report::writeFileAtomic(*out, report::dumpJson(doc));
-            if (!csv->empty()) report::writeFileAtomic(*csv, intervene::resultsCsv(doc));
-            intervene::printResultsTable(std::cout, doc);
+            // the first shard's schema says which kind of job the shards are from
+            const nlohmann::json head = report::readJsonFile(paths->front(), "shard");
+            if (head.is_object() && head.value("schema", "") == "omn-audit/study@1") {
+              const nlohmann::json doc = study::mergeStudyShards(*paths);
+              report::writeFileAtomic(*out, report::dumpJson(doc));
+              if (!csv->empty()) report::writeFileAtomic(*csv, study::studyCsv(doc));
+            } else {
+              const nlohmann::json doc = intervene::mergeShards(*paths);
+              report::writeFileAtomic(*out, report::dumpJson(doc));
+              if (!csv->empty()) report::writeFileAtomic(*csv, intervene::resultsCsv(doc));
+              intervene::printResultsTable(std::cout, doc);
+            }
             std::cout << "merged " << paths->size() << " shards into " << *out << "\n";
             return 0;
           }};

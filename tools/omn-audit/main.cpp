@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   app.add_subcommand("intervene", "run a manifest of gain interventions (see intervene --help)");
   app.add_subcommand("corpus", "build a corpus: held-out split by document, SentencePiece tokenizer, token streams (see corpus --help)");
   app.add_subcommand("train", "train an OMN-style model from scratch on a corpus, QK-norm on or off (see train --help)");
+  app.add_subcommand("study", "train a grid: QK-norm on/off x learning rates x seeds; LR sensitivity, largest stable LR (see study --help)");
 
   return omn::cli::parseAndRun(app, commands, argc, argv, verbose, quiet);
 }

@@ -16,7 +16,7 @@ namespace omn::cli {
 const Plugin* pluginFor(const char* command) {
   static const Plugin torch{"omn-audit-torch.so", "OMN_AUDIT_TORCH_PLUGIN", "omn_audit_torch_main"};
   static const Plugin text{"omn-audit-text.so", "OMN_AUDIT_TEXT_PLUGIN", "omn_audit_text_main"};
-  for (const char* c : {"eval", "intervene", "train"})
+  for (const char* c : {"eval", "intervene", "train", "study"})
     if (std::strcmp(command, c) == 0) return &torch;
   if (std::strcmp(command, "corpus") == 0) return &text;
   return nullptr;

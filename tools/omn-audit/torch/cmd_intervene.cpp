@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "model_commands.h"
+#include "shard_option.h"
 #include "omn/errors.h"
 #include "omn/intervene/manifest.h"
 #include "omn/intervene/results.h"
@@ -26,16 +27,6 @@ struct InterveneArgs {
   bool allow_unverified = false;
   double cache_budget_mib = 2048;
 };
-
-std::pair<int, int> parseShard(const std::string& s) {
-  const auto slash = s.find('/');
-  try {
-    if (slash == std::string::npos) throw std::invalid_argument(s);
-    return {std::stoi(s.substr(0, slash)), std::stoi(s.substr(slash + 1))};
-  } catch (const std::exception&) {
-    throw UsageError("--shard: expected i/N (e.g. 0/4), got \"" + s + "\"");
-  }
-}
 
 }  // namespace
 

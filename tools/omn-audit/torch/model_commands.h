@@ -8,5 +8,6 @@ namespace omn::cli {
 Command addEvalCommand(CLI::App& root);
 Command addInterveneCommand(CLI::App& root);
 Command addTrainCommand(CLI::App& root);
+Command addStudyCommand(CLI::App& root);
 
 }  // namespace omn::cli

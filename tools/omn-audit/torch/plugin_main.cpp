@@ -9,5 +9,6 @@ extern "C" __attribute__((visibility("default"))) int omn_audit_torch_main(int a
   // (the log-sum-exp of every scored token); flushed to zero they change no result above 1e-38.
   at::globalContext().setFlushDenormal(true);
   return omn::cli::runCommandLine("omn-audit model commands",
-                                  {omn::cli::addEvalCommand, omn::cli::addInterveneCommand, omn::cli::addTrainCommand}, argc, argv);
+                                  {omn::cli::addEvalCommand, omn::cli::addInterveneCommand, omn::cli::addTrainCommand,
+                                   omn::cli::addStudyCommand}, argc, argv);
 }

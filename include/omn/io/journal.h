@@ -1,0 +1,53 @@
+// A journal of finished work: one JSON line per record, each written and fsync'd before the next
+// piece of work begins, so that a crash, kill -9 or full disk loses at most the piece in flight.
+// Used by `intervene` (one record per condition) and `study` (one per training run). No libtorch.
+//
+//   * Every line carries "journal_sha256", the SHA-256 of the line's record without that key:
+//     an edited or corrupted record is an error (FormatError naming the file and line), never
+//     trusted.
+//   * A torn last line (killed mid-write) is not a record; on resume it is cut off before anything
+//     is appended, so the next interruption cannot leave an unreadable journal.
+//   * The file is held under an exclusive flock for the Journal's life: a second process resuming
+//     the same output is refused (UsageError) instead of interleaving its lines.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace omn::io {
+
+class Journal {
+ public:
+  // Creates `path` (it must not exist) with `header` as its first line.
+  static Journal create(const std::string& path, const nlohmann::json& header);
+  // Locks an existing journal, checks every line, cuts a torn tail; header() and records() are
+  // what it held. Nothing is appended until append() is called.
+  static Journal resume(const std::string& path);
+
+  ~Journal();
+  Journal(Journal&& other) noexcept;
+  Journal& operator=(Journal&&) = delete;
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  void append(const nlohmann::json& record);  // write + fsync
+  const std::string& path() const { return path_; }
+  const nlohmann::json& header() const { return header_; }
+  const std::vector<nlohmann::json>& records() const { return records_; }
+
+ private:
+  Journal(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  void writeLine(const nlohmann::json& j);
+  std::string path_;
+  int fd_ = -1;
+  nlohmann::json header_;
+  std::vector<nlohmann::json> records_;
+};
+
+// Which of the named identity fields differ between two headers ("manifest_sha256 was ..., now
+// ..."), or "".
+std::string journalMismatch(const nlohmann::json& journal_header, const nlohmann::json& current_header,
+                            const std::vector<std::string>& keys);
+
+}  // namespace omn::io

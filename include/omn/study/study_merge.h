@@ -1,0 +1,14 @@
+// `omn-audit merge` of a sharded study (study --shard i/N): the shards must be one study (the same
+// manifest, base config, corpus, grid and model code); their runs are joined and every per-arm and
+// comparison number recomputed from them, as the unsharded study would have. No libtorch.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace omn::study {
+
+nlohmann::json mergeStudyShards(const std::vector<std::string>& paths);
+
+}  // namespace omn::study

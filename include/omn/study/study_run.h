@@ -1,0 +1,22 @@
+// omn-audit study: every cell of a study manifest trained with omn-audit train's own loop, each in
+// its run directory, each finished run journaled (so kill -9 + --resume redoes nothing finished and
+// continues the run in flight from its last checkpoint), then the study document assembled.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/study/study_manifest.h"
+
+namespace omn::study {
+
+struct StudyOptions {
+  std::string output_json, output_csv;  // override the manifest's /output
+  bool force = false, resume = false, progress = false;
+  int shard_index = 0, shard_count = 1;
+  int threads = 0;
+};
+
+nlohmann::json runStudy(const StudyManifest& m, const StudyOptions& o);
+
+}  // namespace omn::study

@@ -1,0 +1,203 @@
+#include "omn/study/study_manifest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "omn/data/corpus.h"
+#include "omn/errors.h"
+#include "omn/io/json_reader.h"
+#include "omn/io/sha256.h"
+#include "omn/report/json_file.h"
+
+namespace omn::study {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lrLabel(double lr) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3e", lr);
+  return b;
+}
+
+// The learning rates of /grid/lr: an explicit list, or {"from", "to", "points"} log-spaced.
+std::vector<double> parseLrs(const io::JsonReader& r, const json& v) {
+  std::vector<double> lrs;
+  if (v.is_array()) {
+    if (v.empty()) r.fail("/grid/lr", "expected a non-empty array of learning rates");
+    for (std::size_t i = 0; i < v.size(); ++i) lrs.push_back(r.num(v[i], "/grid/lr/" + std::to_string(i), 0, 100, true));
+  } else {
+    r.object(v, "/grid/lr", {"from", "to", "points"});
+    const double from = r.num(r.need(v, "/grid/lr", "from"), "/grid/lr/from", 0, 100, true);
+    const double to = r.num(r.need(v, "/grid/lr", "to"), "/grid/lr/to", 0, 100, true);
+    const auto n = r.integer(r.need(v, "/grid/lr", "points"), "/grid/lr/points", 1, 1000);
+    if (to < from) r.fail("/grid/lr/to", "expected to >= from");
+    if (n > 1 && to == from) r.fail("/grid/lr/points", "several points between equal from and to");
+    for (std::int64_t i = 0; i < n; ++i)
+      lrs.push_back(n == 1 ? from : std::exp(std::log(from) + (std::log(to) - std::log(from)) * static_cast<double>(i) / static_cast<double>(n - 1)));
+  }
+  std::vector<double> sorted = lrs;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) r.fail("/grid/lr", "a learning rate appears twice");
+  return sorted;
+}
+
+}  // namespace
+
+StudyManifest parseStudyManifest(const json& j, const std::string& path, const std::string& sha256, const std::string& verbatim) {
+  const io::JsonReader r("study manifest " + path);
+  r.object(j, "", {"schema", "description", "base", "corpus", "set", "grid", "confidence", "output"});
+  if (r.str(r.need(j, "", "schema"), "/schema") != "omn-audit/study-manifest@1")
+    r.fail("/schema", "expected \"omn-audit/study-manifest@1\"");
+  StudyManifest m;
+  m.path = path;
+  m.sha256 = sha256;
+  m.verbatim = verbatim;
+  if (const json* v = r.opt(j, "description")) m.description = r.str(*v, "/description");
+  if (const json* v = r.opt(j, "confidence")) m.confidence = r.num(*v, "/confidence", 0, 1, true, true);
+  m.base_path = io::resolveAgainst(r.str(r.need(j, "", "base"), "/base"), path);
+  json base = report::readJsonFile(m.base_path, "base training config (/base of " + path + ")");
+  m.base_sha256 = io::sha256File(m.base_path);
+  if (const json* v = r.opt(j, "set")) {
+    r.object(*v, "/set", {"name", "init", "model", "optimizer", "schedule", "clip_grad_norm", "steps", "batch_size", "seq_len",
+                          "log_every", "eval", "checkpoint_every", "loss_thresholds", "dtype", "device"});
+    base.merge_patch(*v);  // RFC 7386: objects merge, null removes, anything else replaces
+  }
+  // the corpus: the manifest's, else the base config's, resolved where each was written
+  if (const json* v = r.opt(j, "corpus")) m.corpus = io::resolveAgainst(r.str(*v, "/corpus"), path);
+  else if (base.contains("corpus") && base["corpus"].is_string())
+    m.corpus = io::resolveAgainst(base["corpus"].get<std::string>(), m.base_path);
+  else r.fail("/base", "the base config has no /corpus and the manifest gives none");
+  if (base.contains("init") && base["init"].is_object() && base["init"].contains("from") && base["init"]["from"].is_string())
+    base["init"]["from"] = fs::absolute(io::resolveAgainst(base["init"]["from"].get<std::string>(), m.base_path)).lexically_normal().string();
+
+  // --- the grid -----------------------------------------------------------------------------------
+  const json& g = r.need(j, "", "grid");
+  r.object(g, "/grid", {"qk_norm", "lr", "seeds", "n_layers", "optimizer"});
+  std::vector<bool> qk;
+  for (std::size_t i = 0; i < r.list(r.need(g, "/grid", "qk_norm"), "/grid/qk_norm").size(); ++i)
+    qk.push_back(r.boolean(r.list(g["qk_norm"], "/grid/qk_norm")[i], g["qk_norm"].is_array() ? "/grid/qk_norm/" + std::to_string(i) : "/grid/qk_norm"));
+  m.lrs = parseLrs(r, r.need(g, "/grid", "lr"));
+  std::vector<std::uint64_t> seeds;
+  if (const json* v = r.opt(g, "seeds")) {
+    const auto l = r.list(*v, "/grid/seeds");
+    for (std::size_t i = 0; i < l.size(); ++i) seeds.push_back(static_cast<std::uint64_t>(r.integer(l[i], "/grid/seeds/" + std::to_string(i), 0)));
+  } else {
+    seeds.push_back(base.contains("seed") && base["seed"].is_number_unsigned() ? base["seed"].get<std::uint64_t>() : 0);
+  }
+  std::vector<int> depths;
+  const bool sweep_depth = r.opt(g, "n_layers") != nullptr;
+  if (sweep_depth) {
+    const auto l = r.list(g["n_layers"], "/grid/n_layers");
+    for (std::size_t i = 0; i < l.size(); ++i) depths.push_back(static_cast<int>(r.integer(l[i], "/grid/n_layers/" + std::to_string(i), 1, 1024)));
+  } else {
+    depths.push_back(0);  // the base config's
+  }
+  std::vector<std::string> optimizers;
+  const bool sweep_opt = r.opt(g, "optimizer") != nullptr;
+  if (sweep_opt) {
+    const auto l = r.list(g["optimizer"], "/grid/optimizer");
+    for (std::size_t i = 0; i < l.size(); ++i) optimizers.push_back(r.oneOf(l[i], "/grid/optimizer/" + std::to_string(i), {"adamw", "muon+adamw"}));
+  } else {
+    optimizers.push_back("");  // the base config's
+  }
+  for (const auto* axis : {"qk_norm", "seeds", "n_layers", "optimizer"}) {
+    if (!g.contains(axis) || !g[axis].is_array()) continue;
+    std::vector<std::string> seen;
+    for (const auto& v : g[axis]) seen.push_back(v.dump());
+    std::sort(seen.begin(), seen.end());
+    if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) r.fail(std::string("/grid/") + axis, "a value appears twice");
+  }
+
+  // --- outputs --------------------------------------------------------------------------------------
+  const json& o = r.need(j, "", "output");
+  r.object(o, "/output", {"json", "csv", "runs"});
+  m.output_json = io::resolveAgainst(r.str(r.need(o, "/output", "json"), "/output/json"), path);
+  if (const json* v = r.opt(o, "csv")) m.output_csv = io::resolveAgainst(r.str(*v, "/output/csv"), path);
+  m.runs_dir = io::resolveAgainst(r.str(r.need(o, "/output", "runs"), "/output/runs"), path);
+  if (m.output_json == m.output_csv) r.fail("/output/csv", "the same file as /output/json");
+
+  // --- the cells, each one's config built and validated by the trainer's parser --------------------
+  // the cells' configs live in the runs directory: their corpus path is relative to it
+  const std::string corpus_rel =
+      fs::absolute(m.corpus).lexically_normal().lexically_relative(fs::absolute(m.runs_dir).lexically_normal()).string();
+  const double base_lr = base.contains("optimizer") && base["optimizer"].is_object() && base["optimizer"].contains("lr") &&
+                                 base["optimizer"]["lr"].is_number()
+                             ? base["optimizer"]["lr"].get<double>()
+                             : 0.0;
+  for (const std::string& opt : optimizers)
+    for (int depth : depths)
+      for (bool on : qk) {
+        std::string arm = on ? "qk-on" : "qk-off";
+        if (sweep_depth) arm += " L" + std::to_string(depth);
+        if (sweep_opt) arm += " " + opt;
+        m.arms.push_back(arm);
+        for (double lr : m.lrs)
+          for (std::uint64_t seed : seeds) {
+            Cell c;
+            c.index = m.cells.size();
+            c.arm = arm;
+            c.qk_norm = on;
+            c.lr = lr;
+            c.seed = seed;
+            c.id = std::string(on ? "qk-on" : "qk-off") + "_lr-" + lrLabel(lr) + "_seed-" + std::to_string(seed);
+            if (sweep_depth) c.id += "_layers-" + std::to_string(depth);
+            if (sweep_opt) c.id += opt == "adamw" ? "_adamw" : "_muon";
+            json cfg = base;
+            cfg["name"] = (cfg.contains("name") && cfg["name"].is_string() ? cfg["name"].get<std::string>() + " " : std::string()) + c.id;
+            cfg["corpus"] = corpus_rel;
+            cfg["seed"] = seed;
+            if (!cfg.contains("model") || !cfg["model"].is_object()) r.fail("/base", "the base config has no /model object");
+            cfg["model"]["qk_norm"] = on;
+            if (sweep_depth) cfg["model"]["n_layers"] = depth;
+            if (!cfg.contains("optimizer") || !cfg["optimizer"].is_object()) r.fail("/base", "the base config has no /optimizer object");
+            json& op = cfg["optimizer"];
+            if (sweep_opt) op["kind"] = opt;
+            op["lr"] = lr;
+            const bool muon = op.value("kind", "") == "muon+adamw";
+            if (muon) {
+              const double base_muon = op.contains("muon_lr") && op["muon_lr"].is_number() ? op["muon_lr"].get<double>() : 0.02;
+              if (!(base_lr > 0)) r.fail("/base", "the base config has no positive /optimizer/lr to scale /optimizer/muon_lr by");
+              c.muon_lr = base_muon * lr / base_lr;
+              op["muon_lr"] = *c.muon_lr;
+            } else {
+              op.erase("muon_lr");
+            }
+            const std::string cell_path = (fs::path(m.runs_dir) / (c.id + ".config.json")).string();
+            try {
+              const train::TrainConfig tc = train::parseTrainConfig(cfg, cell_path, "");
+              c.n_layers = tc.model.n_layers;
+              c.optimizer = train::optimizerName(tc.optimizer.kind);
+            } catch (const UsageError& e) {
+              throw UsageError(std::string("study manifest ") + path + ": cell " + c.id + " (the base config with /set and the grid applied): " + e.what());
+            }
+            c.config = std::move(cfg);
+            m.cells.push_back(std::move(c));
+          }
+      }
+  return m;
+}
+
+StudyManifest loadStudyManifest(const std::string& path) {
+  const std::string bytes = data::readTextFile(path, "study manifest");
+  json j;
+  try {
+    j = json::parse(bytes);
+  } catch (const json::exception& e) {
+    throw FormatError("study manifest " + path + ": not JSON: " + e.what());
+  }
+  return parseStudyManifest(j, path, io::sha256Bytes(bytes.data(), bytes.size()), bytes);
+}
+
+std::vector<Cell> shardCells(const std::vector<Cell>& cells, int index, int count) {
+  std::vector<Cell> out;
+  for (const auto& c : cells)
+    if (count <= 1 || static_cast<int>(c.index % static_cast<std::size_t>(count)) == index) out.push_back(c);
+  return out;
+}
+
+}  // namespace omn::study

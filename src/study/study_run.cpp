@@ -1,0 +1,150 @@
+#include "omn/study/study_run.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "omn/data/corpus.h"
+#include "omn/embedded.h"
+#include "omn/errors.h"
+#include "omn/io/journal.h"
+#include "omn/io/sha256.h"
+#include "omn/report/json_file.h"
+#include "omn/report/provenance.h"
+#include "omn/study/analysis.h"
+#include "omn/train/trainer.h"
+
+namespace omn::study {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<json> readLog(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw FormatError(path + ": cannot be read");
+  std::vector<json> out;
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    try {
+      out.push_back(json::parse(line));
+    } catch (const json::exception& e) {
+      throw FormatError(path + ": line " + std::to_string(n) + " is not JSON: " + e.what());
+    }
+  }
+  return out;
+}
+
+std::string relativeTo(const std::string& path, const std::string& document) {
+  return fs::absolute(path).lexically_normal().lexically_relative(fs::absolute(document).parent_path().lexically_normal()).string();
+}
+
+}  // namespace
+
+json runStudy(const StudyManifest& m, const StudyOptions& o) {
+  report::ProvenanceInfo prov;
+  prov.started_utc = report::utcNow();
+  const std::string out = o.output_json.empty() ? m.output_json : o.output_json;
+  const std::string csv = !o.output_csv.empty() ? o.output_csv : o.output_json.empty() ? m.output_csv : "";
+  if (out == csv) throw UsageError("--csv " + csv + ": the same file as the JSON output");
+  for (const auto& p : {out, csv})
+    if (!p.empty()) report::checkOutputPath(p, o.force, {m.path, m.base_path});
+  const data::CorpusFiles corpus = data::openCorpus(m.corpus);
+  const std::vector<Cell> cells = shardCells(m.cells, o.shard_index, o.shard_count);
+  const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
+
+  // --- the journal: a fresh one, or the one of an interrupted study when its inputs match ----------
+  const std::string jpath = out + ".journal";
+  const json header = {{"schema", "omn-audit/journal@1"},  {"kind", "study"},
+                       {"manifest_sha256", m.sha256},       {"base_sha256", m.base_sha256},
+                       {"corpus_sha256", corpus.json_sha256}, {"model_code_fingerprint", modelCodeFingerprint()},
+                       {"shard", shard}};
+  const bool have_journal = ::access(jpath.c_str(), F_OK) == 0;
+  if (have_journal && !o.resume)
+    throw UsageError("journal " + jpath + " of an interrupted study exists: continue it with --resume, or remove it");
+  if (!have_journal && o.resume) spdlog::info("--resume: no journal at {}: starting the study", jpath);
+  io::Journal journal = have_journal ? io::Journal::resume(jpath) : io::Journal::create(jpath, header);
+  std::map<std::string, json> done;
+  if (have_journal) {
+    const std::string diff = io::journalMismatch(journal.header(), header,
+                                                 {"kind", "manifest_sha256", "base_sha256", "corpus_sha256", "model_code_fingerprint", "shard"});
+    if (!diff.empty()) throw UsageError("cannot resume from " + jpath + ": " + diff);
+    for (const auto& r : journal.records()) done[r.at("id").get<std::string>()] = r;
+    spdlog::info("resuming: {} finished run(s) in {}", done.size(), jpath);
+  }
+
+  std::error_code ec;
+  fs::create_directories(m.runs_dir, ec);
+  if (ec) throw UsageError("/output/runs " + m.runs_dir + ": cannot create it: " + ec.message());
+  std::vector<json> runs;
+  std::size_t k = 0;
+  for (const Cell& c : cells) {
+    ++k;
+    const std::string dir = (fs::path(m.runs_dir) / c.id).string();
+    const std::string train_json = (fs::path(dir) / "train.json").string();
+    const std::string config_path = (fs::path(m.runs_dir) / (c.id + ".config.json")).string();
+    if (done.count(c.id)) {  // journaled: its train.json must be the one that was recorded
+      const json& rec = done[c.id];
+      if (!fs::exists(train_json) || io::sha256File(train_json) != rec.at("train_json_sha256").get<std::string>())
+        throw IntegrityError("run " + c.id + ": " + train_json + " is missing or changed since it was journaled in " + jpath +
+                             "; remove the journal (and the run) to train it again");
+      runs.push_back(rec);
+      continue;
+    }
+    const std::string config_text = report::dumpJson(c.config);
+    if (!fs::exists(config_path) || data::readTextFile(config_path, "cell config") != config_text)
+      report::writeFileAtomic(config_path, config_text);
+    train::TrainOptions t;
+    t.config = train::loadTrainConfig(config_path);
+    t.out_dir = dir;
+    t.progress = o.progress;
+    t.threads = o.threads;
+    json previous;
+    if (fs::exists(train_json)) previous = report::readJsonFile(train_json, "training record");
+    const std::string status = previous.is_object() ? previous.value("status", "") : "";
+    const bool same_config = previous.is_object() && previous.contains("config") && previous["config"].is_object() &&
+                             previous["config"].value("sha256", "") == t.config.sha256;
+    json doc;
+    if (o.resume && same_config && (status == "finished" || status == "diverged")) {
+      spdlog::info("[{}/{}] {}: {} before the interruption, reused", k, cells.size(), c.id, status);
+      doc = previous;
+    } else {
+      if (o.resume && same_config && status == "running") t.resume = true;
+      else if (fs::exists(dir) && !fs::is_empty(dir)) {
+        if (!o.force && !o.resume)
+          throw UsageError("run directory " + dir + " already holds files: pass --resume to continue the study or --force to start over");
+        t.force = true;  // a run of another config (or never started): replaced
+      }
+      spdlog::info("[{}/{}] {}: training{}", k, cells.size(), c.id, t.resume ? " (resumed from its last checkpoint)" : "");
+      doc = train::runTraining(t);
+    }
+    const json rec = runRecord(c, doc, readLog((fs::path(dir) / "log.jsonl").string()), relativeTo(dir, out), io::sha256File(train_json));
+    journal.append(rec);
+    runs.push_back(rec);
+  }
+
+  prov.inputs = {{"manifest", m.path, m.sha256, true}, {"base_config", m.base_path, m.base_sha256, false},
+                 {"corpus", corpus.json_path, corpus.json_sha256, false}};
+  prov.finished_utc = report::utcNow();
+  json base = {{"schema", "omn-audit/study@1"},
+               {"provenance", report::provenance(prov)},
+               {"manifest", {{"path", m.path}, {"sha256", m.sha256}, {"verbatim", m.verbatim}, {"description", m.description}}},
+               {"base_config", {{"path", m.base_path}, {"sha256", m.base_sha256}}},
+               {"corpus", {{"path", corpus.json_path}, {"sha256", corpus.json_sha256},
+                           {"heldout_unigram_cross_entropy", corpus.heldout_unigram_cross_entropy}}},
+               {"runs_dir", relativeTo(m.runs_dir, out)},
+               {"grid", gridJson(m)},
+               {"confidence", m.confidence},
+               {"shard", shard}};
+  const json doc = assembleStudy(base, runs);
+  report::writeFileAtomic(out, report::dumpJson(doc));
+  if (!csv.empty()) report::writeFileAtomic(csv, studyCsv(doc));
+  ::unlink(jpath.c_str());
+  return doc;
+}
+
+}  // namespace omn::study

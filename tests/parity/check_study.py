@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""`omn-audit study` against independent code, on a micro model and a generated corpus:
+
+  check_study.py OMN_AUDIT WORKDIR
+
+A 2-arm (QK-norm on/off) x 4-LR x 1-seed study, then:
+  * every run's numbers in study.json are its own train.json's;
+  * LR sensitivity (Wortsman et al. 2023), largest stable LR, best LR and the paired on/off
+    differences are recomputed here from the runs' train.json files, by code written here;
+  * kill -9 in the middle of a study, then --resume: the same runs, bitwise the same final weights,
+    the same per-arm numbers as the uninterrupted study;
+  * --shard 0/2 + --shard 1/2, then merge: the document the unsharded study wrote;
+  * a tampered journal, a changed manifest on --resume, bad manifests and existing outputs end in
+    exit 2 naming the place, nothing overwritten; study.json validates against its schema.
+"""
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from gen_corpus import write_corpus_config  # noqa: E402
+
+omn, work = sys.argv[1], sys.argv[2]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+env = dict(os.environ, OMP_NUM_THREADS="1")
+failures, passes = [], []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    (passes if ok else failures).append(what)
+
+
+def run(*args, expect=0):
+    p = subprocess.run([omn, *args], capture_output=True, text=True, env=env)
+    if p.returncode != expect:
+        print(p.stdout, p.stderr)
+        raise SystemExit("%s: exit %d, expected %d" % (" ".join(args), p.returncode, expect))
+    return p
+
+
+cconf = write_corpus_config(work)
+run("corpus", "--config", cconf, "--out", os.path.join(work, "data"))
+base = {"schema": "omn-audit/train-config@1", "name": "micro", "corpus": "data",
+        "model": {"n_layers": 2, "d_model": 32, "n_heads": 2, "n_kv_heads": 1, "head_dim": 16, "ffn_hidden": 64, "qk_norm": True},
+        "optimizer": {"kind": "adamw", "lr": 0.003, "betas": [0.9, 0.95]},
+        "schedule": {"warmup_steps": 4, "decay": "cosine", "min_lr_ratio": 0.1},
+        "steps": 40, "batch_size": 4, "seq_len": 32, "seed": 3, "log_every": 5,
+        "eval": {"every": 10, "rows": 8}, "checkpoint_every": 10, "loss_thresholds": [5.0, 4.0]}
+json.dump(base, open(os.path.join(work, "micro.json"), "w"), indent=1)
+LRS = [1e-3, 1e-2, 1e-1, 3.0]
+
+
+def manifest(dirname, **over):
+    d = os.path.join(work, dirname)
+    os.makedirs(d, exist_ok=True)
+    m = {"schema": "omn-audit/study-manifest@1", "description": "micro study", "base": "../micro.json",
+         "grid": {"qk_norm": [True, False], "lr": LRS, "seeds": [7]},
+         "output": {"json": "study.json", "csv": "study.csv", "runs": "runs"}}
+    m.update(over)
+    path = os.path.join(d, "study-manifest.json")
+    json.dump(m, open(path, "w"), indent=1)
+    return path
+
+
+# --- the uninterrupted study ------------------------------------------------------------------------
+m_a = manifest("a")
+t0 = time.time()
+p = run("study", "--manifest", m_a)
+print("  (study of 8 runs: %.1f s)" % (time.time() - t0))
+doc = json.load(open(os.path.join(work, "a", "study.json")))
+check(doc["schema"] == "omn-audit/study@1" and len(doc["runs"]) == 8, "study: 8 runs (2 arms x 4 LRs x 1 seed)")
+check("LR sensitivity" in p.stdout and "qk-off" in p.stdout, "study: prints the per-arm table")
+r = subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"),
+                    os.path.join(here, "..", "..", "docs", "schema"), "study.schema.json", os.path.join(work, "a", "study.json")])
+check(r.returncode == 0, "study.json validates against docs/schema/study.schema.json")
+csv_rows = open(os.path.join(work, "a", "study.csv")).read().strip().split("\n")
+check(len(csv_rows) == 9 and csv_rows[0].startswith("id,arm,qk_norm"), "study.csv: a header and one row per run")
+check(not os.path.exists(os.path.join(work, "a", "study.json.journal")), "study: no journal left after success")
+
+# --- every number from the runs' own files, recomputed here ------------------------------------------
+trains = {}
+for run_rec in doc["runs"]:
+    d = os.path.join(work, "a", run_rec["dir"])
+    t = json.load(open(os.path.join(d, "train.json")))
+    trains[run_rec["id"]] = t
+    same = (t["final_heldout_loss"] == run_rec["final_heldout_loss"] and t["initial_loss"] == run_rec["initial_loss"]
+            and t["status"] == run_rec["status"] and t["config"]["values"]["optimizer"]["lr"] == run_rec["lr"]
+            and t["model"]["qk_norm"] == run_rec["qk_norm"])
+    check(same, "run %s: the study records its train.json (%s, held-out %s)" % (run_rec["id"], t["status"], t["final_heldout_loss"]))
+check(any(t["status"] == "diverged" for t in trains.values()), "the grid reaches a divergent LR (%d of 8 diverged)"
+      % sum(t["status"] == "diverged" for t in trains.values()))
+check(any(t["status"] == "finished" for t in trains.values()), "the grid has stable LRs")
+
+
+def independent_arm(qk):
+    ts = sorted([t for t in trains.values() if t["model"]["qk_norm"] == qk], key=lambda t: t["config"]["values"]["optimizer"]["lr"])
+    capped, stable_lrs, best = [], [], None
+    for t in ts:
+        lr, l0 = t["config"]["values"]["optimizer"]["lr"], t["initial_loss"]
+        loss = t["final_heldout_loss"]
+        ok = t["status"] == "finished" and loss is not None and loss < l0
+        capped.append(l0 if t["status"] == "diverged" or loss is None else min(loss, l0))
+        if ok:
+            stable_lrs.append(lr)
+            if best is None or loss < best[1]:
+                best = (lr, loss)
+    sens = sum(capped) / len(capped) - min(capped)
+    return sens, (max(stable_lrs) if stable_lrs else None), best
+
+
+for arm in doc["arms"]:
+    sens, largest, best = independent_arm(arm["qk_norm"])
+    check(math.isclose(arm["lr_sensitivity"], sens, rel_tol=0, abs_tol=1e-12),
+          "%s: LR sensitivity %.6f = mean(min(L, L0)) - min L recomputed here (%.6f)" % (arm["arm"], arm["lr_sensitivity"], sens))
+    check(arm["largest_stable_lr"] == largest, "%s: largest stable LR %s recomputed here (%s)" % (arm["arm"], arm["largest_stable_lr"], largest))
+    check(best is not None and arm["best_lr"] == best[0] and math.isclose(arm["best_loss"], best[1], abs_tol=1e-12),
+          "%s: best LR %s, loss %s recomputed here" % (arm["arm"], arm["best_lr"], arm["best_loss"]))
+cmp = doc["comparison"][0]
+ok = cmp["on"] == "qk-on" and cmp["off"] == "qk-off"
+for row in cmp["per_lr"]:
+    on = [t for t in trains.values() if t["model"]["qk_norm"] and t["config"]["values"]["optimizer"]["lr"] == row["lr"]][0]
+    off = [t for t in trains.values() if not t["model"]["qk_norm"] and t["config"]["values"]["optimizer"]["lr"] == row["lr"]][0]
+    both = on["status"] == "finished" and off["status"] == "finished"
+    want = on["final_heldout_loss"] - off["final_heldout_loss"] if both else None
+    got = row["difference"]["mean"]
+    ok = ok and (got == want if want is None else math.isclose(got, want, abs_tol=1e-12))
+check(ok, "comparison: the paired on - off difference at every LR recomputed here")
+
+# --- kill -9 in the middle, then --resume ------------------------------------------------------------
+m_b = manifest("b")
+journal = os.path.join(work, "b", "study.json.journal")
+proc = subprocess.Popen([omn, "study", "--manifest", m_b], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+deadline = time.time() + 120
+while time.time() < deadline:
+    if os.path.exists(journal) and open(journal).read().count("\n") >= 4:  # the header and three runs
+        break
+    time.sleep(0.05)
+proc.send_signal(signal.SIGKILL)
+proc.wait()
+lines = open(journal).read().count("\n") if os.path.exists(journal) else 0
+check(4 <= lines < 9 and not os.path.exists(os.path.join(work, "b", "study.json")),
+      "killed mid-study: %d of 8 runs journaled, no study.json" % (lines - 1))
+r = run("study", "--manifest", m_b, expect=2)
+check("--resume" in r.stderr, "a journal left by a kill is not ignored: exit 2 asks for --resume")
+run("study", "--manifest", m_b, "--resume")
+doc_b = json.load(open(os.path.join(work, "b", "study.json")))
+
+
+def essence(d):
+    runs = [{k: v for k, v in x.items() if k not in ("seconds", "dir", "train_json_sha256")} for x in d["runs"]]
+    return runs, d["arms"], d["comparison"]
+
+
+check(essence(doc_b) == essence(doc), "kill -9 + --resume: the same runs (final weights bitwise), arms and comparison as uninterrupted")
+
+# --- shards and merge -------------------------------------------------------------------------------
+m_c = manifest("c")
+run("study", "--manifest", m_c, "--shard", "0/2", "-o", os.path.join(work, "c", "s0.json"))
+run("study", "--manifest", m_c, "--shard", "1/2", "-o", os.path.join(work, "c", "s1.json"))
+s0 = json.load(open(os.path.join(work, "c", "s0.json")))
+check(len(s0["runs"]) == 4 and s0["shard"] == {"index": 0, "count": 2}, "--shard 0/2: cells 0, 2, 4, 6")
+run("merge", "-o", os.path.join(work, "c", "merged.json"), os.path.join(work, "c", "s0.json"), os.path.join(work, "c", "s1.json"))
+merged = json.load(open(os.path.join(work, "c", "merged.json")))
+check(essence(merged) == essence(doc), "merge of two shards: the unsharded study's runs, arms and comparison")
+r = run("merge", "-o", os.path.join(work, "c", "m2.json"), os.path.join(work, "c", "s0.json"), os.path.join(work, "c", "s0.json"), expect=2)
+check("duplicate" in r.stderr, "merge: the same shard twice is refused")
+r = run("study", "--manifest", m_c, "--shard", "1x/2y", expect=2)
+check("expected i/N" in r.stderr, "--shard 1x/2y is refused, not read as 1/2")
+
+# --- integrity and bad input ------------------------------------------------------------------------
+m_d = manifest("d", grid={"qk_norm": [True], "lr": [1e-3, 1e-2], "seeds": [1]})
+proc = subprocess.Popen([omn, "study", "--manifest", m_d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+jd = os.path.join(work, "d", "study.json.journal")
+while time.time() < deadline + 60 and not (os.path.exists(jd) and open(jd).read().count("\n") >= 2):
+    time.sleep(0.05)
+proc.send_signal(signal.SIGKILL)
+proc.wait()
+text = open(jd).read()
+lines = text.split("\n")
+rec = json.loads(lines[1])
+rec["final_heldout_loss"] = 0.001
+lines[1] = json.dumps(rec)
+open(jd, "w").write("\n".join(lines) + '{"torn')
+r = run("study", "--manifest", m_d, "--resume", expect=2)
+check("line 2: checksum mismatch" in r.stderr, "a doctored journal record is refused (checksum), not trusted")
+open(jd, "w").write(text + '{"torn')
+m = json.load(open(m_d))
+m["description"] = "changed"
+json.dump(m, open(m_d, "w"))
+r = run("study", "--manifest", m_d, "--resume", expect=2)
+check("manifest_sha256 was" in r.stderr, "--resume with a changed manifest is refused and says what changed")
+m["description"] = "micro study"
+json.dump(m, open(m_d, "w"), indent=1)
+run("study", "--manifest", m_d, "--resume")
+check(len(json.load(open(os.path.join(work, "d", "study.json")))["runs"]) == 2, "a torn journal tail is cut and the study resumes")
+
+before = open(os.path.join(work, "a", "study.json"), "rb").read()
+r = run("study", "--manifest", m_a, expect=2)
+check("exists" in r.stderr and open(os.path.join(work, "a", "study.json"), "rb").read() == before,
+      "an existing study.json is not overwritten without --force")
+
+
+def bad(over, want):
+    path = manifest("bad", **over)
+    r = run("study", "--manifest", path, expect=2)
+    check(want in r.stderr, "bad manifest -> exit 2: %s" % want)
+
+
+bad({"colour": 1}, "/colour: unknown key")
+bad({"grid": {"qk_norm": [True], "lr": {"from": 1e-2, "to": 1e-3, "points": 4}}}, "/grid/lr/to: expected to >= from")
+bad({"grid": {"qk_norm": [True], "lr": [1e-3, 1e-3]}}, "/grid/lr: a learning rate appears twice")
+bad({"grid": {"qk_norm": [True], "lr": [1e-3], "seeds": [2 ** 70]}}, "/grid/seeds/0")
+bad({"grid": {"qk_norm": [True], "lr": [1e-3], "n_layers": [0]}}, "/grid/n_layers/0")
+bad({"set": {"steps": -1}}, "/steps")
+bad({"base": "missing.json"}, "missing.json")
+
+print("%d passed, %d failed" % (len(passes), len(failures)))
+sys.exit(1 if failures else 0)

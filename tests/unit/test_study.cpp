@@ -1,0 +1,99 @@
+// The study's statistics and journal without training anything: Student-t quantiles against
+// published table values, LR sensitivity on a hand-made grid, and the journal's integrity rules.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "omn/errors.h"
+#include "omn/io/journal.h"
+#include "omn/study/analysis.h"
+#include "../support/temp_file.h"
+
+using nlohmann::json;
+
+TEST(StudentT, MatchesPublishedTables) {
+  // two-sided 95% critical values (e.g. NIST/SEMATECH e-Handbook, table 1.3.6.7.2)
+  EXPECT_NEAR(omn::study::studentTQuantile(0.975, 1), 12.706, 5e-4);
+  EXPECT_NEAR(omn::study::studentTQuantile(0.975, 2), 4.303, 5e-4);
+  EXPECT_NEAR(omn::study::studentTQuantile(0.975, 5), 2.571, 5e-4);
+  EXPECT_NEAR(omn::study::studentTQuantile(0.975, 30), 2.042, 5e-4);
+  EXPECT_NEAR(omn::study::studentTQuantile(0.995, 10), 3.169, 5e-4);
+  EXPECT_NEAR(omn::study::studentTQuantile(0.5, 3), 0.0, 1e-7);
+  EXPECT_THROW(omn::study::studentTQuantile(1.0, 3), omn::UsageError);
+}
+
+namespace {
+json run(const std::string& arm, bool qk, double lr, std::uint64_t seed, double l0, json loss, bool diverged) {
+  return {{"id", arm + std::to_string(lr) + "-" + std::to_string(seed)}, {"index", 0}, {"arm", arm}, {"qk_norm", qk},
+          {"n_layers", 2}, {"optimizer", "adamw"}, {"lr", lr}, {"seed", seed}, {"initial_loss", l0},
+          {"final_heldout_loss", loss}, {"diverged", diverged}};
+}
+}  // namespace
+
+TEST(StudyAnalysis, WortsmanSensitivityLargestStableAndPairedDifferences) {
+  const json grid = {{"arms", {"qk-on", "qk-off"}}, {"lrs", {0.001, 0.01, 0.1}}, {"seeds", {0, 1}}, {"cells", 12}};
+  std::vector<json> runs = {
+      run("qk-on", true, 0.001, 0, 8, 5.0, false), run("qk-on", true, 0.001, 1, 8, 5.2, false),
+      run("qk-on", true, 0.01, 0, 8, 4.0, false),  run("qk-on", true, 0.01, 1, 8, 4.4, false),
+      run("qk-on", true, 0.1, 0, 8, 9.0, false),   run("qk-on", true, 0.1, 1, 8, 4.6, false),  // 9 > L0: capped, unstable
+      run("qk-off", false, 0.001, 0, 8, 5.1, false), run("qk-off", false, 0.001, 1, 8, 5.1, false),
+      run("qk-off", false, 0.01, 0, 8, 4.5, false),  run("qk-off", false, 0.01, 1, 8, 4.7, false),
+      run("qk-off", false, 0.1, 0, 8, nullptr, true), run("qk-off", false, 0.1, 1, 8, 50.0, true),
+  };
+  const json arms = omn::study::analyseArms(runs, grid, 0.95);
+  ASSERT_EQ(arms.size(), 2u);
+  // qk-on: capped means 5.1, 4.2, (8 + 4.6)/2 = 6.3 → mean 5.2, min 4.2 → 1.0
+  EXPECT_NEAR(arms[0]["lr_sensitivity"].get<double>(), 1.0, 1e-12);
+  EXPECT_EQ(arms[0]["largest_stable_lr"].get<double>(), 0.01);  // one seed at 0.1 ended above L0
+  EXPECT_EQ(arms[0]["best_lr"].get<double>(), 0.01);
+  EXPECT_NEAR(arms[0]["best_loss"].get<double>(), 4.2, 1e-12);
+  // qk-off: 5.1, 4.6, 8 (diverged counts as L0) → mean 5.9, min 4.6 → 1.3
+  EXPECT_NEAR(arms[1]["lr_sensitivity"].get<double>(), 1.3, 1e-12);
+  EXPECT_EQ(arms[1]["diverged"].get<int>(), 2);
+  EXPECT_EQ(arms[1]["largest_stable_lr"].get<double>(), 0.01);
+  const json cmp = omn::study::compareArms(runs, arms, 0.95);
+  ASSERT_EQ(cmp.size(), 1u);
+  const json& d = cmp[0]["per_lr"][1]["difference"];  // lr 0.01: on − off = −0.5, −0.3
+  EXPECT_NEAR(d["mean"].get<double>(), -0.4, 1e-12);
+  const double half = 12.706204736174698 * std::sqrt(0.02) / std::sqrt(2.0);  // t(0.975, 1) · sd / √n
+  EXPECT_NEAR(d["ci_high"].get<double>(), -0.4 + half, 1e-6);
+  EXPECT_EQ(cmp[0]["per_lr"][2]["difference"]["n"].get<int>(), 0);  // both off runs diverged: no pair
+  EXPECT_EQ(cmp[0]["per_lr"][2]["diverged"]["off"].get<int>(), 2);
+}
+
+TEST(Journal, ChecksumTornTailAndLock) {
+  omn::test::TempDir dir;
+  const std::string path = dir.path() + "/j.journal";
+  struct {
+    const std::string& p;
+    const std::string& path() const { return p; }
+  } f{path};
+  {
+    omn::io::Journal j = omn::io::Journal::create(f.path(), {{"schema", "omn-audit/journal@1"}, {"k", 1}});
+    j.append({{"id", "a"}, {"v", 1.5}});
+    EXPECT_THROW(omn::io::Journal::resume(f.path()), omn::UsageError);  // locked by j
+  }
+  { std::ofstream(f.path(), std::ios::app) << "{\"id\": \"b\", \"v\""; }  // torn by a kill mid-write
+  {
+    omn::io::Journal j = omn::io::Journal::resume(f.path());
+    ASSERT_EQ(j.records().size(), 1u);
+    EXPECT_EQ(j.records()[0]["v"].get<double>(), 1.5);
+    j.append({{"id", "c"}});
+  }
+  EXPECT_EQ(omn::io::Journal::resume(f.path()).records().size(), 2u);  // the torn tail was cut, not appended after
+  std::string text;
+  {
+    std::ifstream in(f.path());
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text.replace(text.find("1.5"), 3, "9.5");
+  { std::ofstream(f.path()) << text; }
+  try {
+    omn::io::Journal::resume(f.path());
+    FAIL() << "a doctored record was trusted";
+  } catch (const omn::FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2: checksum mismatch"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,64 @@
+// omn-audit study --manifest M [--resume|--force] [--shard i/N]: a grid of training runs (QK-norm
+// on/off × learning rates × seeds), LR sensitivity and the matched comparison.
+#include <malloc.h>
+
+#include <iostream>
+
+#include "model_commands.h"
+#include "shard_option.h"
+#include "omn/errors.h"
+#include "omn/report/progress.h"
+#include "omn/report/table.h"
+#include "omn/study/study_run.h"
+
+namespace omn::cli {
+
+namespace {
+
+std::string num(const nlohmann::json& v, int digits) { return v.is_number() ? report::fixed(v.get<double>(), digits) : "-"; }
+std::string sci(const nlohmann::json& v) {
+  if (!v.is_number()) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v.get<double>());
+  return b;
+}
+
+}  // namespace
+
+void printStudySummary(std::ostream& out, const nlohmann::json& doc) {
+  report::Table t({"arm", "runs", "diverged", "LR sensitivity", "largest stable LR", "best LR", "best held-out loss", "seed sd"});
+  for (const auto& a : doc["arms"])
+    t.add({a["arm"].get<std::string>(), std::to_string(a["runs"].get<int>()), std::to_string(a["diverged"].get<int>()),
+           num(a["lr_sensitivity"], 4), sci(a["largest_stable_lr"]), sci(a["best_lr"]), num(a["best_loss"], 4),
+           num(a["seed_spread"], 4)});
+  t.print(out);
+}
+
+Command addStudyCommand(CLI::App& root) {
+  auto o = std::make_shared<study::StudyOptions>();
+  auto manifest = std::make_shared<std::string>();
+  auto shard = std::make_shared<std::string>();
+  auto* app = root.add_subcommand("study", "train a grid of models (QK-norm on/off x learning rates x seeds): LR sensitivity, largest stable LR, matched comparison");
+  app->add_option("--manifest", *manifest, "study manifest (omn-audit/study-manifest@1), e.g. configs/studies/qk-lr-tiny.json")->required();
+  app->add_option("-o,--output", o->output_json, "the study document (omn-audit/study@1; default: the manifest's /output/json)");
+  app->add_option("--csv", o->output_csv, "also one CSV row per run");
+  app->add_flag("--resume", o->resume, "continue an interrupted study: finished runs are kept, the run in flight continues from its last checkpoint");
+  app->add_flag("--force", o->force, "overwrite the outputs and replace run directories of another study");
+  app->add_option("--shard", *shard, "run only cells k with k mod N == i (then omn-audit merge)");
+  app->add_option("--threads", o->threads, "CPU threads per run (0: OMP_NUM_THREADS when set, else every online CPU)")->check(CLI::Range(0, 4096));
+  return {app, [=] {
+            if (o->resume && o->force) throw UsageError("--resume and --force: choose one");
+            if (!shard->empty()) std::tie(o->shard_index, o->shard_count) = parseShard(*shard);
+            const study::StudyManifest m = study::loadStudyManifest(*manifest);
+            o->progress = report::ProgressBar::stderrIsTerminal();
+            ::mallopt(M_MMAP_THRESHOLD, 1 << 30);  // as train: keep freed activations in the heap (3.1x)
+            ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+            ::mallopt(M_TOP_PAD, 64 << 20);
+            const nlohmann::json doc = study::runStudy(m, *o);
+            printStudySummary(std::cout, doc);
+            std::cout << "study      " << doc["runs"].size() << " runs in " << doc["runs_dir"].get<std::string>() << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace omn::cli
