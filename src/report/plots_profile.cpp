@@ -140,7 +140,9 @@ std::vector<Figure> figuresFor(const json& doc, const std::string& path) {
   const std::string schema = doc.is_object() ? doc.value("schema", "") : "";
   if (schema == "omn-audit/profile@1") return profileFigures(doc);
   if (schema == "omn-audit/intervention@1") return sweepFigures(doc);
-  throw UsageError(path + ": /schema: expected \"omn-audit/profile@1\" or \"omn-audit/intervention@1\", got \"" + schema + "\"");
+  if (schema == "omn-audit/study@1") return studyFigures(doc);
+  throw UsageError(path + ": /schema: expected \"omn-audit/profile@1\", \"omn-audit/intervention@1\" or \"omn-audit/study@1\", got \"" +
+                   schema + "\"");
 }
 
 }  // namespace omn::report

@@ -57,6 +57,9 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
   const std::vector<Cell> cells = shardCells(m.cells, o.shard_index, o.shard_count);
   const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
 
+  std::error_code ec;
+  for (const auto& p : {out, csv})
+    if (!p.empty() && !fs::path(p).parent_path().empty()) fs::create_directories(fs::path(p).parent_path(), ec);
   // --- the journal: a fresh one, or the one of an interrupted study when its inputs match ----------
   const std::string jpath = out + ".journal";
   const json header = {{"schema", "omn-audit/journal@1"},  {"kind", "study"},
@@ -77,7 +80,6 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
     spdlog::info("resuming: {} finished run(s) in {}", done.size(), jpath);
   }
 
-  std::error_code ec;
   fs::create_directories(m.runs_dir, ec);
   if (ec) throw UsageError("/output/runs " + m.runs_dir + ": cannot create it: " + ec.message());
   std::vector<json> runs;

@@ -1,0 +1,217 @@
+// The figures of a training study (omn-audit/study@1): final held-out loss against the learning
+// rate per arm (seed spread, divergence marks), and for the runs that tell the matched story —
+// the largest LR every arm survives and the next one up — the loss, max attention logit, attention
+// entropy and activation kurtosis over training. Everything from the study document alone.
+#include <map>
+
+#include "chart.h"
+#include "omn/report/plots.h"
+
+namespace omn::report {
+
+namespace {
+
+using namespace chart;  // NOLINT
+
+std::string studySource(const json& s) {
+  return "study manifest sha256 " + prefix(s["manifest"].value("sha256", json())) + "… · corpus sha256 " +
+         prefix(s["corpus"].value("sha256", json())) + "… · omn-audit " + s["provenance"].value("version", "?") + " (" +
+         s["provenance"].value("git_revision", "?") + ")";
+}
+
+std::string sci(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2g", v);
+  return b;
+}
+
+std::vector<std::pair<double, std::string>> lrTicks(const json& s) {
+  std::vector<std::pair<double, std::string>> t;
+  for (const auto& lr : s["grid"]["lrs"]) t.emplace_back(lr.get<double>(), sci(lr.get<double>()));
+  return t;
+}
+
+Figure lossVsLr(const json& s) {
+  const auto lrs = s["grid"]["lrs"].get<std::vector<double>>();
+  double ylo = INFINITY, yhi = -INFINITY, l0 = -INFINITY;
+  for (const auto& a : s["arms"]) {
+    l0 = std::max(l0, val(a["initial_loss"]));
+    for (const auto& p : a["per_lr"])
+      for (const auto& l : p["final_heldout_loss"])
+        if (l.is_number() && l.get<double>() < val(a["initial_loss"]) * 1.0001) {
+          ylo = std::min(ylo, l.get<double>());
+          yhi = std::max(yhi, l.get<double>());
+        }
+  }
+  if (!std::isfinite(ylo) || !std::isfinite(l0)) return {};
+  yhi = std::max(yhi, l0);
+  const double unigram = val(s["corpus"]["heldout_unigram_cross_entropy"]);
+  if (std::isfinite(unigram)) ylo = std::min(ylo, unigram);
+  Chart c("Final held-out loss against the learning rate", "peak learning rate (log scale)", "held-out loss (nats/token)",
+          rangeOf(lrs.front() / 1.4, lrs.back() * 1.4, true), rangeOf(ylo, yhi, false));
+  c.yTicks();
+  c.xTicks(lrTicks(s), true);
+  c.svg.line(kLeft, c.Y(l0), kW - kRight, c.Y(l0), "stroke:#555;stroke-width:1;stroke-dasharray:6,3", "initial-loss");
+  c.svg.text(kW - kRight - 4, c.Y(l0) - 4, "loss at initialisation (L0)", "font-size:10px;fill:#555", "end");
+  if (std::isfinite(unigram)) {
+    c.svg.line(kLeft, c.Y(unigram), kW - kRight, c.Y(unigram), "stroke:#999;stroke-width:1;stroke-dasharray:2,3", "unigram");
+    c.svg.text(kW - kRight - 4, c.Y(unigram) - 4, "unigram model", "font-size:10px;fill:#777", "end");
+  }
+  std::vector<std::pair<std::string, std::string>> legend;
+  const std::size_t n_arms = s["arms"].size();
+  for (std::size_t i = 0; i < n_arms; ++i) {
+    const json& a = s["arms"][i];
+    const std::string colour = kColours[i % 9];
+    const double dx = (static_cast<double>(i) - (static_cast<double>(n_arms) - 1) / 2) * 5;  // dodge the arms
+    std::vector<std::pair<double, double>> pts;
+    for (const auto& p : a["per_lr"]) {
+      const double px = c.X(p["lr"].get<double>()) + dx;
+      if (p["diverged"].get<int>() > 0)  // a cross at L0 per LR with a diverged run
+        for (double d : {-4.0, 4.0}) c.svg.line(px - 4, c.Y(l0) - d, px + 4, c.Y(l0) + d, "stroke:" + colour + ";stroke-width:2", "diverged");
+      const double mean = val(p["finished"]["mean"]);
+      if (!std::isfinite(mean) || mean >= l0) continue;
+      if (p["range"].is_array())
+        c.svg.line(px, c.Y(std::min(val(p["range"][1]), l0)), px, c.Y(val(p["range"][0])), "stroke:" + colour + ";stroke-width:1.5", "seed-range");
+      pts.emplace_back(px, c.Y(mean));
+      c.svg.circle(px, c.Y(mean), 3.5, "fill:" + colour, "point",
+                   a["arm"].get<std::string>() + " lr " + sci(p["lr"].get<double>()) + ": " + fixed(mean, 4));
+    }
+    c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:1.5");
+    std::string label = a["arm"].get<std::string>();
+    if (a["lr_sensitivity"].is_number()) label += " (sens. " + fixed(a["lr_sensitivity"].get<double>(), 2) + ")";
+    legend.emplace_back(colour, label);
+  }
+  c.legend(legend);
+  const std::string cap = "Mean over " + std::to_string(s["grid"]["seeds"].size()) +
+                          " seed(s) of the final held-out loss; whiskers: the seeds' range; crosses at L0: a run diverged. " +
+                          "LR sensitivity (Wortsman et al. 2023) in the legend. " + studySource(s);
+  c.caption(cap);
+  return {"study-loss-vs-lr.svg", "Held-out loss against the learning rate", cap, c.svg.str()};
+}
+
+// The runs worth following over time: at the largest LR every arm survives, and at the next LR up.
+std::vector<const json*> chosenRuns(const json& s) {
+  const auto lrs = s["grid"]["lrs"].get<std::vector<double>>();
+  double common = NAN;
+  for (double lr : lrs) {
+    bool all = true;
+    for (const auto& a : s["arms"])
+      for (const auto& p : a["per_lr"])
+        if (p["lr"].get<double>() == lr) all = all && p["diverged"].get<int>() == 0 && std::isfinite(val(p["finished"]["mean"])) &&
+                                                 val(p["finished"]["mean"]) < val(a["initial_loss"]);
+    if (all) common = lr;
+  }
+  std::vector<double> pick;
+  if (std::isfinite(common)) {
+    pick.push_back(common);
+    for (double lr : lrs)
+      if (lr > common) {
+        pick.push_back(lr);
+        break;
+      }
+  } else {
+    pick.push_back(lrs.front());
+  }
+  const auto first_seed = s["grid"]["seeds"][0];
+  std::vector<const json*> out;
+  for (double lr : pick)
+    for (const auto& arm : s["grid"]["arms"])
+      for (const auto& r : s["runs"])
+        if (r["arm"] == arm && r["lr"].get<double>() == lr && r["seed"] == first_seed) out.push_back(&r);
+  return out;
+}
+
+// One value per evaluation step from the per-layer series: "max" or "mean" over layers.
+double reduceLayers(const json& layers, bool max) {
+  double acc = max ? -INFINITY : 0;
+  int n = 0;
+  for (const auto& v : layers) {
+    if (!v.is_number()) continue;
+    acc = max ? std::max(acc, v.get<double>()) : acc + v.get<double>();
+    ++n;
+  }
+  return n == 0 ? NAN : max ? acc : acc / n;
+}
+
+Figure trajectory(const json& s, const std::string& name, const std::string& title, const std::string& ylabel, bool logy,
+                  const std::string& what) {
+  const std::vector<const json*> runs = chosenRuns(s);
+  struct Line {
+    std::string label, colour, dash;
+    std::vector<std::pair<double, double>> pts;
+  };
+  std::vector<Line> lines;
+  double xhi = 1, ylo = INFINITY, yhi = -INFINITY;
+  std::map<std::string, std::size_t> arm_index;
+  for (std::size_t i = 0; i < s["grid"]["arms"].size(); ++i) arm_index[s["grid"]["arms"][i].get<std::string>()] = i;
+  const double first_lr = runs.empty() ? 0 : (*runs.front())["lr"].get<double>();
+  for (const json* r : runs) {
+    Line l;
+    const bool higher = (*r)["lr"].get<double>() != first_lr;
+    l.colour = kColours[arm_index[(*r)["arm"].get<std::string>()] % 9];
+    l.dash = higher ? ";stroke-dasharray:5,3" : "";
+    l.label = (*r)["arm"].get<std::string>() + " lr " + sci((*r)["lr"].get<double>()) + ((*r)["diverged"].get<bool>() ? " (diverged)" : "");
+    const json& t = (*r)["trajectory"];
+    const json& steps = what == "loss" ? t["train"]["step"] : t["eval"]["step"];
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      double y = NAN;
+      if (what == "loss") y = val(t["train"]["loss"][k]);
+      else if (what == "logit") y = reduceLayers(t["eval"]["max_attention_logit"][k], true);
+      else if (what == "entropy") y = reduceLayers(t["eval"]["attention_entropy"][k], false);
+      else y = reduceLayers(t["eval"]["input_kurtosis"][k], true);
+      if (!std::isfinite(y) || (logy && y <= 0)) continue;
+      l.pts.emplace_back(steps[k].get<double>(), y);
+      xhi = std::max(xhi, steps[k].get<double>());
+      ylo = std::min(ylo, y);
+      yhi = std::max(yhi, y);
+    }
+    if (!l.pts.empty()) lines.push_back(std::move(l));
+  }
+  if (lines.empty()) return {};
+  if (what == "loss") {  // a diverged run's loss shoots up: clip at 1.25 x the loss at initialisation
+    double l0 = 0;
+    for (const json* r : runs) l0 = std::max(l0, val((*r)["initial_loss"]));
+    if (l0 > 0 && yhi > 1.25 * l0) {
+      yhi = 1.25 * l0;
+      for (auto& l : lines)
+        for (auto& p : l.pts) p.second = std::min(p.second, yhi);
+    }
+  }
+  if (logy && yhi / ylo < 3) logy = false;  // a log axis only where the data spans orders of magnitude
+  Chart c(title, "training step", ylabel + (logy ? " (log scale)" : ""), rangeOf(0, xhi, false, 0.02), rangeOf(ylo, yhi, logy));
+  c.yTicks();
+  std::vector<std::pair<double, std::string>> xt;
+  for (double v : rangeOf(0, xhi, false, 0.02).ticks(6))
+    if (v >= 0) xt.emplace_back(v, general(v));
+  c.xTicks(xt);
+  double ly = kTop + 8;
+  for (const auto& l : lines) {
+    std::vector<std::pair<double, double>> px;
+    for (const auto& [x, y] : l.pts) px.emplace_back(c.X(x), c.Y(y));
+    c.svg.polyline(px, "stroke:" + l.colour + ";stroke-width:1.8" + l.dash, "run");
+    c.svg.circle(px.back().first, px.back().second, 3, "fill:" + l.colour, "run-end", l.label);  // where the run ended
+    // the legend's swatch is the line itself (solid or dashed)
+    c.svg.line(kW - kRight + 10, ly + 5, kW - kRight + 30, ly + 5, "stroke:" + l.colour + ";stroke-width:2" + l.dash);
+    c.svg.text(kW - kRight + 34, ly + 9, l.label, "font-size:10.5px");
+    ly += 18;
+  }
+  const std::string cap = "Seed " + s["grid"]["seeds"][0].dump() +
+                          "; solid: the largest learning rate every arm trains at, dashed: the next one up. " + studySource(s);
+  c.caption(cap);
+  return {name, title, cap, c.svg.str()};
+}
+
+}  // namespace
+
+std::vector<Figure> studyFigures(const json& s) {
+  std::vector<Figure> out;
+  for (Figure f : {lossVsLr(s),
+                   trajectory(s, "study-train-loss.svg", "Training loss over steps", "training-batch loss (nats/token)", false, "loss"),
+                   trajectory(s, "study-max-logit.svg", "Largest attention logit over training", "max pre-softmax logit (all layers)", true, "logit"),
+                   trajectory(s, "study-entropy.svg", "Attention entropy over training", "mean attention entropy (nats)", false, "entropy"),
+                   trajectory(s, "study-kurtosis.svg", "Activation kurtosis over training", "max kurtosis of layer inputs", true, "kurtosis")})
+    if (!f.svg.empty()) out.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace omn::report
