@@ -21,7 +21,9 @@ json profileCheckpoint(const ProfileRequest& req) {
   // The hash streams the whole file while the parser touches only the directory, the pickle and
   // the gain records: run it beside the parse, and release nothing until it is checked.
   std::unique_ptr<report::ProgressBar> bar;  // made and used on the hashing thread only
-  auto hashing = std::async(std::launch::async, [&] {
+  const bool hash = req.hash || !expected.empty();
+  auto hashing = std::async(hash ? std::launch::async : std::launch::deferred, [&]() -> std::string {
+    if (!hash) return "";
     return io::sha256File(req.checkpoint, [&](std::uint64_t done, std::uint64_t total) {
       if (!bar) bar = std::make_unique<report::ProgressBar>("sha256", total, req.progress && total >= (256u << 20));
       bar->update(done);
@@ -53,14 +55,15 @@ json profileCheckpoint(const ProfileRequest& req) {
 
   json extra_files = json::array();
   for (std::size_t i = 1; i < ck->files.size(); ++i)
-    extra_files.push_back({{"path", ck->files[i]->path()}, {"sha256", io::sha256File(ck->files[i]->path())}});
-  prov.inputs.push_back({"checkpoint", req.checkpoint, digest, !expected.empty()});
-  for (const auto& f : extra_files) prov.inputs.push_back({"checkpoint-shard", f["path"], f["sha256"], false});
+    extra_files.push_back({{"path", ck->files[i]->path()}, {"sha256", hash ? json(io::sha256File(ck->files[i]->path())) : json(nullptr)}});
+  if (hash) prov.inputs.push_back({"checkpoint", req.checkpoint, digest, !expected.empty()});
+  if (hash)
+    for (const auto& f : extra_files) prov.inputs.push_back({"checkpoint-shard", f["path"], f["sha256"], false});
   prov.finished_utc = report::utcNow();
 
   json out = {{"schema", "omn-audit/profile@1"}, {"provenance", report::provenance(prov)}};
   out["checkpoint"] = {{"path", req.checkpoint},
-                       {"sha256", digest},
+                       {"sha256", hash ? json(digest) : json(nullptr)},
                        {"sha256_verified", !expected.empty()},
                        {"format", ck->format},
                        {"size_bytes", ck->files[0]->size()},

@@ -141,8 +141,8 @@ std::vector<Figure> figuresFor(const json& doc, const std::string& path) {
   if (schema == "omn-audit/profile@1") return profileFigures(doc);
   if (schema == "omn-audit/intervention@1") return sweepFigures(doc);
   if (schema == "omn-audit/study@1") return studyFigures(doc);
-  throw UsageError(path + ": /schema: expected \"omn-audit/profile@1\", \"omn-audit/intervention@1\" or \"omn-audit/study@1\", got \"" +
-                   schema + "\"");
+  if (schema == "omn-audit/track@1") return trackFigures(doc);
+  throw UsageError(path + ": /schema: expected omn-audit/profile@1, intervention@1, study@1 or track@1, got \"" + schema + "\"");
 }
 
 }  // namespace omn::report

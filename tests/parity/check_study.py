@@ -222,5 +222,57 @@ bad({"grid": {"qk_norm": [True], "lr": [1e-3], "n_layers": [0]}}, "/grid/n_layer
 bad({"set": {"steps": -1}}, "/steps")
 bad({"base": "missing.json"}, "missing.json")
 
+# --- track: the checkpoints of one run, equal to profile on each, statistic by statistic -------------
+run_dir = os.path.join(work, "a", doc["runs"][0]["dir"])
+track_json = os.path.join(work, "track.json")
+run("track", run_dir, "--json", track_json, "--csv", os.path.join(work, "track.csv"))
+tr = json.load(open(track_json))
+steps = [c["step"] for c in tr["checkpoints"]]
+check(steps == sorted(steps) and steps[-1] == base["steps"] and len(steps) == 4,
+      "track: a run directory's checkpoints ordered by the step in their metadata (%s)" % steps)
+r = subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"),
+                    os.path.join(here, "..", "..", "docs", "schema"), "track.schema.json", track_json])
+check(r.returncode == 0, "track.json validates against docs/schema/track.schema.json")
+same = True
+for c in tr["checkpoints"]:
+    pj = os.path.join(work, "p.json")
+    run("profile", c["path"], "--json", pj, "--force", "--no-tables")
+    p = json.load(open(pj))
+    same = same and p["statistics"] == c["statistics"] and c["sha256"] is None and not c["sha256_verified"]
+    for lt, lp in zip(c["layers"], p["layers"]):
+        for role in ("q", "k"):
+            same = same and all(lt[role][k] == lp[role][k] for k in ("mean", "std", "min", "max"))
+check(same, "track = profile on each checkpoint, statistic by statistic (read without hashing)")
+csv_lines = open(os.path.join(work, "track.csv")).read().strip().split("\n")
+check(len(csv_lines) == 1 + 4 * base["model"]["n_layers"] * 2, "track.csv: one row per checkpoint, layer and role")
+final = os.path.join(run_dir, "final.pt")
+sums = os.path.join(work, "sums.txt")
+digest = subprocess.run(["sha256sum", final], capture_output=True, text=True).stdout
+open(sums, "w").write(digest)
+r = run("track", run_dir, "--digests", sums, "--json", os.path.join(work, "track-v.json"))
+tv = json.load(open(os.path.join(work, "track-v.json")))
+check(tv["summary"]["verified"] == 1 and tv["checkpoints"][-1]["sha256"] == digest[:64],
+      "track --digests: the listed checkpoint is hashed and verified, the others are not")
+open(sums, "w").write("0" * 64 + "  " + final + "\n")
+r = run("track", run_dir, "--digests", sums, expect=4)
+check("SHA-256 mismatch" in r.stderr, "track --digests: a mismatch is exit 4")
+open(sums, "w").write(digest.replace(final, final + ".missing"))
+r = run("track", run_dir, "--digests", sums, expect=2)
+check("is not one of the checkpoints" in r.stderr, "track --digests: a listed file that is not tracked is an error, not silently unverified")
+r = run("track", run_dir, "--json", track_json, expect=2)
+check("exists" in r.stderr, "track: an existing --json is not overwritten without --force")
+r = run("track", os.path.join(work, "text"), expect=2)
+check("no checkpoint files" in r.stderr, "track: a directory without checkpoints is an error")
+pj = os.path.join(work, "p.json")
+run("profile", os.path.join(run_dir, "checkpoints", "step-000010.pt"), "--json", pj, "--force", "--no-tables")
+r = run("track", run_dir, "--baseline", pj, expect=3)
+check("DRIFT: 3 checkpoint(s)" in r.stdout, "track --baseline: the steps that drifted from step 10's profile are flagged, exit 3")
+run("plot", track_json, "-o", os.path.join(work, "track-fig"))
+check(all(os.path.exists(os.path.join(work, "track-fig", f)) for f in ("track-heatmap-q.svg", "track-heatmap-k.svg", "track-layer-means.svg")),
+      "plot of a track: the Q and K heatmaps and the per-layer lines")
+run("plot", os.path.join(work, "a", "study.json"), "-o", os.path.join(work, "study-fig"))
+check(all(os.path.exists(os.path.join(work, "study-fig", f)) for f in ("study-loss-vs-lr.svg", "study-train-loss.svg", "study-max-logit.svg")),
+      "plot of a study: loss vs LR and the trajectories")
+
 print("%d passed, %d failed" % (len(passes), len(failures)))
 sys.exit(1 if failures else 0)

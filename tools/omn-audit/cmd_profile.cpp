@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "baseline.h"
 #include "commands.h"
 #include "omn/audit/profile_run.h"
 #include "omn/audit/regression.h"
@@ -22,12 +23,6 @@ struct ProfileArgs {
   bool force = false, quiet_tables = false, all_rows = false;
 };
 
-nlohmann::json loadBaseline(const std::string& b) {
-  // "omn-1-reference" names the embedded configs/omn-1-reference-profile.json
-  const auto& files = embeddedConfigs();
-  if (auto it = files.find(b + "-profile.json"); it != files.end()) return nlohmann::json::parse(it->second);
-  return report::readJsonFile(b, "baseline");
-}
 }  // namespace
 
 Command addProfileCommand(CLI::App& root) {

@@ -15,6 +15,7 @@ struct Command {
 
 Command addHashCommand(CLI::App& root);
 Command addProfileCommand(CLI::App& root);
+Command addTrackCommand(CLI::App& root);
 Command addCompareCommand(CLI::App& root);
 Command addMergeCommand(CLI::App& root);
 Command addPlotCommand(CLI::App& root);

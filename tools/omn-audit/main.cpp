@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   std::vector<omn::cli::Command> commands = {
       omn::cli::addHashCommand(app),
       omn::cli::addProfileCommand(app),
+      omn::cli::addTrackCommand(app),
       omn::cli::addCompareCommand(app),
       omn::cli::addMergeCommand(app),
       omn::cli::addPlotCommand(app),

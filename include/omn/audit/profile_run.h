@@ -17,6 +17,8 @@ struct ProfileRequest {
   std::string state_key;
   ProfileOptions options;
   bool progress = false;        // progress bar for the hash on stderr
+  bool hash = true;             // false (and no expected digest): skip the full-file hash, read only the
+                                // gain records; /checkpoint/sha256 is then null (track's fast path)
 };
 
 // Throws IntegrityError on a digest mismatch (and returns nothing else), FormatError/UsageError

@@ -1,5 +1,5 @@
 // Figures from the JSON artifacts, never from the model: a profile (omn-audit/profile@1), a sweep
-// result (omn-audit/intervention@1) or a training study (omn-audit/study@1). Every figure has axis labels with units, a legend, and a
+// result (omn-audit/intervention@1) a training study (omn-audit/study@1) or a track of checkpoints (omn-audit/track@1). Every figure has axis labels with units, a legend, and a
 // caption with the checkpoint and token-set hash prefixes, so it says where it came from when
 // pasted alone. Same JSON → byte-identical SVG. No libtorch.
 #pragma once
@@ -20,6 +20,7 @@ struct Figure {
 std::vector<Figure> profileFigures(const nlohmann::json& profile);
 std::vector<Figure> sweepFigures(const nlohmann::json& results);
 std::vector<Figure> studyFigures(const nlohmann::json& study);
+std::vector<Figure> trackFigures(const nlohmann::json& track);
 
 // By schema; throws UsageError naming the file for anything else.
 std::vector<Figure> figuresFor(const nlohmann::json& doc, const std::string& path);

@@ -1,0 +1,42 @@
+// `omn-audit track`: the Q/K gains of many checkpoints (the steps of a training run, or any list
+// or directory) as a training-health trajectory — per-layer Q and K mean/std/min/max and the
+// headline statistics at every step, ordered by the step in each checkpoint's metadata, with
+// drift against a baseline profile flagged per step. Each checkpoint is profiled by the same
+// profileCheckpoint as `profile`; only the gain records are read unless a digest is given for it
+// (then the whole file is hashed and checked). No libtorch. docs/track.md.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/audit/profile.h"
+
+namespace omn::audit {
+
+enum class TrackOrder { Step, Given };
+
+struct TrackRequest {
+  std::vector<std::string> inputs;            // checkpoints and directories (a run directory: checkpoints/ and final.pt)
+  std::map<std::string, std::string> digests;  // path → expected SHA-256 (from a sha256sum-style file)
+  std::string digests_path;
+  std::string preset, state_key;
+  ProfileOptions options;
+  TrackOrder order = TrackOrder::Step;
+  nlohmann::json baseline, tolerance;          // null: no drift check
+  std::string baseline_path, tolerance_path;
+};
+
+// The checkpoints an input names: a file as itself; a directory's checkpoint files (*.pt, *.pth,
+// *.bin, *.safetensors; not the optimizer's *.optim.pt), to two levels, in name order.
+std::vector<std::string> expandTrackInputs(const std::vector<std::string>& inputs);
+
+// Reads `sha256sum` output ("<64 hex>  <path>" per line; "*" binary marker allowed). Paths are
+// taken as written, relative to the current directory. Throws UsageError naming the line.
+std::map<std::string, std::string> readDigestList(const std::string& path);
+
+// The track document (omn-audit/track@1). Throws IntegrityError on a digest mismatch.
+nlohmann::json trackCheckpoints(const TrackRequest& req);
+
+}  // namespace omn::audit

@@ -1,0 +1,165 @@
+#include "omn/audit/track.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "omn/audit/profile_run.h"
+#include "omn/audit/regression.h"
+#include "omn/errors.h"
+#include "omn/report/provenance.h"
+
+namespace omn::audit {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool isCheckpointName(const std::string& name) {
+  auto ends = [&](const std::string& suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends(".optim.pt")) return false;
+  return ends(".pt") || ends(".pth") || ends(".bin") || ends(".safetensors");
+}
+
+json roleStats(const json& r) {
+  return {{"mean", r.at("mean")}, {"std", r.at("std")}, {"min", r.at("min")}, {"max", r.at("max")}};
+}
+
+}  // namespace
+
+std::vector<std::string> expandTrackInputs(const std::vector<std::string>& inputs) {
+  std::vector<std::string> out;
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (!fs::exists(in, ec)) throw UsageError(in + ": no such file or directory");
+    if (!fs::is_directory(in, ec)) {
+      out.push_back(in);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto it = fs::recursive_directory_iterator(in, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it.depth() > 1) it.disable_recursion_pending();
+      if (it->is_regular_file(ec) && isCheckpointName(it->path().filename().string())) found.push_back(it->path().string());
+    }
+    if (ec) throw UsageError(in + ": cannot list the directory: " + ec.message());
+    if (found.empty()) throw UsageError(in + ": a directory with no checkpoint files (*.pt, *.pth, *.bin, *.safetensors)");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+std::map<std::string, std::string> readDigestList(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("--digests " + path + ": cannot be read");
+  std::map<std::string, std::string> out;
+  const std::regex line_re("([0-9a-fA-F]{64}) [ *](.+)");
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty() || line[0] == '#') continue;
+    std::smatch m;
+    if (!std::regex_match(line, m, line_re))
+      throw UsageError("--digests " + path + ": line " + std::to_string(n) + ": expected \"<64 hex digits>  <path>\" (sha256sum output)");
+    std::string hex = m[1];
+    std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    out[fs::path(m[2].str()).lexically_normal().string()] = hex;
+  }
+  return out;
+}
+
+json trackCheckpoints(const TrackRequest& req) {
+  report::ProvenanceInfo prov;
+  prov.started_utc = report::utcNow();
+  const std::vector<std::string> paths = expandTrackInputs(req.inputs);
+  // a listed path and a checkpoint path are the same file when they resolve to the same place
+  auto key = [](const std::string& p) {
+    std::error_code ec;
+    const fs::path c = fs::weakly_canonical(p, ec);
+    return ec ? fs::path(p).lexically_normal().string() : c.string();
+  };
+  std::map<std::string, std::string> digests;
+  for (const auto& [p, d] : req.digests) digests[key(p)] = d;
+  for (const auto& [p, d] : req.digests) {
+    bool named = false;
+    for (const auto& c : paths) named = named || key(c) == key(p);
+    if (!named)
+      throw UsageError("--digests " + req.digests_path + ": " + p + " is not one of the checkpoints given (paths are relative to the current directory, as for sha256sum -c)");
+  }
+
+  struct Entry {
+    std::string path;
+    json step;  // from the metadata, or null
+    json point;
+  };
+  std::vector<Entry> entries;
+  std::size_t verified = 0;
+  for (const auto& p : paths) {
+    ProfileRequest pr;
+    pr.checkpoint = p;
+    pr.preset = req.preset;
+    pr.state_key = req.state_key;
+    pr.options = req.options;
+    const auto d = digests.find(key(p));
+    pr.hash = d != digests.end();
+    if (pr.hash) pr.expected_sha256 = d->second;
+    const json prof = profileCheckpoint(pr);  // IntegrityError on a mismatch
+    verified += pr.hash;
+    const json& meta = prof["checkpoint"]["metadata"];
+    json step = meta.is_object() && meta.contains("step") && meta["step"].is_number_integer() ? meta["step"] : json(nullptr);
+    json layers = json::array();
+    for (const auto& l : prof["layers"])
+      layers.push_back({{"layer", l["layer"]}, {"q", roleStats(l["q"])}, {"k", roleStats(l["k"])}});
+    json point = {{"path", p},
+                  {"step", step},
+                  {"sha256", prof["checkpoint"]["sha256"]},
+                  {"sha256_verified", pr.hash},
+                  {"size_bytes", prof["checkpoint"]["size_bytes"]},
+                  {"preset", prof["preset"]["name"]},
+                  {"statistics", prof["statistics"]},
+                  {"layers", layers},
+                  {"drift", nullptr}};
+    if (!req.baseline.is_null()) {
+      const RegressionReport rep = checkRegression(prof, req.baseline, req.tolerance, req.baseline_path, req.tolerance_path);
+      json drifted = json::array();
+      for (const auto& c : rep.checks)
+        if (!c.ok()) drifted.push_back({{"pointer", c.pointer}, {"label", c.label}, {"baseline", c.baseline},
+                                        {"actual", c.present ? json(c.actual) : json(nullptr)}, {"allowed", c.allowed}});
+      point["drift"] = {{"checked", rep.checks.size()}, {"drifted", rep.drifted()}, {"statistics", drifted}};
+    }
+    if (pr.hash) prov.inputs.push_back({"checkpoint", p, prof["checkpoint"]["sha256"].get<std::string>(), true});
+    entries.push_back({p, step, std::move(point)});
+  }
+  if (req.order == TrackOrder::Step) {
+    for (const auto& e : entries)
+      if (e.step.is_null())
+        throw UsageError(e.path + ": no integer \"step\" in its metadata to order by: give the order yourself with --order given");
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.step.get<std::int64_t>() < b.step.get<std::int64_t>(); });
+  }
+  // every checkpoint must be the same model: the same layers
+  for (const auto& e : entries)
+    if (e.point["layers"].size() != entries.front().point["layers"].size())
+      throw UsageError(e.path + ": " + std::to_string(e.point["layers"].size()) + " layers, but " + entries.front().path + " has " +
+                       std::to_string(entries.front().point["layers"].size()) + ": not the checkpoints of one model");
+  json points = json::array();
+  std::size_t drifted_steps = 0;
+  for (auto& e : entries) {
+    if (e.point["drift"].is_object() && e.point["drift"]["drifted"].get<std::size_t>() > 0) ++drifted_steps;
+    points.push_back(std::move(e.point));
+  }
+  prov.finished_utc = report::utcNow();
+  return {{"schema", "omn-audit/track@1"},
+          {"provenance", report::provenance(prov)},
+          {"order", req.order == TrackOrder::Step ? "step" : "given"},
+          {"options", {{"threshold", req.options.threshold}}},
+          {"digests", req.digests_path.empty() ? json(nullptr) : json(req.digests_path)},
+          {"baseline", req.baseline.is_null() ? json(nullptr) : json{{"path", req.baseline_path}, {"tolerance", req.tolerance_path.empty() ? json(nullptr) : json(req.tolerance_path)}}},
+          {"summary", {{"checkpoints", points.size()}, {"verified", verified}, {"unverified", points.size() - verified},
+                       {"drifted", req.baseline.is_null() ? json(nullptr) : json(drifted_steps)}}},
+          {"checkpoints", points}};
+}
+
+}  // namespace omn::audit

@@ -1,0 +1,59 @@
+// omn-audit track CKPT|DIR...: the Q/K gains of many checkpoints as a trajectory over training
+// steps; with --baseline, drift flagged per step (exit 3 when any step drifted).
+#include <iostream>
+
+#include "baseline.h"
+#include "commands.h"
+#include "omn/audit/track.h"
+#include "omn/errors.h"
+#include "omn/report/json_file.h"
+#include "omn/report/track_text.h"
+
+namespace omn::cli {
+
+Command addTrackCommand(CLI::App& root) {
+  auto r = std::make_shared<audit::TrackRequest>();
+  auto json_out = std::make_shared<std::string>();
+  auto csv_out = std::make_shared<std::string>();
+  auto order = std::make_shared<std::string>("step");
+  auto force = std::make_shared<bool>(false);
+  auto* app = root.add_subcommand("track", "profile the Q/K gains of many checkpoints (a run's steps) as a trajectory; drift per step");
+  app->add_option("checkpoints", r->inputs, "checkpoint files and directories (a run directory: checkpoints/*.pt and final.pt)")->required();
+  app->add_option("--digests", r->digests_path,
+                  "sha256sum-style list (\"<hex>  <path>\"): the checkpoints it names are hashed and verified (mismatch: exit 4); "
+                  "the others are read without hashing");
+  app->add_option("--order", *order, "step (the step in each checkpoint's metadata) | given (the order on the command line)")
+      ->check(CLI::IsMember({"step", "given"}));
+  app->add_option("--preset", r->preset, "built-in preset or preset JSON file; default: detect");
+  app->add_option("--state-key", r->state_key, "where the state dict sits in the envelope; default: find it");
+  app->add_option("--threshold", r->options.threshold, "count the gains above this value")->default_val(1.43);
+  app->add_option("--baseline", r->baseline_path, "flag each step's drift against this profile (--json of profile) or reference");
+  app->add_option("--tolerance", r->tolerance_path, "tolerances per statistic (omn-audit/tolerance@1), with --baseline");
+  app->add_option("--json", *json_out, "write the track document (omn-audit/track@1) here");
+  app->add_option("--csv", *csv_out, "write one row per checkpoint, layer and role here");
+  app->add_flag("--force", *force, "overwrite existing --json/--csv outputs");
+  return {app, [=] {
+            if (!r->tolerance_path.empty() && r->baseline_path.empty()) throw UsageError("--tolerance needs --baseline");
+            if (!json_out->empty() && *json_out == *csv_out) throw UsageError("--json and --csv name the same file " + *json_out);
+            r->order = *order == "given" ? audit::TrackOrder::Given : audit::TrackOrder::Step;
+            std::vector<std::string> inputs = audit::expandTrackInputs(r->inputs);
+            if (!r->baseline_path.empty()) inputs.push_back(r->baseline_path);
+            for (const auto& out : {*json_out, *csv_out})
+              if (!out.empty()) report::checkOutputPath(out, *force, inputs);
+            // everything parsed before the first checkpoint is read
+            if (!r->digests_path.empty()) r->digests = audit::readDigestList(r->digests_path);
+            if (!r->baseline_path.empty()) r->baseline = loadBaseline(r->baseline_path);
+            if (!r->tolerance_path.empty()) r->tolerance = report::readJsonFile(r->tolerance_path, "tolerance");
+            const nlohmann::json doc = audit::trackCheckpoints(*r);
+            report::printTrack(std::cout, doc);
+            if (!json_out->empty()) report::writeFileAtomic(*json_out, report::dumpJson(doc));
+            if (!csv_out->empty()) report::writeFileAtomic(*csv_out, report::trackCsv(doc));
+            if (doc["summary"]["drifted"].is_number() && doc["summary"]["drifted"].get<std::size_t>() > 0) {
+              std::cout << "DRIFT: " << doc["summary"]["drifted"] << " checkpoint(s) outside tolerance of " << r->baseline_path << "\n";
+              return static_cast<int>(kExitRegression);
+            }
+            return 0;
+          }};
+}
+
+}  // namespace omn::cli
