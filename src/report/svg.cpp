@@ -104,6 +104,13 @@ std::vector<double> Axis::ticks(int approx) const {
       for (double m : {1.0, 2.0, 5.0})
         if (m * v >= lo * (1 - 1e-9) && m * v <= hi * (1 + 1e-9)) t.push_back(m * v);
     }
+    if (t.size() >= 3) return t;
+    // less than a decade: 1-2-5 marks leave the axis nearly bare; plain "nice" values instead
+    // (still placed on the log scale)
+    Axis linear{lo, hi, false};
+    t.clear();
+    for (double v : linear.ticks(approx))
+      if (v > 0) t.push_back(v);
     return t;
   }
   const double span = hi - lo;

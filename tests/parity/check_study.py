@@ -85,6 +85,11 @@ csv_rows = open(os.path.join(work, "a", "study.csv")).read().strip().split("\n")
 check(len(csv_rows) == 9 and csv_rows[0].startswith("id,arm,qk_norm"), "study.csv: a header and one row per run")
 check(not os.path.exists(os.path.join(work, "a", "study.json.journal")), "study: no journal left after success")
 
+studies = os.path.join(here, "..", "..", "configs", "studies")
+r = subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"), os.path.join(here, "..", "..", "docs", "schema"),
+                    "study-manifest.schema.json", m_a] + [os.path.join(studies, f) for f in sorted(os.listdir(studies))])
+check(r.returncode == 0, "the test's manifest and configs/studies/*.json validate against study-manifest.schema.json")
+
 # --- every number from the runs' own files, recomputed here ------------------------------------------
 trains = {}
 for run_rec in doc["runs"]:
