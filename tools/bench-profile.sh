@@ -7,12 +7,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
 omn_bench_setup
 runs="${1:-5}"
-ckpt="$build/bench/omn1-full.pt"
-mkdir -p "$build/bench"
-if [ ! -f "$ckpt" ]; then
-  echo "generating the full fixture (once): $ckpt" >&2
-  /usr/bin/python3 "$root/tools/fixtures/make_omn_fixture.py" --size full -o "$ckpt" >&2
-fi
+omn_bench_fixture
 omn="$build/omn-audit"
 size=$(stat -c %s "$ckpt")
 

@@ -67,3 +67,13 @@ omn_bench_setup() {
   omn_build >/dev/null
   build="${OMN_BUILD_DIR:-$root/build}"
 }
+
+# The full-size OMN-1-layout checkpoint the benchmarks share (3.5 GB, generated once): sets $ckpt.
+omn_bench_fixture() {
+  ckpt="$build/bench/omn1-full.pt"
+  mkdir -p "$build/bench"
+  if [ ! -f "$ckpt" ]; then
+    echo "generating the full fixture (once): $ckpt" >&2
+    /usr/bin/python3 "$root/tools/fixtures/make_omn_fixture.py" --size full -o "$ckpt" >&2
+  fi
+}

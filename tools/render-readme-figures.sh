@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Regenerates the README's two figures (docs/figures/*.png) from the demo's JSON: run
-# tools/demo.sh first. The PNGs are rendered from the committed code's SVGs with rsvg-convert.
+# Regenerates the README's figures (docs/figures/*.png, rendered at 2x) from JSON made by the
+# committed code — run from a clean tree so the figures' footers carry no "-dirty":
+#   tools/demo.sh                                              (the demo sweep and profile)
+#   omn-audit study --manifest configs/studies/qk-lr-tiny.json (runs/qk-lr-tiny/study.json, ~25 min)
+#   tools/make-demo-model.sh --check                           (build/demo-model/run: the demo model's checkpoints)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-fig="${OMN_BUILD_DIR:-$root/build}/demo/figures"
-mkdir -p "$root/docs/figures"
-for f in profile-layer-means sweep-ppl-vs-constant; do
-  rsvg-convert --background-color=white -o "$root/docs/figures/$f.png" "$fig/$f.svg"
-  echo "docs/figures/$f.png"
-done
+build="${OMN_BUILD_DIR:-$root/build}"
+omn="$build/omn-audit"
+fig="$build/demo/figures"
+mkdir -p "$root/docs/figures" "$build/readme"
+"$omn" plot "$root/runs/qk-lr-tiny/study.json" -o "$build/readme" --force >/dev/null
+"$omn" track "$build/demo-model/run" --json "$build/readme/track.json" --force >/dev/null
+"$omn" plot "$build/readme/track.json" -o "$build/readme" --force >/dev/null
+render() { rsvg-convert --zoom=2 --background-color=white -o "$root/docs/figures/$2.png" "$1/$2.svg"; echo "docs/figures/$2.png"; }
+render "$fig" sweep-ppl-vs-constant
+render "$fig" sweep-ratio
+render "$fig" profile-layer-means
+render "$build/readme" study-loss-vs-lr
+render "$build/readme" study-max-logit
+render "$build/readme" track-layer-means

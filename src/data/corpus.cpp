@@ -41,8 +41,7 @@ CorpusConfig loadCorpusConfig(const std::string& path) {
   const json j = report::readJsonFile(path, "corpus config");
   const io::JsonReader r("corpus config " + path);
   r.object(j, "", {"schema", "name", "inputs", "extension", "heldout_fraction", "split_salt", "tokenizer", "max_sentence_bytes"});
-  if (r.str(r.need(j, "", "schema"), "/schema") != "omn-audit/corpus-config@1")
-    r.fail("/schema", "expected \"omn-audit/corpus-config@1\"");
+  r.schema(j, "omn-audit/corpus-config@1");
   CorpusConfig c;
   c.source = path;
   const std::string text = readTextFile(path, "corpus config");

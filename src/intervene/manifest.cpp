@@ -118,8 +118,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   m.sha256 = sha256;
   m.verbatim = j;
   r.object(j, "", {"schema", "description", "checkpoint", "tokens", "rows", "groups", "bootstrap", "model", "conditions", "output"});
-  if (r.str(r.need(j, "", "schema"), "/schema") != "omn-audit/manifest@1")
-    r.fail("/schema", "expected \"omn-audit/manifest@1\"");
+  r.schema(j, "omn-audit/manifest@1");
   if (const json* d = r.opt(j, "description")) r.str(*d, "/description");
   auto& s = m.session;
   // checkpoint

@@ -51,8 +51,7 @@ std::vector<double> parseLrs(const io::JsonReader& r, const json& v) {
 StudyManifest parseStudyManifest(const json& j, const std::string& path, const std::string& sha256, const std::string& verbatim) {
   const io::JsonReader r("study manifest " + path);
   r.object(j, "", {"schema", "description", "base", "corpus", "set", "grid", "confidence", "output"});
-  if (r.str(r.need(j, "", "schema"), "/schema") != "omn-audit/study-manifest@1")
-    r.fail("/schema", "expected \"omn-audit/study-manifest@1\"");
+  r.schema(j, "omn-audit/study-manifest@1");
   StudyManifest m;
   m.path = path;
   m.sha256 = sha256;

@@ -30,8 +30,7 @@ TrainConfig parseTrainConfig(const json& j, const std::string& path, const std::
   r.object(j, "", {"schema", "name", "corpus", "init", "model", "optimizer", "schedule", "clip_grad_norm", "steps",
                    "batch_size", "seq_len", "seed", "log_every", "eval", "checkpoint_every", "loss_thresholds", "dtype",
                    "device"});
-  if (r.str(r.need(j, "", "schema"), "/schema") != "omn-audit/train-config@1")
-    r.fail("/schema", "expected \"omn-audit/train-config@1\"");
+  r.schema(j, "omn-audit/train-config@1");
   TrainConfig c;
   c.path = path;
   c.sha256 = sha256;

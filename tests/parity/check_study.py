@@ -16,7 +16,6 @@ A 2-arm (QK-norm on/off) x 4-LR x 1-seed study, then:
 import json
 import math
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,26 +23,11 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-from gen_corpus import write_corpus_config  # noqa: E402
+from harness import Harness, write_corpus_config  # noqa: E402
 
 omn, work = sys.argv[1], sys.argv[2]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-env = dict(os.environ, OMP_NUM_THREADS="1")
-failures, passes = [], []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    (passes if ok else failures).append(what)
-
-
-def run(*args, expect=0):
-    p = subprocess.run([omn, *args], capture_output=True, text=True, env=env)
-    if p.returncode != expect:
-        print(p.stdout, p.stderr)
-        raise SystemExit("%s: exit %d, expected %d" % (" ".join(args), p.returncode, expect))
-    return p
+h = Harness(omn, work)
+check, run, env = h.check, h.run, h.env
 
 
 cconf = write_corpus_config(work)
@@ -279,5 +263,4 @@ run("plot", os.path.join(work, "a", "study.json"), "-o", os.path.join(work, "stu
 check(all(os.path.exists(os.path.join(work, "study-fig", f)) for f in ("study-loss-vs-lr.svg", "study-train-loss.svg", "study-max-logit.svg")),
       "plot of a study: loss vs LR and the trajectories")
 
-print("%d passed, %d failed" % (len(passes), len(failures)))
-sys.exit(1 if failures else 0)
+h.finish()

@@ -29,27 +29,12 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_corpus import write_corpus_config  # noqa: E402
+from harness import Harness, write_corpus_config  # noqa: E402
 from reference_model import Reference  # noqa: E402
 
 omn, work = sys.argv[1], sys.argv[2]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-env = dict(os.environ, OMP_NUM_THREADS="1")
-failures, passes = [], []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    (passes if ok else failures).append(what)
-
-
-def run(*args, expect=0):
-    p = subprocess.run([omn, *args], capture_output=True, text=True, env=env)
-    if p.returncode != expect:
-        print(p.stdout, p.stderr)
-        raise SystemExit("%s: exit %d, expected %d" % (" ".join(args), p.returncode, expect))
-    return p
+h = Harness(omn, work)
+check, run, env = h.check, h.run, h.env
 
 
 # --- a corpus: generated documents with learnable structure --------------------------------------
@@ -321,5 +306,4 @@ json.dump(t, open(os.path.join(cut_out + "-2", "train.json"), "w"))
 r = run("train", "--config", cpath, "--out", cut_out + "-2", "--resume", expect=4)
 check("not the config this run started with" in r.stderr, "--resume with a changed config: exit 4")
 
-print("%d passed, %d failed" % (len(passes), len(failures)))
-sys.exit(1 if failures else 0)
+h.finish()

@@ -34,6 +34,10 @@ class JsonReader {
     }
     return j;
   }
+  // The document's "schema" key must be `expected`.
+  void schema(const json& j, const char* expected) const {
+    if (str(need(j, "", "schema"), "/schema") != expected) fail("/schema", std::string("expected \"") + expected + "\"");
+  }
   const json* opt(const json& j, const char* key) const { return j.contains(key) && !j[key].is_null() ? &j[key] : nullptr; }
   const json& need(const json& j, const std::string& ptr, const char* key) const {
     if (!j.contains(key)) fail(ptr + "/" + key, "required");
