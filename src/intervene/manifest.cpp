@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "omn/errors.h"
+#include "omn/model/device_spec.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
 #include "omn/report/table.h"
@@ -175,7 +176,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
     r.object(*md, "/model", {"attention", "dtype", "device", "batch", "threads"});
     if (const json* v = r.opt(*md, "attention")) s.attention = r.oneOf(*v, "/model/attention", {"auto", "flash", "per-document", "masked"});
     if (const json* v = r.opt(*md, "dtype")) s.dtype = r.oneOf(*v, "/model/dtype", {"auto", "bf16", "fp16", "fp32"});
-    if (const json* v = r.opt(*md, "device")) s.device = r.str(*v, "/model/device");
+    if (const json* v = r.opt(*md, "device")) s.device = model::checkDeviceSpec(r.str(*v, "/model/device"), r.label() + ": /model/device");
     if (const json* v = r.opt(*md, "batch")) s.batch = static_cast<int>(r.integer(*v, "/model/batch", 1));
     if (const json* v = r.opt(*md, "threads")) s.threads = static_cast<int>(r.integer(*v, "/model/threads", 0));
   }

@@ -7,6 +7,7 @@
 #include "omn/errors.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
+#include "omn/model/device_spec.h"
 #include "omn/report/json_file.h"
 
 namespace omn::train {
@@ -112,7 +113,7 @@ TrainConfig parseTrainConfig(const json& j, const std::string& path, const std::
       c.loss_thresholds.push_back(r.num((*v)[i], "/loss_thresholds/" + std::to_string(i), 0, 1e6, true));
   }
   if (const json* v = r.opt(j, "dtype")) c.dtype = r.oneOf(*v, "/dtype", {"fp32"});  // bf16 measured slower here (docs/train.md)
-  if (const json* v = r.opt(j, "device")) c.device = r.str(*v, "/device");
+  if (const json* v = r.opt(j, "device")) c.device = model::checkDeviceSpec(r.str(*v, "/device"), r.label() + ": /device");
   return c;
 }
 

@@ -99,8 +99,6 @@ json runTraining(const TrainOptions& o) {
   const RunPaths paths(o.out_dir);
 
   // --- everything checked before the first expensive step -------------------------------------
-  if (!std::regex_match(c.device, std::regex("cpu|cuda(:[0-9]{1,3})?")))
-    throw UsageError("training config " + c.path + ": /device: expected cpu, cuda or cuda:N, got \"" + c.device + "\"");
   if (c.device.rfind("cuda", 0) == 0 && !at::hasCUDA())
     throw UsageError("training config " + c.path + ": /device " + c.device + ": this libtorch has no CUDA or no GPU is visible");
   const at::Device device(c.device);

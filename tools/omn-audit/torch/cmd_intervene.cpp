@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "model_commands.h"
+#include "session_options.h"
 #include "shard_option.h"
 #include "omn/errors.h"
 #include "omn/intervene/manifest.h"
@@ -42,7 +43,8 @@ Command addInterveneCommand(CLI::App& root) {
   app->add_option("--shard", a->shard, "run shard i of N (i/N): conditions k with k mod N == i, plus the control");
   app->add_flag("--cache-activations", a->o.cache_activations,
                 "keep the residual stream entering the first touched layer from the control pass; later conditions start there");
-  app->add_option("--cache-budget", a->cache_budget_mib, "memory budget of the activation cache, MiB")->default_val(2048);
+  app->add_option("--cache-budget", a->cache_budget_mib, "memory budget of the activation cache, MiB")->default_val(2048)
+      ->check(finiteNonNegative);
   app->add_flag("--mechanism", a->o.mechanism, "record attention entropy, max logit and Q/K RMS per layer and condition");
   return {app, [a] {
             const intervene::Manifest m = intervene::loadManifest(a->manifest, a->allow_unverified);

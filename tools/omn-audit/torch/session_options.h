@@ -2,8 +2,13 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <string>
+
 #include "omn/eval/bootstrap.h"
+#include "omn/errors.h"
 #include "omn/eval/session.h"
+#include "omn/model/device_spec.h"
 
 namespace omn::cli {
 
@@ -13,6 +18,28 @@ struct EvalOptions {
   std::int64_t eos = -1;
   int groups = 5;
 };
+
+// A number strictly between 0 and 1 (NaN refused: every comparison with it is false).
+inline std::string openUnitInterval(const std::string& v) {
+  try {
+    std::size_t used = 0;
+    const double x = std::stod(v, &used);
+    if (used == v.size() && x > 0 && x < 1) return {};
+  } catch (const std::exception&) {
+  }
+  return "expected a number in (0, 1), got \"" + v + "\"";
+}
+
+// A number in [0, 1e9] (NaN and inf refused).
+inline std::string finiteNonNegative(const std::string& v) {
+  try {
+    std::size_t used = 0;
+    const double x = std::stod(v, &used);
+    if (used == v.size() && x >= 0 && x <= 1e9) return {};
+  } catch (const std::exception&) {
+  }
+  return "expected a number in [0, 1e9], got \"" + v + "\"";
+}
 
 inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   auto& s = o.session;
@@ -27,21 +54,30 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--offsets", s.tokens.offsets, "document boundary: sidecar of document start offsets (.npy or text)");
   app->add_option("--tokenizer-revision", s.tokenizer_revision, "the tokenizer revision that made the set (recorded)")
       ->required();
-  app->add_option("--seq-len", s.seq_len, "tokens per row")->default_val(2048);
-  app->add_option("--num-seqs", s.num_seqs, "rows to score")->default_val(50);
+  app->add_option("--seq-len", s.seq_len, "tokens per row")->default_val(2048)->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 20));
+  app->add_option("--num-seqs", s.num_seqs, "rows to score")->default_val(50)->check(CLI::Range(1.0, 1e9));
   app->add_option("--selection", s.selection, "first | seeded")->default_val("first");
-  app->add_option("--selection-seed", s.selection_seed, "seed of the seeded selection")->default_val(0);
+  app->add_option("--selection-seed", s.selection_seed, "seed of the seeded selection")->default_val(0)->check(CLI::NonNegativeNumber);
   app->add_option("--row-form", s.row_form, "packed | per-document | historical (EOS stripped, no packing metadata)")
       ->default_val("packed");
   app->add_option("--attention", s.attention, "auto | flash | per-document | masked")->default_val("auto");
   app->add_option("--dtype", s.dtype, "auto (the checkpoint's) | bf16 | fp16 | fp32")->default_val("auto");
-  app->add_option("--device", s.device, "cpu | cuda | cuda:N")->default_val("cpu");
-  app->add_option("--batch", s.batch, "rows per forward pass")->default_val(1);
-  app->add_option("--threads", s.threads, "CPU threads (0: OMP_NUM_THREADS when set, else every online CPU)")->default_val(0);
-  app->add_option("--groups", o.groups, "contiguous sequence groups, each with its perplexity")->default_val(5);
-  app->add_option("--bootstrap-resamples", o.bootstrap.resamples, "bootstrap resamples")->default_val(10000);
-  app->add_option("--confidence", o.bootstrap.confidence, "confidence of the bootstrap interval")->default_val(0.95);
-  app->add_option("--bootstrap-seed", o.bootstrap.seed, "bootstrap seed")->default_val(0);
+  app->add_option("--device", s.device, "cpu | cuda | cuda:N")->default_val("cpu")->check([](const std::string& v) {
+    try {
+      model::checkDeviceSpec(v, "device");
+      return std::string();
+    } catch (const UsageError& e) {  // a validator returns its message (CLI11 adds the flag)
+      return std::string(e.what());
+    }
+  });
+  app->add_option("--batch", s.batch, "rows per forward pass")->default_val(1)->check(CLI::Range(1, 1 << 16));
+  app->add_option("--threads", s.threads, "CPU threads (0: OMP_NUM_THREADS when set, else every online CPU)")->default_val(0)
+      ->check(CLI::Range(0, 4096));
+  app->add_option("--groups", o.groups, "contiguous sequence groups, each with its perplexity")->default_val(5)->check(CLI::Range(1, 1000000));
+  app->add_option("--bootstrap-resamples", o.bootstrap.resamples, "bootstrap resamples")->default_val(10000)->check(CLI::Range(1, 100000000));
+  app->add_option("--confidence", o.bootstrap.confidence, "confidence of the bootstrap interval, in (0, 1)")->default_val(0.95)
+      ->check(openUnitInterval);
+  app->add_option("--bootstrap-seed", o.bootstrap.seed, "bootstrap seed")->default_val(0)->check(CLI::NonNegativeNumber);
 }
 
 inline void finishSessionOptions(EvalOptions& o) {
