@@ -42,7 +42,7 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
     }
     std::vector<std::string> found;
     for (auto it = fs::recursive_directory_iterator(in, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it.depth() > 1) it.disable_recursion_pending();
+      if (it.depth() >= 1) it.disable_recursion_pending();  // the directory and its subdirectories: two levels
       if (it->is_regular_file(ec) && isCheckpointName(it->path().filename().string())) found.push_back(it->path().string());
     }
     if (ec) throw UsageError(in + ": cannot list the directory: " + ec.message());
@@ -50,7 +50,17 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }
-  return out;
+  // one file named twice (a directory and one of its files) is tracked once, where first named
+  std::vector<std::string> unique;
+  std::vector<fs::path> seen;
+  for (const auto& p : out) {
+    std::error_code ec;
+    const fs::path c = fs::weakly_canonical(p, ec);
+    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+    seen.push_back(c);
+    unique.push_back(p);
+  }
+  return unique;
 }
 
 std::map<std::string, std::string> readDigestList(const std::string& path) {

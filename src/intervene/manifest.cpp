@@ -185,6 +185,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
     r.object(*o, "/output", {"json", "csv"});
     if (const json* v = r.opt(*o, "json")) m.output_json = resolvePath(r.str(*v, "/output/json"), path);
     if (const json* v = r.opt(*o, "csv")) m.output_csv = resolvePath(r.str(*v, "/output/csv"), path);
+    if (!m.output_csv.empty() && m.output_csv == m.output_json) r.fail("/output/csv", "the same file as /output/json");
   }
   // conditions: each entry expands over its lists (values x targets x seeds/modes/sources)
   const json& cs = r.need(j, "", "conditions");

@@ -44,8 +44,11 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   // --output replaces the manifest's whole /output block: its csv too, unless --csv is given
   const std::string csv = !o.output_csv.empty() ? o.output_csv : o.output_json.empty() ? m.output_csv : "";
   if (out.empty()) throw UsageError("no output: give --output or /output/json in the manifest");
+  report::checkDistinctOutputs({{"the JSON output", out}, {"the CSV output", csv}, {"the journal", out + ".journal"}});
+  std::vector<std::string> inputs = {m.path, s.spec.checkpoint, s.tokens.path};
+  if (!s.tokens.offsets_path.empty()) inputs.push_back(s.tokens.offsets_path);
   for (const auto& p : {out, csv})
-    if (!p.empty()) report::checkOutputPath(p, o.force, {m.path, s.spec.checkpoint, s.tokens.path});
+    if (!p.empty()) report::checkOutputPath(p, o.force, inputs);
   const std::vector<Condition> conditions = shardConditions(m.conditions, o.shard_index, o.shard_count);
 
   // --- the model state: gains saved, their digest known; every condition checked up front ---------

@@ -1,5 +1,7 @@
 #include "omn/report/json_file.h"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +42,19 @@ void checkOutputPath(const std::string& path, bool force, const std::vector<std:
   }
   if (!force) throw UsageError("output " + path + " exists: refusing to overwrite it without --force");
   if (S_ISDIR(out.st_mode)) throw UsageError("output " + path + " is a directory");
+}
+
+void checkDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  auto canonical = [](const std::string& p) {
+    std::error_code ec;
+    const auto c = std::filesystem::weakly_canonical(p, ec);
+    return ec ? std::filesystem::path(p).lexically_normal().string() : c.string();
+  };
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+      if (!outputs[i].second.empty() && !outputs[j].second.empty() && canonical(outputs[i].second) == canonical(outputs[j].second))
+        throw UsageError(outputs[i].first + " " + outputs[i].second + " and " + outputs[j].first + " " + outputs[j].second +
+                         " are the same file: one output would replace the other");
 }
 
 void writeFileAtomic(const std::string& path, const std::string& text) {

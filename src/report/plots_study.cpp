@@ -92,14 +92,15 @@ Figure lossVsLr(const json& s) {
 // The runs worth following over time: at the largest LR every arm survives, and at the next LR up.
 std::vector<const json*> chosenRuns(const json& s) {
   const auto lrs = s["grid"]["lrs"].get<std::vector<double>>();
+  // the smaller of the arms' largest stable learning rates (as the study computed them)
   double common = NAN;
-  for (double lr : lrs) {
-    bool all = true;
-    for (const auto& a : s["arms"])
-      for (const auto& p : a["per_lr"])
-        if (p["lr"].get<double>() == lr) all = all && p["diverged"].get<int>() == 0 && std::isfinite(val(p["finished"]["mean"])) &&
-                                                 val(p["finished"]["mean"]) < val(a["initial_loss"]);
-    if (all) common = lr;
+  for (const auto& a : s["arms"]) {
+    const double l = val(a["largest_stable_lr"]);
+    if (std::isnan(l)) {  // an arm that trained at no learning rate: no common one
+      common = NAN;
+      break;
+    }
+    common = std::isnan(common) ? l : std::min(common, l);
   }
   std::vector<double> pick;
   if (std::isfinite(common)) {
@@ -196,7 +197,7 @@ Figure trajectory(const json& s, const std::string& name, const std::string& tit
     ly += 18;
   }
   const std::string cap = "Seed " + s["grid"]["seeds"][0].dump() +
-                          "; solid: the largest learning rate every arm trains at, dashed: the next one up. " + studySource(s);
+                          "; solid: the smaller of the arms' largest stable learning rates, dashed: the next one up. " + studySource(s);
   c.caption(cap);
   return {name, title, cap, c.svg.str()};
 }

@@ -248,9 +248,18 @@ json analyseArms(const std::vector<json>& runs, const json& grid, double confide
                         {"range", range},
                         {"capped_mean", finiteOrNull(cs.mean)}});
     }
+    // the sensitivity needs a grid (two learning rates or more) and something that trained: with no
+    // run below L0 every capped loss is L0 and mean − min would read 0, "perfectly insensitive"
+    bool any_stable = false;
+    for (const json* r : mine) any_stable = any_stable || stable(*r);
+    const bool whole = complete && curve.size() == lrs.size();
+    std::string note;
+    if (lrs.size() < 2) note = "one learning rate: no sensitivity to measure";
+    else if (!any_stable) note = "no run of the arm trained below the loss at initialisation";
+    else if (!whole) note = "incomplete: not every learning rate has a run for every seed";
     json by_seed_json = json::array();
     for (const auto& [seed, c] : by_seed)
-      by_seed_json.push_back({{"seed", seed}, {"lr_sensitivity", c.size() == lrs.size() ? finiteOrNull(sensitivity(c)) : json(nullptr)}});
+      by_seed_json.push_back({{"seed", seed}, {"lr_sensitivity", note.empty() && c.size() == lrs.size() ? finiteOrNull(sensitivity(c)) : json(nullptr)}});
     double l0_sum = 0;
     for (const json* r : mine) l0_sum += numOr(r->at("initial_loss"), NAN);
     double spread = 0;
@@ -262,10 +271,11 @@ json analyseArms(const std::vector<json>& runs, const json& grid, double confide
                     {"optimizer", first.at("optimizer")},
                     {"runs", mine.size()},
                     {"diverged", diverged_total},
-                    {"complete", complete && curve.size() == lrs.size()},
+                    {"complete", whole},
                     {"initial_loss", finiteOrNull(l0_sum / static_cast<double>(mine.size()))},
                     {"per_lr", per_lr},
-                    {"lr_sensitivity", complete && curve.size() == lrs.size() ? finiteOrNull(sensitivity(curve)) : json(nullptr)},
+                    {"lr_sensitivity", note.empty() ? finiteOrNull(sensitivity(curve)) : json(nullptr)},
+                    {"lr_sensitivity_note", note.empty() ? json(nullptr) : json(note)},
                     {"lr_sensitivity_by_seed", by_seed_json},
                     {"largest_stable_lr", finiteOrNull(largest_stable)},
                     {"best_lr", finiteOrNull(best_lr)},

@@ -174,6 +174,10 @@ StudyManifest parseStudyManifest(const json& j, const std::string& path, const s
             } catch (const UsageError& e) {
               throw UsageError(std::string("study manifest ") + path + ": cell " + c.id + " (the base config with /set and the grid applied): " + e.what());
             }
+            for (const Cell& other : m.cells)
+              if (other.id == c.id)
+                r.fail("/grid/lr", "learning rates " + json(other.lr).dump() + " and " + json(c.lr).dump() +
+                                       " are the same to 4 significant digits (the runs' names): make them differ more");
             c.config = std::move(cfg);
             m.cells.push_back(std::move(c));
           }

@@ -1,5 +1,7 @@
 #include "omn/study/study_merge.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "omn/errors.h"
@@ -10,27 +12,49 @@
 namespace omn::study {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
 
-json mergeStudyShards(const std::vector<std::string>& paths) {
+json mergeStudyShards(const std::vector<std::string>& paths, const std::string& out) {
   const std::vector<json> docs =
       report::readShardSet(paths, "omn-audit/study@1",
                            {"/manifest/sha256", "/base_config/sha256", "/corpus/sha256", "/grid", "/confidence",
                             "/provenance/model_code_fingerprint", "/provenance/git_revision", "/provenance/libtorch"},
                            "study");
+  // each run must be a cell of the grid, in the shard that runs it; its directory is rebased from
+  // its shard's location to the merged document's
+  const json& grid = docs[0]["grid"];
+  const fs::path out_dir = fs::absolute(out).parent_path().lexically_normal();
   std::vector<json> runs;
   std::set<std::string> ids;
   for (std::size_t i = 0; i < docs.size(); ++i) {
     if (!docs[i].contains("runs") || !docs[i]["runs"].is_array()) throw UsageError(paths[i] + ": /runs: expected an array");
-    for (const auto& r : docs[i]["runs"]) {
-      if (!ids.insert(r.at("id").get<std::string>()).second)
-        throw UsageError("merge: " + paths[i] + ": run " + r["id"].get<std::string>() + " appears in two shards");
-      runs.push_back(r);
+    const auto shard = docs[i]["shard"]["index"].get<std::size_t>(), count = docs[i]["shard"]["count"].get<std::size_t>();
+    const fs::path shard_dir = fs::absolute(paths[i]).parent_path();
+    for (std::size_t k = 0; k < docs[i]["runs"].size(); ++k) {
+      json r = docs[i]["runs"][k];
+      const std::string where = paths[i] + ": /runs/" + std::to_string(k);
+      try {
+        const std::string id = r.at("id").get<std::string>();
+        const bool in_grid = std::find(grid.at("arms").begin(), grid.at("arms").end(), r.at("arm")) != grid.at("arms").end() &&
+                             std::find(grid.at("lrs").begin(), grid.at("lrs").end(), r.at("lr")) != grid.at("lrs").end() &&
+                             std::find(grid.at("seeds").begin(), grid.at("seeds").end(), r.at("seed")) != grid.at("seeds").end();
+        if (!in_grid) throw UsageError(where + ": run " + id + " (arm, lr, seed) is not a cell of /grid");
+        if (r.at("index").get<std::size_t>() % count != shard)
+          throw UsageError(where + ": run " + id + " is cell " + r["index"].dump() + ", which shard " + std::to_string(shard) + " of " +
+                           std::to_string(count) + " does not run");
+        if (!ids.insert(id).second) throw UsageError("merge: " + where + ": run " + id + " appears in two shards");
+        r["dir"] = (shard_dir / r.at("dir").get<std::string>()).lexically_normal().lexically_relative(out_dir).string();
+      } catch (const json::exception& e) {
+        throw UsageError(where + ": not a study run record: " + e.what());
+      }
+      runs.push_back(std::move(r));
     }
   }
   const auto cells = docs[0]["grid"].at("cells").get<std::size_t>();
   if (runs.size() != cells)
     throw UsageError("merge: the shards hold " + std::to_string(runs.size()) + " runs, the study has " + std::to_string(cells));
   json base = docs[0];
+  base["runs_dir"] = (fs::absolute(paths[0]).parent_path() / docs[0].value("runs_dir", "")).lexically_normal().lexically_relative(out_dir).string();
   for (const char* k : {"runs", "arms", "comparison"}) base.erase(k);
   base["shard"] = nullptr;
   base["merged_from"] = report::mergedFrom(paths, docs);

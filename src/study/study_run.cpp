@@ -50,9 +50,13 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
   prov.started_utc = report::utcNow();
   const std::string out = o.output_json.empty() ? m.output_json : o.output_json;
   const std::string csv = !o.output_csv.empty() ? o.output_csv : o.output_json.empty() ? m.output_csv : "";
-  if (out == csv) throw UsageError("--csv " + csv + ": the same file as the JSON output");
+  report::checkDistinctOutputs({{"the study JSON", out}, {"the study CSV", csv}, {"the journal", out + ".journal"}});
+  const std::string jpath = out + ".journal";
+  // --resume of an interrupted study may replace its own outputs (written just before the journal
+  // was removed); anything else needs --force
+  const bool own_outputs = o.resume && ::access(jpath.c_str(), F_OK) == 0;
   for (const auto& p : {out, csv})
-    if (!p.empty()) report::checkOutputPath(p, o.force, {m.path, m.base_path});
+    if (!p.empty()) report::checkOutputPath(p, o.force || own_outputs, {m.path, m.base_path});
   const data::CorpusFiles corpus = data::openCorpus(m.corpus);
   const std::vector<Cell> cells = shardCells(m.cells, o.shard_index, o.shard_count);
   const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
@@ -61,7 +65,6 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
   for (const auto& p : {out, csv})
     if (!p.empty() && !fs::path(p).parent_path().empty()) fs::create_directories(fs::path(p).parent_path(), ec);
   // --- the journal: a fresh one, or the one of an interrupted study when its inputs match ----------
-  const std::string jpath = out + ".journal";
   const json header = {{"schema", "omn-audit/journal@1"},  {"kind", "study"},
                        {"manifest_sha256", m.sha256},       {"base_sha256", m.base_sha256},
                        {"corpus_sha256", corpus.json_sha256}, {"model_code_fingerprint", modelCodeFingerprint()},
@@ -98,6 +101,26 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
       continue;
     }
     const std::string config_text = report::dumpJson(c.config);
+    const std::string config_sha = io::sha256Bytes(config_text.data(), config_text.size());
+    json previous;
+    if (fs::exists(train_json)) previous = report::readJsonFile(train_json, "training record");
+    auto field = [&](const char* a, const char* b) {
+      return previous.is_object() && previous.contains(a) && previous[a].is_object() ? previous[a].value(b, "") : std::string();
+    };
+    const std::string status = previous.is_object() ? previous.value("status", "") : "";
+    // the run in the directory is this cell's only when its config, corpus and model code are ours
+    // (a run killed before its first train.json: when its config.json holds our bytes)
+    const std::string run_config = (fs::path(dir) / "config.json").string();
+    const bool holds_run = previous.is_object() || fs::exists(run_config) || fs::exists((fs::path(dir) / "log.jsonl").string());
+    const bool ours = previous.is_object()
+                          ? field("config", "sha256") == config_sha && field("corpus", "sha256") == corpus.json_sha256 &&
+                                field("provenance", "model_code_fingerprint") == modelCodeFingerprint()
+                          : fs::exists(run_config) && data::readTextFile(run_config, "run config") == config_text;
+    if (holds_run && !ours && !o.force)
+      throw UsageError("run directory " + dir + " holds a run of another config, corpus or model code: pass --force to replace it " +
+                       "(or give the study its own /output/runs)");
+    if (holds_run && ours && !o.resume && !o.force)
+      throw UsageError("run directory " + dir + " already holds this cell's run: pass --resume to continue the study or --force to start over");
     if (!fs::exists(config_path) || data::readTextFile(config_path, "cell config") != config_text)
       report::writeFileAtomic(config_path, config_text);
     train::TrainOptions t;
@@ -105,22 +128,13 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
     t.out_dir = dir;
     t.progress = o.progress;
     t.threads = o.threads;
-    json previous;
-    if (fs::exists(train_json)) previous = report::readJsonFile(train_json, "training record");
-    const std::string status = previous.is_object() ? previous.value("status", "") : "";
-    const bool same_config = previous.is_object() && previous.contains("config") && previous["config"].is_object() &&
-                             previous["config"].value("sha256", "") == t.config.sha256;
     json doc;
-    if (o.resume && same_config && (status == "finished" || status == "diverged")) {
+    if (o.resume && ours && (status == "finished" || status == "diverged")) {
       spdlog::info("[{}/{}] {}: {} before the interruption, reused", k, cells.size(), c.id, status);
       doc = previous;
     } else {
-      if (o.resume && same_config && status == "running") t.resume = true;
-      else if (fs::exists(dir) && !fs::is_empty(dir)) {
-        if (!o.force && !o.resume)
-          throw UsageError("run directory " + dir + " already holds files: pass --resume to continue the study or --force to start over");
-        t.force = true;  // a run of another config (or never started): replaced
-      }
+      if (o.resume && ours && status == "running") t.resume = true;
+      else if (holds_run) t.force = true;  // allowed above: --force, or a run of ours that never wrote train.json
       spdlog::info("[{}/{}] {}: training{}", k, cells.size(), c.id, t.resume ? " (resumed from its last checkpoint)" : "");
       doc = train::runTraining(t);
     }

@@ -123,23 +123,30 @@ for row in cmp["per_lr"]:
     ok = ok and (got == want if want is None else math.isclose(got, want, abs_tol=1e-12))
 check(ok, "comparison: the paired on - off difference at every LR recomputed here")
 
-# --- kill -9 in the middle, then --resume ------------------------------------------------------------
-m_b = manifest("b")
+# --- kill -9 in the middle of a run, then --resume ------------------------------------------------------
+# longer runs, so that the kill lands in a run after its checkpoint at step 30 and before its end
+long_grid = {"qk_norm": [True], "lr": [1e-2, 3e-2], "seeds": [7]}
+long_set = {"steps": 120}
+m_ref = manifest("b-ref", grid=long_grid, set=long_set)
+run("study", "--manifest", m_ref)
+doc_ref = json.load(open(os.path.join(work, "b-ref", "study.json")))
+m_b = manifest("b", grid=long_grid, set=long_set)
 journal = os.path.join(work, "b", "study.json.journal")
+second = os.path.join(work, "b", "runs", "qk-on_lr-3.000e-02_seed-7")
 proc = subprocess.Popen([omn, "study", "--manifest", m_b], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 deadline = time.time() + 120
-while time.time() < deadline:
-    if os.path.exists(journal) and open(journal).read().count("\n") >= 4:  # the header and three runs
-        break
-    time.sleep(0.05)
+while time.time() < deadline and not os.path.exists(os.path.join(second, "checkpoints", "step-000030.pt")):
+    time.sleep(0.005)
 proc.send_signal(signal.SIGKILL)
 proc.wait()
-lines = open(journal).read().count("\n") if os.path.exists(journal) else 0
-check(4 <= lines < 9 and not os.path.exists(os.path.join(work, "b", "study.json")),
-      "killed mid-study: %d of 8 runs journaled, no study.json" % (lines - 1))
+in_flight = json.load(open(os.path.join(second, "train.json")))
+lines = open(journal).read().count("\n")
+check(lines == 2 and in_flight["status"] == "running" and in_flight["last_checkpoint_step"] >= 10,
+      "killed mid-run: 1 of 2 runs journaled, the second running with a checkpoint at step %s" % in_flight["last_checkpoint_step"])
 r = run("study", "--manifest", m_b, expect=2)
 check("--resume" in r.stderr, "a journal left by a kill is not ignored: exit 2 asks for --resume")
-run("study", "--manifest", m_b, "--resume")
+r = run("study", "--manifest", m_b, "--resume")
+check("resumed from its last checkpoint" in r.stderr, "--resume continues the run in flight from its checkpoint")
 doc_b = json.load(open(os.path.join(work, "b", "study.json")))
 
 
@@ -148,7 +155,7 @@ def essence(d):
     return runs, d["arms"], d["comparison"]
 
 
-check(essence(doc_b) == essence(doc), "kill -9 + --resume: the same runs (final weights bitwise), arms and comparison as uninterrupted")
+check(essence(doc_b) == essence(doc_ref), "kill -9 + --resume: the same runs (final weights bitwise), arms and comparison as uninterrupted")
 
 # --- shards and merge -------------------------------------------------------------------------------
 m_c = manifest("c")
@@ -156,9 +163,23 @@ run("study", "--manifest", m_c, "--shard", "0/2", "-o", os.path.join(work, "c", 
 run("study", "--manifest", m_c, "--shard", "1/2", "-o", os.path.join(work, "c", "s1.json"))
 s0 = json.load(open(os.path.join(work, "c", "s0.json")))
 check(len(s0["runs"]) == 4 and s0["shard"] == {"index": 0, "count": 2}, "--shard 0/2: cells 0, 2, 4, 6")
-run("merge", "-o", os.path.join(work, "c", "merged.json"), os.path.join(work, "c", "s0.json"), os.path.join(work, "c", "s1.json"))
-merged = json.load(open(os.path.join(work, "c", "merged.json")))
+os.makedirs(os.path.join(work, "elsewhere"))
+merged_path = os.path.join(work, "elsewhere", "merged.json")
+run("merge", "-o", merged_path, os.path.join(work, "c", "s0.json"), os.path.join(work, "c", "s1.json"))
+merged = json.load(open(merged_path))
 check(essence(merged) == essence(doc), "merge of two shards: the unsharded study's runs, arms and comparison")
+check(all(os.path.exists(os.path.join(work, "elsewhere", x["dir"], "train.json")) for x in merged["runs"]),
+      "merge: every run's directory is rebased to where the merged document is written")
+s1 = json.load(open(os.path.join(work, "c", "s1.json")))
+s1["runs"][0]["lr"] = 0.5
+json.dump(s1, open(os.path.join(work, "c", "s1-bad.json"), "w"))
+r = run("merge", "-o", os.path.join(work, "c", "m3.json"), os.path.join(work, "c", "s0.json"), os.path.join(work, "c", "s1-bad.json"), expect=2)
+check("/runs/0" in r.stderr and "not a cell of /grid" in r.stderr, "merge: a run that is not a cell of the grid is refused, naming it")
+r = run("merge", "-o", os.path.join(work, "c", "m4.json"), "--csv", os.path.join(work, "c", "m4.json"),
+        os.path.join(work, "c", "s0.json"), os.path.join(work, "c", "s1.json"), expect=2)
+check("same file" in r.stderr, "merge: -o and --csv naming one file is refused")
+r = run("study", "--manifest", m_c, "-o", os.path.join(work, "c", "x.json"), "--csv", os.path.join(work, "c", "x.json"), expect=2)
+check("same file" in r.stderr, "study: -o and --csv naming one file is refused")
 r = run("merge", "-o", os.path.join(work, "c", "m2.json"), os.path.join(work, "c", "s0.json"), os.path.join(work, "c", "s0.json"), expect=2)
 check("duplicate" in r.stderr, "merge: the same shard twice is refused")
 r = run("study", "--manifest", m_c, "--shard", "1x/2y", expect=2)
@@ -217,6 +238,9 @@ track_json = os.path.join(work, "track.json")
 run("track", run_dir, "--json", track_json, "--csv", os.path.join(work, "track.csv"))
 tr = json.load(open(track_json))
 steps = [c["step"] for c in tr["checkpoints"]]
+tr2 = json.loads(run("track", run_dir, os.path.join(run_dir, "final.pt"), "--json", os.path.join(work, "track2.json")).stdout and
+                 open(os.path.join(work, "track2.json")).read())
+check(len(tr2["checkpoints"]) == len(steps), "track: a file named twice (a directory and one of its files) is tracked once")
 check(steps == sorted(steps) and steps[-1] == base["steps"] and len(steps) == 4,
       "track: a run directory's checkpoints ordered by the step in their metadata (%s)" % steps)
 r = subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"),

@@ -63,6 +63,37 @@ TEST(StudyAnalysis, WortsmanSensitivityLargestStableAndPairedDifferences) {
   EXPECT_EQ(cmp[0]["per_lr"][2]["diverged"]["off"].get<int>(), 2);
 }
 
+TEST(StudyAnalysis, NoSensitivityWithoutAGridOrWithoutTraining) {
+  // every run diverged: capped losses all equal L0, and mean − min = 0 would read "insensitive"
+  const json grid = {{"arms", {"qk-off"}}, {"lrs", {0.1, 1.0}}, {"seeds", {0}}, {"cells", 2}};
+  std::vector<json> runs = {run("qk-off", false, 0.1, 0, 8, nullptr, true), run("qk-off", false, 1.0, 0, 8, 40.0, true)};
+  json arms = omn::study::analyseArms(runs, grid, 0.95);
+  EXPECT_TRUE(arms[0]["lr_sensitivity"].is_null());
+  EXPECT_NE(arms[0]["lr_sensitivity_note"].get<std::string>().find("below the loss at initialisation"), std::string::npos);
+  EXPECT_TRUE(arms[0]["largest_stable_lr"].is_null());
+  EXPECT_TRUE(arms[0]["lr_sensitivity_by_seed"][0]["lr_sensitivity"].is_null());
+  // one learning rate: nothing to be sensitive to
+  const json one = {{"arms", {"qk-on"}}, {"lrs", {0.01}}, {"seeds", {0}}, {"cells", 1}};
+  arms = omn::study::analyseArms({run("qk-on", true, 0.01, 0, 8, 4.0, false)}, one, 0.95);
+  EXPECT_TRUE(arms[0]["lr_sensitivity"].is_null());
+  EXPECT_EQ(arms[0]["largest_stable_lr"].get<double>(), 0.01);
+  // a missing cell: incomplete, no sensitivity
+  arms = omn::study::analyseArms({run("qk-on", true, 0.001, 0, 8, 5.0, false)}, json{{"arms", {"qk-on"}}, {"lrs", {0.001, 0.01}}, {"seeds", {0}}, {"cells", 2}}, 0.95);
+  EXPECT_FALSE(arms[0]["complete"].get<bool>());
+  EXPECT_TRUE(arms[0]["lr_sensitivity"].is_null());
+}
+
+TEST(StudyAnalysis, EachRunIsCappedBeforeTheSeedsAreAveraged) {
+  // seeds ending at 4 and 12 with L0 = 8: the learning rate's value is (4 + 8) / 2 = 6
+  const json grid = {{"arms", {"qk-on"}}, {"lrs", {0.01, 0.1}}, {"seeds", {0, 1}}, {"cells", 4}};
+  std::vector<json> runs = {run("qk-on", true, 0.01, 0, 8, 5.0, false), run("qk-on", true, 0.01, 1, 8, 5.0, false),
+                            run("qk-on", true, 0.1, 0, 8, 4.0, false), run("qk-on", true, 0.1, 1, 8, 12.0, false)};
+  const json arms = omn::study::analyseArms(runs, grid, 0.95);
+  EXPECT_NEAR(arms[0]["per_lr"][1]["capped_mean"].get<double>(), 6.0, 1e-12);
+  EXPECT_NEAR(arms[0]["lr_sensitivity"].get<double>(), (5.0 + 6.0) / 2 - 5.0, 1e-12);
+  EXPECT_EQ(arms[0]["largest_stable_lr"].get<double>(), 0.01);  // seed 1 at 0.1 ended above L0
+}
+
 TEST(Journal, ChecksumTornTailAndLock) {
   omn::test::TempDir dir;
   const std::string path = dir.path() + "/j.journal";

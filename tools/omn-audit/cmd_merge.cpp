@@ -21,12 +21,13 @@ Command addMergeCommand(CLI::App& root) {
   app->add_option("--csv", *csv, "also one CSV row per condition (sweep) or per run (study)");
   app->add_flag("--force", *force, "overwrite existing outputs");
   return {app, [=] {
+            report::checkDistinctOutputs({{"-o", *out}, {"--csv", *csv}});
             report::checkOutputPath(*out, *force, *paths);
             if (!csv->empty()) report::checkOutputPath(*csv, *force, *paths);
             // the first shard's schema says which kind of job the shards are from
             const nlohmann::json head = report::readJsonFile(paths->front(), "shard");
             if (head.is_object() && head.value("schema", "") == "omn-audit/study@1") {
-              const nlohmann::json doc = study::mergeStudyShards(*paths);
+              const nlohmann::json doc = study::mergeStudyShards(*paths, *out);
               report::writeFileAtomic(*out, report::dumpJson(doc));
               if (!csv->empty()) report::writeFileAtomic(*csv, study::studyCsv(doc));
             } else {

@@ -48,8 +48,9 @@ Command addProfileCommand(CLI::App& root) {
   app->add_flag("--no-tables", a->quiet_tables, "print no profile tables (the regression verdict still prints)");
   app->add_flag("--force", a->force, "overwrite existing --json/--csv outputs");
   return {app, [a] {
+            report::checkDistinctOutputs({{"--json", a->json_out}, {"--csv", a->csv_out}});
             for (const auto& out : {a->json_out, a->csv_out})
-              if (!out.empty()) report::checkOutputPath(out, a->force, {a->req.checkpoint});
+              if (!out.empty()) report::checkOutputPath(out, a->force, {a->req.checkpoint, a->baseline, a->tolerance});
             // parse the baseline and tolerance first: a typo must not cost a 3.5 GB hash
             nlohmann::json baseline, tolerance;
             if (!a->baseline.empty()) baseline = loadBaseline(a->baseline);

@@ -34,10 +34,11 @@ Command addTrackCommand(CLI::App& root) {
   app->add_flag("--force", *force, "overwrite existing --json/--csv outputs");
   return {app, [=] {
             if (!r->tolerance_path.empty() && r->baseline_path.empty()) throw UsageError("--tolerance needs --baseline");
-            if (!json_out->empty() && *json_out == *csv_out) throw UsageError("--json and --csv name the same file " + *json_out);
+            report::checkDistinctOutputs({{"--json", *json_out}, {"--csv", *csv_out}});
             r->order = *order == "given" ? audit::TrackOrder::Given : audit::TrackOrder::Step;
             std::vector<std::string> inputs = audit::expandTrackInputs(r->inputs);
-            if (!r->baseline_path.empty()) inputs.push_back(r->baseline_path);
+            for (const auto& p : {r->baseline_path, r->tolerance_path, r->digests_path})
+              if (!p.empty()) inputs.push_back(p);
             for (const auto& out : {*json_out, *csv_out})
               if (!out.empty()) report::checkOutputPath(out, *force, inputs);
             // everything parsed before the first checkpoint is read

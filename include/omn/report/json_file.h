@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,10 @@ nlohmann::json readJsonFile(const std::string& path, const std::string& what);
 
 // Throws UsageError when `path` exists and !force, or names the same file as one of `inputs`.
 void checkOutputPath(const std::string& path, bool force, const std::vector<std::string>& inputs);
+
+// Throws UsageError when two of the named outputs ({"--json", path}, ...) are the same file (paths
+// compared after resolving "." , ".." and symbolic links; empty paths skipped).
+void checkDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 // Writes text atomically (tmp + fsync + rename). Call checkOutputPath first.
 void writeFileAtomic(const std::string& path, const std::string& text);

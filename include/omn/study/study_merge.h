@@ -9,6 +9,7 @@
 
 namespace omn::study {
 
-nlohmann::json mergeStudyShards(const std::vector<std::string>& paths);
+// `out`: where the merged document goes (each run's directory is rebased to it).
+nlohmann::json mergeStudyShards(const std::vector<std::string>& paths, const std::string& out);
 
 }  // namespace omn::study

@@ -36,6 +36,7 @@ Command addEvalCommand(CLI::App& root) {
   app->add_flag("--force", a->force, "overwrite existing outputs");
   return {app, [a] {
             finishSessionOptions(a->o);
+            report::checkDistinctOutputs({{"--json", a->json_out}, {"--dump-logits", a->dump_logits}});
             for (const auto& out : {a->json_out, a->dump_logits})
               if (!out.empty()) report::checkOutputPath(out, a->force, {a->o.session.checkpoint, a->o.session.tokens.path});
             report::ProvenanceInfo prov;
