@@ -1,5 +1,6 @@
 #include "omn/report/html.h"
 
+#include <cstdio>
 #include <sstream>
 
 #include "omn/report/svg.h"
@@ -93,6 +94,44 @@ Grid profileLayers(const json& p) {
   return g;
 }
 
+std::string sci(const json& v) {
+  if (!v.is_number()) return "—";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v.get<double>());
+  return b;
+}
+
+Grid studyArmsGrid(const json& s) {
+  Grid g{{"arm", "runs", "diverged", "LR sensitivity (nats)", "largest stable LR", "best LR", "best held-out loss (nats)", "seed sd (nats)"}, {}};
+  for (const auto& a : s["arms"])
+    g.rows.push_back({a["arm"].get<std::string>(), a["runs"].dump(), a["diverged"].dump(),
+                      a["lr_sensitivity"].is_null() ? "— (" + a["lr_sensitivity_note"].get<std::string>() + ")" : f(a["lr_sensitivity"], 4),
+                      sci(a["largest_stable_lr"]), sci(a["best_lr"]), a["best_loss"].is_null() ? "—" : f(a["best_loss"], 4),
+                      a["seed_spread"].is_null() ? "—" : f(a["seed_spread"], 4)});
+  return g;
+}
+
+Grid studyComparisonGrid(const json& s) {
+  Grid g{{"learning rate", "arms", "pairs", "held-out loss on − off (nats)", "CI", "diverged on / off"}, {}};
+  for (const auto& c : s["comparison"])
+    for (const auto& p : c["per_lr"]) {
+      const json& d = p["difference"];
+      g.rows.push_back({sci(p["lr"]), c["on"].get<std::string>() + " − " + c["off"].get<std::string>(), d["n"].dump(),
+                        d["mean"].is_null() ? "—" : f(d["mean"], 4),
+                        d["ci_low"].is_null() ? "—" : "[" + f(d["ci_low"], 4) + ", " + f(d["ci_high"], 4) + "]",
+                        p["diverged"]["on"].dump() + " / " + p["diverged"]["off"].dump()});
+    }
+  return g;
+}
+
+bool isStudy(const json& r) { return !r.is_null() && r.value("schema", "") == "omn-audit/study@1"; }
+
+// The manifest as written: a study keeps its exact bytes, a sweep its parsed document.
+std::string manifestText(const json& r) {
+  const json& v = r["manifest"]["verbatim"];
+  return v.is_string() ? v.get<std::string>() : v.dump(2);
+}
+
 Grid provenanceGrid(const json& doc) {
   const json& pv = doc["provenance"];
   Grid g{{"field", "value"}, {}};
@@ -146,6 +185,10 @@ std::vector<std::string> reportWarnings(const ReportInput& in) {
   if (!r.is_null() && r.contains("selection") && r["selection"]["row_form"] == "historical")
     w.push_back("Rows in the historical form (EOS stripped, no document metadata): comparable with the historical record, "
                 "but only a held-out set gives a publishable estimate.");
+  if (isStudy(r))
+    for (const auto& a : r["arms"])
+      if (!a["complete"].get<bool>())
+        w.push_back("Arm " + a["arm"].get<std::string>() + " is incomplete: not every learning rate has a run for every seed.");
   if (!in.profile.is_null() && !r.is_null() && r.contains("checkpoint") &&
       in.profile["checkpoint"]["sha256"] != r["checkpoint"]["sha256"])
     w.push_back("The profile and the result come from different checkpoints.");
@@ -156,6 +199,8 @@ std::vector<Figure> reportFigures(const ReportInput& in) {
   std::vector<Figure> figs;
   if (!in.result.is_null() && in.result.value("schema", "") == "omn-audit/intervention@1")
     for (auto& f : sweepFigures(in.result)) figs.push_back(std::move(f));
+  if (isStudy(in.result))
+    for (auto& f : studyFigures(in.result)) figs.push_back(std::move(f));
   if (!in.profile.is_null())
     for (auto& f : profileFigures(in.profile)) figs.push_back(std::move(f));
   return figs;
@@ -174,6 +219,9 @@ std::string htmlReport(const ReportInput& in) {
   const json& r = in.result;
   if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") {
     o << "<h2>Sweep</h2>\n" << sweepGrid(r).html();
+  } else if (isStudy(r)) {
+    o << "<h2>Study: arms</h2>\n" << studyArmsGrid(r).html() << "<h2>Study: QK-norm on − off, paired by seed</h2>\n"
+      << studyComparisonGrid(r).html();
   } else if (!r.is_null()) {
     o << "<h2>Evaluation</h2>\n<p>perplexity " << f(r["result"]["perplexity"], 4) << " [" << f(r["result"]["perplexity_ci"]["low"], 4)
       << ", " << f(r["result"]["perplexity_ci"]["high"], 4) << "] over " << r["result"]["tokens"] << " tokens</p>\n"
@@ -185,7 +233,7 @@ std::string htmlReport(const ReportInput& in) {
     if (!d->is_null()) o << "<h3>" << xmlEscape((*d)["schema"].get<std::string>()) << "</h3>\n" << provenanceGrid(*d).html();
   if (!r.is_null() && r.contains("manifest"))
     o << "<h3>Manifest (verbatim, sha256 " << xmlEscape(r["manifest"]["sha256"].get<std::string>()) << ")</h3>\n<pre>"
-      << xmlEscape(r["manifest"]["verbatim"].dump(2)) << "</pre>\n";
+      << xmlEscape(manifestText(r)) << "</pre>\n";
   o << "</body></html>\n";
   return o.str();
 }
@@ -200,6 +248,9 @@ std::string markdownReport(const ReportInput& in, const std::string& figure_dir)
   for (const auto& f : reportFigures(in)) o << "![" << f.title << "](" << figure_dir << "/" << f.name << ")\n\n*" << f.caption << "*\n\n";
   const json& r = in.result;
   if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") o << "## Sweep\n\n" << sweepGrid(r).markdown() << "\n";
+  else if (isStudy(r))
+    o << "## Study: arms\n\n" << studyArmsGrid(r).markdown() << "\n## Study: QK-norm on − off, paired by seed\n\n"
+      << studyComparisonGrid(r).markdown() << "\n";
   else if (!r.is_null()) o << "## Evaluation\n\n" << evalGrid(r).markdown() << "\n";
   if (!in.profile.is_null())
     o << "## Q/K gain profile\n\n" << profileSummary(in.profile).markdown() << "\n" << profileLayers(in.profile).markdown() << "\n";
@@ -207,7 +258,7 @@ std::string markdownReport(const ReportInput& in, const std::string& figure_dir)
   for (const json* d : {&in.result, &in.profile})
     if (!d->is_null()) o << "### " << (*d)["schema"].get<std::string>() << "\n\n" << provenanceGrid(*d).markdown() << "\n";
   if (!r.is_null() && r.contains("manifest"))
-    o << "### Manifest (sha256 " << r["manifest"]["sha256"].get<std::string>() << ")\n\n```json\n" << r["manifest"]["verbatim"].dump(2)
+    o << "### Manifest (sha256 " << r["manifest"]["sha256"].get<std::string>() << ")\n\n```json\n" << manifestText(r)
       << "\n```\n";
   return o.str();
 }

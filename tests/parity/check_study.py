@@ -287,4 +287,9 @@ run("plot", os.path.join(work, "a", "study.json"), "-o", os.path.join(work, "stu
 check(all(os.path.exists(os.path.join(work, "study-fig", f)) for f in ("study-loss-vs-lr.svg", "study-train-loss.svg", "study-max-logit.svg")),
       "plot of a study: loss vs LR and the trajectories")
 
+run("report", os.path.join(work, "a", "study.json"), "-o", os.path.join(work, "study-report.html"))
+html = open(os.path.join(work, "study-report.html")).read()
+check("Study: arms" in html and html.count("<svg") >= 4 and "omn-audit/study-manifest@1" in html,
+      "report of a study: the arms, the paired comparison, the figures, the manifest's exact bytes")
+
 h.finish()

@@ -17,7 +17,7 @@ Command addReportCommand(CLI::App& root) {
   auto out = std::make_shared<std::string>();
   auto markdown = std::make_shared<bool>(false);
   auto force = std::make_shared<bool>(false);
-  app->add_option("inputs", *inputs, "a sweep or eval result and/or a profile, in any order")->required()->expected(1, 2);
+  app->add_option("inputs", *inputs, "a sweep, eval or study result and/or a profile, in any order")->required()->expected(1, 2);
   app->add_option("-o,--output", *out, "report.html (or report.md with --markdown)")->required();
   app->add_flag("--markdown", *markdown, "write Markdown, with the SVG figures beside it (OUT.figures/)");
   app->add_flag("--force", *force, "overwrite existing outputs");
@@ -27,8 +27,9 @@ Command addReportCommand(CLI::App& root) {
               nlohmann::json d = report::readJsonFile(p, "input");
               const std::string schema = d.is_object() ? d.value("schema", "") : "";
               nlohmann::json& slot = schema == "omn-audit/profile@1" ? in.profile : in.result;
-              if (schema != "omn-audit/profile@1" && schema != "omn-audit/intervention@1" && schema != "omn-audit/eval@1")
-                throw UsageError(p + ": /schema: expected a profile, eval or intervention document, got \"" + schema + "\"");
+              if (schema != "omn-audit/profile@1" && schema != "omn-audit/intervention@1" && schema != "omn-audit/eval@1" &&
+                  schema != "omn-audit/study@1")
+                throw UsageError(p + ": /schema: expected a profile, eval, intervention or study document, got \"" + schema + "\"");
               if (!slot.is_null()) throw UsageError(p + ": two documents of the same kind; give one result and one profile");
               slot = std::move(d);
             }

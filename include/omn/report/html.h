@@ -11,7 +11,7 @@
 namespace omn::report {
 
 struct ReportInput {
-  nlohmann::json result;   // omn-audit/intervention@1 or eval@1, or null
+  nlohmann::json result;   // omn-audit/intervention@1, eval@1 or study@1, or null
   nlohmann::json profile;  // omn-audit/profile@1, or null
 };
 
