@@ -10,7 +10,10 @@ build="${OMN_BUILD_DIR:-$root/build}"
 omn="$build/omn-audit"
 fig="$build/demo/figures"
 mkdir -p "$root/docs/figures" "$build/readme"
-"$omn" plot "$root/runs/qk-lr-tiny/study.json" -o "$build/readme" --force >/dev/null
+# the trajectories of the runs that tell the story: the best learning rate, and 0.035 where the
+# logits of the QK-off run have grown ~300-fold
+"$omn" plot "$root/runs/qk-lr-tiny/study.json" -o "$build/readme" --force \
+  --runs qk-on_lr-2.848e-03_seed-0,qk-off_lr-2.848e-03_seed-0,qk-on_lr-3.511e-02_seed-0,qk-off_lr-3.511e-02_seed-0 >/dev/null
 "$omn" track "$build/demo-model/run" --json "$build/readme/track.json" --force >/dev/null
 "$omn" plot "$build/readme/track.json" -o "$build/readme" --force >/dev/null
 render() { rsvg-convert --zoom=2 --background-color=white -o "$root/docs/figures/$2.png" "$1/$2.svg"; echo "docs/figures/$2.png"; }

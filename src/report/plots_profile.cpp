@@ -136,11 +136,12 @@ Figure asymmetry(const json& p) {
 
 std::vector<Figure> profileFigures(const json& p) { return {layerMeans(p, false), layerMeans(p, true), histogram(p), asymmetry(p)}; }
 
-std::vector<Figure> figuresFor(const json& doc, const std::string& path) {
+std::vector<Figure> figuresFor(const json& doc, const std::string& path, const std::vector<std::string>& runs) {
   const std::string schema = doc.is_object() ? doc.value("schema", "") : "";
+  if (!runs.empty() && schema != "omn-audit/study@1") throw UsageError("--runs: only for a study document; " + path + " is \"" + schema + "\"");
   if (schema == "omn-audit/profile@1") return profileFigures(doc);
   if (schema == "omn-audit/intervention@1") return sweepFigures(doc);
-  if (schema == "omn-audit/study@1") return studyFigures(doc);
+  if (schema == "omn-audit/study@1") return studyFigures(doc, runs);
   if (schema == "omn-audit/track@1") return trackFigures(doc);
   throw UsageError(path + ": /schema: expected omn-audit/profile@1, intervention@1, study@1 or track@1, got \"" + schema + "\"");
 }

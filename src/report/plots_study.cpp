@@ -5,6 +5,7 @@
 #include <map>
 
 #include "chart.h"
+#include "omn/errors.h"
 #include "omn/report/plots.h"
 
 namespace omn::report {
@@ -25,9 +26,23 @@ std::string sci(double v) {
   return b;
 }
 
+// "1e-4", "2.3e-3", "0.015", "1": short enough to sit side by side under a dense grid
+std::string lrLabel(double v) {
+  char b[32];
+  if (v >= 0.01) {
+    std::snprintf(b, sizeof b, "%.2g", v);
+    return b;
+  }
+  const int e = static_cast<int>(std::floor(std::log10(v) + 1e-9));
+  const double m = v / std::pow(10.0, e);
+  if (std::fabs(m - std::round(m)) < 0.05) std::snprintf(b, sizeof b, "%.0fe%d", std::round(m), e);
+  else std::snprintf(b, sizeof b, "%.1fe%d", m, e);
+  return b;
+}
+
 std::vector<std::pair<double, std::string>> lrTicks(const json& s) {
   std::vector<std::pair<double, std::string>> t;
-  for (const auto& lr : s["grid"]["lrs"]) t.emplace_back(lr.get<double>(), sci(lr.get<double>()));
+  for (const auto& lr : s["grid"]["lrs"]) t.emplace_back(lr.get<double>(), lrLabel(lr.get<double>()));
   return t;
 }
 
@@ -50,7 +65,8 @@ Figure lossVsLr(const json& s) {
   Chart c("Final held-out loss against the learning rate", "peak learning rate (log scale)", "held-out loss (nats/token)",
           rangeOf(lrs.front() / 1.4, lrs.back() * 1.4, true), rangeOf(ylo, yhi, false));
   c.yTicks();
-  c.xTicks(lrTicks(s), true);
+  const auto ticks = lrTicks(s);
+  c.xTicks(ticks, ticks.size() > 14);  // rotated only when even the short labels would collide
   c.svg.line(kLeft, c.Y(l0), kW - kRight, c.Y(l0), "stroke:#555;stroke-width:1;stroke-dasharray:6,3", "initial-loss");
   c.svg.text(kW - kRight - 4, c.Y(l0) - 4, "loss at initialisation (L0)", "font-size:10px;fill:#555", "end");
   if (std::isfinite(unigram)) {
@@ -90,7 +106,18 @@ Figure lossVsLr(const json& s) {
 }
 
 // The runs worth following over time: at the largest LR every arm survives, and at the next LR up.
-std::vector<const json*> chosenRuns(const json& s) {
+std::vector<const json*> chosenRuns(const json& s, const std::vector<std::string>& ids) {
+  if (!ids.empty()) {
+    std::vector<const json*> out;
+    for (const auto& id : ids) {
+      const json* found = nullptr;
+      for (const auto& r : s["runs"])
+        if (r["id"] == id) found = &r;
+      if (!found) throw UsageError("--runs: the study has no run \"" + id + "\" (its ids are in /runs/*/id and the CSV)");
+      out.push_back(found);
+    }
+    return out;
+  }
   const auto lrs = s["grid"]["lrs"].get<std::vector<double>>();
   // the smaller of the arms' largest stable learning rates (as the study computed them)
   double common = NAN;
@@ -134,9 +161,9 @@ double reduceLayers(const json& layers, bool max) {
   return n == 0 ? NAN : max ? acc : acc / n;
 }
 
-Figure trajectory(const json& s, const std::string& name, const std::string& title, const std::string& ylabel, bool logy,
-                  const std::string& what) {
-  const std::vector<const json*> runs = chosenRuns(s);
+Figure trajectory(const json& s, const std::vector<std::string>& ids, const std::string& name, const std::string& title,
+                  const std::string& ylabel, bool logy, const std::string& what) {
+  const std::vector<const json*> runs = chosenRuns(s, ids);
   struct Line {
     std::string label, colour, dash;
     std::vector<std::pair<double, double>> pts;
@@ -196,21 +223,23 @@ Figure trajectory(const json& s, const std::string& name, const std::string& tit
     c.svg.text(kW - kRight + 34, ly + 9, l.label, "font-size:10.5px");
     ly += 18;
   }
-  const std::string cap = "Seed " + s["grid"]["seeds"][0].dump() +
-                          "; solid: the smaller of the arms' largest stable learning rates, dashed: the next one up. " + studySource(s);
+  const std::string cap = (ids.empty() ? "Seed " + s["grid"]["seeds"][0].dump() +
+                                             "; solid: the smaller of the arms' largest stable learning rates, dashed: the next one up. "
+                                       : std::string("The runs chosen with --runs (dashed: a higher learning rate than the first). ")) +
+                          studySource(s);
   c.caption(cap);
   return {name, title, cap, c.svg.str()};
 }
 
 }  // namespace
 
-std::vector<Figure> studyFigures(const json& s) {
+std::vector<Figure> studyFigures(const json& s, const std::vector<std::string>& ids) {
   std::vector<Figure> out;
   for (Figure f : {lossVsLr(s),
-                   trajectory(s, "study-train-loss.svg", "Training loss over steps", "training-batch loss (nats/token)", false, "loss"),
-                   trajectory(s, "study-max-logit.svg", "Largest attention logit over training", "max pre-softmax logit (all layers)", true, "logit"),
-                   trajectory(s, "study-entropy.svg", "Attention entropy over training", "mean attention entropy (nats)", false, "entropy"),
-                   trajectory(s, "study-kurtosis.svg", "Activation kurtosis over training", "max kurtosis of layer inputs", true, "kurtosis")})
+                   trajectory(s, ids, "study-train-loss.svg", "Training loss over steps", "training-batch loss (nats/token)", false, "loss"),
+                   trajectory(s, ids, "study-max-logit.svg", "Largest attention logit over training", "max pre-softmax logit (all layers)", true, "logit"),
+                   trajectory(s, ids, "study-entropy.svg", "Attention entropy over training", "mean attention entropy (nats)", false, "entropy"),
+                   trajectory(s, ids, "study-kurtosis.svg", "Activation kurtosis over training", "max kurtosis of layer inputs", true, "kurtosis")})
     if (!f.svg.empty()) out.push_back(std::move(f));
   return out;
 }

@@ -287,6 +287,12 @@ run("plot", os.path.join(work, "a", "study.json"), "-o", os.path.join(work, "stu
 check(all(os.path.exists(os.path.join(work, "study-fig", f)) for f in ("study-loss-vs-lr.svg", "study-train-loss.svg", "study-max-logit.svg")),
       "plot of a study: loss vs LR and the trajectories")
 
+first_id = doc["runs"][0]["id"]
+run("plot", os.path.join(work, "a", "study.json"), "-o", os.path.join(work, "study-fig-runs"), "--runs", first_id)
+svg = open(os.path.join(work, "study-fig-runs", "study-train-loss.svg")).read()
+check(svg.count('class="run"') == 1, "plot --runs: the trajectories of exactly the runs chosen")
+r = run("plot", os.path.join(work, "a", "study.json"), "-o", os.path.join(work, "study-fig-bad"), "--runs", "no-such-run", expect=2)
+check("no-such-run" in r.stderr, "plot --runs with an unknown id: exit 2 naming it")
 run("report", os.path.join(work, "a", "study.json"), "-o", os.path.join(work, "study-report.html"))
 html = open(os.path.join(work, "study-report.html")).read()
 check("Study: arms" in html and html.count("<svg") >= 4 and "omn-audit/study-manifest@1" in html,

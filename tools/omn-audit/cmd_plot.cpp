@@ -12,16 +12,18 @@
 namespace omn::cli {
 
 Command addPlotCommand(CLI::App& root) {
-  auto* app = root.add_subcommand("plot", "write the figures (SVG) of a profile or a sweep result");
+  auto* app = root.add_subcommand("plot", "write the figures (SVG) of a profile, sweep, study or track document");
   auto input = std::make_shared<std::string>();
   auto dir = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
-  app->add_option("input", *input, "profile --json output or intervene result")->required();
+  app->add_option("input", *input, "a profile (profile --json), sweep (intervene), study or track document")->required();
   app->add_option("-o,--output", *dir, "directory for the SVG files (created if missing)")->required();
+  auto runs = std::make_shared<std::vector<std::string>>();
+  app->add_option("--runs", *runs, "study only: the run ids whose training trajectories to draw (comma-separated)")->delimiter(',');
   app->add_flag("--force", *force, "overwrite existing figures");
   return {app, [=] {
             const nlohmann::json doc = report::readJsonFile(*input, "input");
-            const auto figs = report::figuresFor(doc, *input);
+            const auto figs = report::figuresFor(doc, *input, *runs);
             if (::mkdir(dir->c_str(), 0755) != 0 && errno != EEXIST) throw UsageError("cannot create directory " + *dir);
             for (const auto& f : figs) report::checkOutputPath(*dir + "/" + f.name, *force, {*input});
             for (const auto& f : figs) {

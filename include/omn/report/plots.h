@@ -19,10 +19,14 @@ struct Figure {
 
 std::vector<Figure> profileFigures(const nlohmann::json& profile);
 std::vector<Figure> sweepFigures(const nlohmann::json& results);
-std::vector<Figure> studyFigures(const nlohmann::json& study);
+// `runs`: the run ids whose trajectories to draw; empty: the runs at the smaller of the arms'
+// largest stable learning rates and at the next one up (first seed). Throws UsageError for an
+// unknown id.
+std::vector<Figure> studyFigures(const nlohmann::json& study, const std::vector<std::string>& runs = {});
 std::vector<Figure> trackFigures(const nlohmann::json& track);
 
 // By schema; throws UsageError naming the file for anything else.
-std::vector<Figure> figuresFor(const nlohmann::json& doc, const std::string& path);
+// `runs` applies to a study only (see studyFigures); for anything else it must be empty.
+std::vector<Figure> figuresFor(const nlohmann::json& doc, const std::string& path, const std::vector<std::string>& runs = {});
 
 }  // namespace omn::report
