@@ -1,11 +1,10 @@
 // omn-audit study --manifest M [--resume|--force] [--shard i/N]: a grid of training runs (QK-norm
 // on/off × learning rates × seeds), LR sensitivity and the matched comparison.
-#include <malloc.h>
-
 #include <iostream>
 
 #include "model_commands.h"
 #include "shard_option.h"
+#include "training_heap.h"
 #include "omn/errors.h"
 #include "omn/report/progress.h"
 #include "omn/report/table.h"
@@ -51,9 +50,7 @@ Command addStudyCommand(CLI::App& root) {
             if (!shard->empty()) std::tie(o->shard_index, o->shard_count) = parseShard(*shard);
             const study::StudyManifest m = study::loadStudyManifest(*manifest);
             o->progress = report::ProgressBar::stderrIsTerminal();
-            ::mallopt(M_MMAP_THRESHOLD, 1 << 30);  // as train: keep freed activations in the heap (3.1x)
-            ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
-            ::mallopt(M_TOP_PAD, 64 << 20);
+            keepFreedMemoryInHeap();
             const nlohmann::json doc = study::runStudy(m, *o);
             printStudySummary(std::cout, doc);
             std::cout << "study      " << doc["runs"].size() << " runs in " << doc["runs_dir"].get<std::string>() << "\n";

@@ -1,9 +1,8 @@
 // omn-audit train --config C --out DIR [--resume] [--force]: train an OMN-style model from scratch.
-#include <malloc.h>
-
 #include <iostream>
 
 #include "model_commands.h"
+#include "training_heap.h"
 #include "omn/errors.h"
 #include "omn/report/progress.h"
 #include "omn/report/table.h"
@@ -29,13 +28,7 @@ Command addTrainCommand(CLI::App& root) {
             if (!corpus->empty()) a->config.corpus = *corpus;
             if (a->resume && a->force) throw UsageError("--resume and --force: choose one");
             a->progress = report::ProgressBar::stderrIsTerminal();
-            // Every step frees and re-allocates the same activations and gradients (MBs each). With
-            // glibc's defaults each of them is an mmap/munmap pair plus page faults: half the run's
-            // CPU time went to the kernel, 3.1x slower (docs/PERFORMANCE.md). Keep freed memory in
-            // the heap instead; peak RSS stays the peak of live tensors.
-            ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
-            ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
-            ::mallopt(M_TOP_PAD, 64 << 20);
+            keepFreedMemoryInHeap();
             const nlohmann::json doc = train::runTraining(*a);
             auto num = [](const nlohmann::json& v) { return v.is_number() ? report::fixed(v.get<double>(), 4) : std::string("-"); };
             std::cout << "run        " << a->out_dir << " (" << doc["status"].get<std::string>() << " after "
