@@ -18,7 +18,6 @@ mkdir -p "$root/docs/figures" "$build/readme"
 "$omn" plot "$build/readme/track.json" -o "$build/readme" --force >/dev/null
 render() { rsvg-convert --zoom=2 --background-color=white -o "$root/docs/figures/$2.png" "$1/$2.svg"; echo "docs/figures/$2.png"; }
 render "$fig" sweep-ppl-vs-constant
-render "$fig" sweep-ratio
 render "$fig" profile-layer-means
 render "$build/readme" study-loss-vs-lr
 render "$build/readme" study-max-logit
