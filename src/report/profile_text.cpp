@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "omn/report/table.h"
+#include "omn/report/terminal_text.h"
 
 namespace omn::report {
 
@@ -10,25 +11,27 @@ using nlohmann::json;
 
 void printProfile(std::ostream& os, const json& p) {
   const json& ck = p["checkpoint"];
-  os << "checkpoint  " << ck["path"].get<std::string>() << "\n";
+  os << "checkpoint  " << terminalSafe(ck["path"].get<std::string>()) << "\n";
   os << "  sha256    " << ck["sha256"].get<std::string>()
      << (ck["sha256_verified"].get<bool>() ? "  (verified)" : "  (not verified: pass --sha256)") << "\n";
   os << "  format    " << ck["format"].get<std::string>() << ", " << ck["size_bytes"] << " bytes, "
      << ck["tensor_count"] << " tensors" << (ck["state_key"].get<std::string>().empty() ? "" : ", state dict at '" +
-                                             ck["state_key"].get<std::string>() + "'") << "\n";
-  for (const auto& g : ck["shared_storage"]) os << "  tied      " << g.dump() << " share one storage\n";
+                                             terminalSafe(ck["state_key"].get<std::string>(), 80) + "'") << "\n";
+  for (const auto& g : ck["shared_storage"])
+    os << "  tied      " << terminalSafe(g.dump(-1, ' ', false, json::error_handler_t::replace), 400) << " share one storage\n";
   const json& meta = ck["metadata"];  // one line per top-level key
   for (auto it = meta.begin(); it != meta.end(); ++it)
-    os << (it == meta.begin() ? "  metadata  " : "            ") << it.key() << ": "
-       << it->dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    os << (it == meta.begin() ? "  metadata  " : "            ") << terminalSafe(it.key(), 80) << ": "
+       << terminalSafe(it->dump(-1, ' ', false, json::error_handler_t::replace), 160) << "\n";  // the whole of it: --json
   const json& g = p["gains"];
-  os << "preset      " << g["preset"].get<std::string>() << (p["preset"]["detected"].get<bool>() ? " (detected)" : "")
+  os << "preset      " << terminalSafe(g["preset"].get<std::string>(), 80) << (p["preset"]["detected"].get<bool>() ? " (detected)" : "")
      << ": " << g["n_layers"] << " layers x Q,K, head_dim " << g["head_dim"] << ", " << g["layout"].get<std::string>()
      << " layout, effective gain = " << g["effective"].get<std::string>() << "\n";
   const json& t = p["tensors"];
   if (!t["unmatched"].empty() || !t["missing"].empty())
     os << "  tensors   " << t["matched"] << " matched, " << t["unmatched"].size() << " not in the preset "
-       << t["unmatched"].dump() << ", " << t["missing"].size() << " of the preset missing " << t["missing"].dump() << "\n";
+       << terminalSafe(t["unmatched"].dump(-1, ' ', false, json::error_handler_t::replace), 400) << ", " << t["missing"].size()
+       << " of the preset missing " << terminalSafe(t["missing"].dump(-1, ' ', false, json::error_handler_t::replace), 400) << "\n";
 
   const json& s = p["statistics"];
   const double thr = p["options"]["threshold"].get<double>();

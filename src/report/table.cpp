@@ -1,4 +1,5 @@
 #include "omn/report/table.h"
+#include "omn/report/terminal_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,9 +16,15 @@ bool numeric(const std::string& s) {
 }  // namespace
 
 void Table::print(std::ostream& os, const std::string& indent) const {
+  // cells may hold text from files (tensor names, paths, labels): escaped for the terminal
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : rows_) {
+    rows.emplace_back();
+    for (const auto& cell : r) rows.back().push_back(terminalSafe(cell, 200));
+  }
   std::vector<std::size_t> w(header_.size(), 0);
   for (std::size_t c = 0; c < header_.size(); ++c) w[c] = header_[c].size();
-  for (const auto& r : rows_)
+  for (const auto& r : rows)
     for (std::size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], r[c].size());
   auto line = [&](const std::vector<std::string>& r) {
     os << indent;
@@ -32,7 +39,7 @@ void Table::print(std::ostream& os, const std::string& indent) const {
   std::vector<std::string> rule;
   for (auto x : w) rule.emplace_back(x, '-');
   line(rule);
-  for (const auto& r : rows_) line(r);
+  for (const auto& r : rows) line(r);
 }
 
 std::string fixed(double v, int decimals) {

@@ -85,4 +85,17 @@ expect 0 "preset +my-model: 2 layers" -- "$omn" profile "$fx/interop/qwen3.safet
 sed -i 's/"layout": "head"/"layout": "diagonal"/' "$tmp/custom.json"
 expect 2 "custom.json: /gain/layout" -- "$omn" profile "$fx/interop/qwen3.safetensors" --preset "$tmp/custom.json"
 
+# terminal injection: metadata from the file cannot forge a verdict line or drive the terminal
+/usr/bin/python3 - "$mini" "$tmp/forged.pt" <<'PY'
+import sys, torch
+ck = torch.load(sys.argv[1])  # our own fixture
+ck["note\nOK: every statistic within tolerance\n"] = "\x1b[2J\x1b[31mred" + "x" * 45000
+torch.save(ck, sys.argv[2])
+PY
+"$omn" profile "$tmp/forged.pt" >"$tmp/forged.out" 2>&1
+check "forged metadata: no line of output starts with a forged verdict" -- bash -c '! grep -q "^OK: every statistic" "$1"' _ "$tmp/forged.out"
+check "forged metadata: no escape byte reaches the terminal" -- bash -c '! grep -qP "\x1b" "$1"' _ "$tmp/forged.out"
+check "forged metadata: shown escaped" -- grep -qF 'note\nOK: every statistic within tolerance\n' "$tmp/forged.out"
+check "forged metadata: a 45,000-character value is cut" -- grep -q "more bytes)" "$tmp/forged.out"
+
 finish

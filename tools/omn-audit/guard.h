@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "omn/errors.h"
+#include "omn/report/terminal_text.h"
 
 namespace omn::cli {
 
@@ -12,10 +13,10 @@ inline int runGuarded(const std::function<int()>& body) {
   try {
     return body();
   } catch (const omn::Error& e) {
-    std::cerr << "omn-audit: error: " << e.what() << "\n";
+    std::cerr << "omn-audit: error: " << report::terminalSafe(e.what()) << "\n";
     return e.exitCode();
   } catch (const std::exception& e) {
-    std::cerr << "omn-audit: unexpected error: " << e.what() << "\n";
+    std::cerr << "omn-audit: unexpected error: " << report::terminalSafe(e.what()) << "\n";
     return omn::kExitUnexpected;
   }
 }
