@@ -85,6 +85,9 @@ expect 0 "preset +my-model: 2 layers" -- "$omn" profile "$fx/interop/qwen3.safet
 sed -i 's/"layout": "head"/"layout": "diagonal"/' "$tmp/custom.json"
 expect 2 "custom.json: /gain/layout" -- "$omn" profile "$fx/interop/qwen3.safetensors" --preset "$tmp/custom.json"
 
+expect 2 "is the input .*p.json" -- "$omn" profile "$mini" --baseline "$tmp/p.json" --json "$tmp/p.json" --force --no-tables
+expect 2 "same file" -- "$omn" profile "$mini" --json "$tmp/same.out" --csv "$tmp/./same.out" --no-tables
+
 # terminal injection: metadata from the file cannot forge a verdict line or drive the terminal
 /usr/bin/python3 - "$mini" "$tmp/forged.pt" <<'PY'
 import sys, torch
