@@ -65,7 +65,7 @@ GainSet loadGains(const io::Checkpoint& ck, const model::Preset& preset) {
       const io::TensorRef& t = ck.index.at(name);
       if (t.shape.size() != 1)
         throw FormatError(ck.path + ": tensor '" + name + "': expected a 1-D gain vector, got shape " + io::shapeString(t.shape));
-      if (t.dtype != io::DType::BF16 && t.dtype != io::DType::F16 && t.dtype != io::DType::F32 && t.dtype != io::DType::F64)
+      if (!io::isFloatingPoint(t.dtype))
         throw FormatError(ck.path + ": tensor '" + name + "': expected a floating-point gain, got " + io::dtypeName(t.dtype));
       const std::int64_t len = t.shape[0];
       if (preset.layout == model::GainLayout::Head) {

@@ -263,6 +263,10 @@ Selection selectRows(std::size_t available, std::size_t n, const std::string& mo
 }
 
 void checkVocabulary(const TokenSet& set, std::int64_t vocab) {
+  // an EOS the model cannot emit never occurs: the whole stream would silently become one document
+  if (set.eos && (*set.eos < 0 || *set.eos >= vocab))
+    throw UsageError(set.path + ": the document boundary --eos / /tokens/eos " + std::to_string(*set.eos) +
+                     " is outside the model's vocabulary of " + std::to_string(vocab));
   for (std::size_t i = 0; i < set.tokens.size(); ++i)
     if (set.tokens[i] >= vocab)
       throw FormatError(set.path + ": token id " + std::to_string(set.tokens[i]) + " at position " + std::to_string(i) +

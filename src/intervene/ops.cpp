@@ -26,7 +26,12 @@ GainState::GainState(model::Transformer& model, const io::Checkpoint& ck) : mode
   std::string file_bytes;
   for (int i = 0; i < config_.n_layers; ++i)
     for (bool q : {true, false}) {
-      const io::TensorRef& ref = ck.index.at(config_.name(q ? "q_norm" : "k_norm", i));
+      const std::string name = config_.name(q ? "q_norm" : "k_norm", i);
+      const io::TensorRef& ref = ck.index.at(name);
+      // an integer gain would take every new value rounded to an integer ("constant 1.5" would be 1)
+      if (!io::isFloatingPoint(ref.dtype))
+        throw FormatError(ck.path + ": tensor '" + name + "': expected a floating-point gain, got " + io::dtypeName(ref.dtype) +
+                          ": an intervention could not write its values");
       const std::vector<std::uint8_t> b = io::readBytes(ref);
       file_bytes.append(reinterpret_cast<const char*>(b.data()), b.size());
       (q ? stored_q_ : stored_k_).push_back(model::toTensor(ref, model::scalarType(ref.dtype), at::kCPU, /*owned=*/true));

@@ -60,6 +60,7 @@ expect 2 "--groups must be between" -- "$omn" "${base[@]}" --groups 100
 expect 2 "confidence: expected a number in \\(0, 1\\)" -- "$omn" "${base[@]}" --confidence 1.5
 expect 2 "num-seqs: Value -3 not in range" -- "$omn" "${base[@]}" --num-seqs -3
 expect 2 "device: expected cpu, cuda or cuda:N" -- "$omn" "${base[@]}" --device cpu:5
+expect 2 "eos / /tokens/eos 9999 is outside the model's vocabulary" -- "$omn" "${base[@]}" --eos 9999
 expect 2 "eval does not implement" -- "$omn" eval --checkpoint "$fx/interop/gemma3.safetensors" --tokens "$tmp/tok.bin" \
   --eos 0 --tokenizer-revision r
 "$omn" "${base[@]}" --json "$tmp/keep.json" >/dev/null

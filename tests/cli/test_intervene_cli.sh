@@ -129,4 +129,17 @@ PY
 done
 check "mini-demo.json valid against the manifest schema" -- \
   /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" manifest.schema.json "$src/configs/manifests/mini-demo.json"
+# silently wrong science: an integer-typed gain would take "constant 1.5" as 1 -- refused, naming it
+/usr/bin/python3 - "$tmp/omn1-mini.pt" "$tmp/int-gain.pt" <<'PY'
+import sys, torch
+ck = torch.load(sys.argv[1])  # our own fixture
+sd = ck["model"]
+sd["layers.0.attention.q_norm.weight"] = sd["layers.0.attention.q_norm.weight"].round().to(torch.int64)
+torch.save(ck, sys.argv[2])
+PY
+intck=$(sha256sum "$tmp/int-gain.pt" | cut -c1-64)
+mk int.json "m['checkpoint']['path'] = 'int-gain.pt'; m['checkpoint']['sha256'] = '$intck'; m['output']['json'] = 'int.json.out'; m['output'].pop('csv', None)"
+expect 2 "q_norm.weight': expected a floating-point gain, got I64" -- "$omn" -q intervene --manifest "$tmp/int.json"
+check "nothing written after the integer-gain refusal" -- test ! -e "$tmp/int.json.out"
+
 finish

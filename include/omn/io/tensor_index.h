@@ -14,6 +14,7 @@ enum class DType { BF16, F16, F32, F64, I64, I32, I16, I8, U8, BOOL };
 std::size_t dtypeSize(DType d);
 const char* dtypeName(DType d);  // safetensors spelling: "BF16", "F32", ...
 bool dtypeFromName(const std::string& name, DType* out);  // safetensors spelling
+inline bool isFloatingPoint(DType d) { return d == DType::BF16 || d == DType::F16 || d == DType::F32 || d == DType::F64; }
 
 struct TensorRef {
   std::string name;
