@@ -64,6 +64,8 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
 }
 
 std::map<std::string, std::string> readDigestList(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw UsageError("--digests " + path + ": not a regular file (or missing)");
   std::ifstream in(path);
   if (!in) throw UsageError("--digests " + path + ": cannot be read");
   std::map<std::string, std::string> out;

@@ -50,7 +50,7 @@ struct Fd {
 }  // namespace
 
 std::string sha256File(const std::string& path, const ProgressFn& progress) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};  // a FIFO must not block the open: refused below
   if (f.fd < 0) throw FormatError(path + ": cannot open for hashing: " + std::strerror(errno));
   struct stat st {};
   if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) throw FormatError(path + ": not a regular file");

@@ -88,6 +88,13 @@ expect 2 "custom.json: /gain/layout" -- "$omn" profile "$fx/interop/qwen3.safete
 expect 2 "is the input .*p.json" -- "$omn" profile "$mini" --baseline "$tmp/p.json" --json "$tmp/p.json" --force --no-tables
 expect 2 "same file" -- "$omn" profile "$mini" --json "$tmp/same.out" --csv "$tmp/./same.out" --no-tables
 
+# special files: a FIFO is refused at once (opened without blocking), never waited on
+mkfifo "$tmp/fifo"
+expect 2 "fifo: not a regular file" -- timeout 20 "$omn" profile "$tmp/fifo"
+expect 2 "fifo: not a regular file" -- timeout 20 "$omn" hash "$tmp/fifo"
+expect 2 "fifo: not a regular file" -- timeout 20 "$omn" track "$tmp/fifo"
+expect 2 "--digests .*fifo: not a regular file" -- timeout 20 "$omn" track "$mini" --order given --digests "$tmp/fifo"
+
 # terminal injection: metadata from the file cannot forge a verdict line or drive the terminal
 /usr/bin/python3 - "$mini" "$tmp/forged.pt" <<'PY'
 import sys, torch
