@@ -94,12 +94,9 @@ Grid profileLayers(const json& p) {
   return g;
 }
 
-std::string sci(const json& v) {
-  if (!v.is_number()) return "—";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g", v.get<double>());
-  return b;
-}
+
+// a learning rate and the like: three significant digits, "—" for none
+std::string sci(const json& v) { return v.is_number() ? significant(v.get<double>(), 3) : "—"; }
 
 Grid studyArmsGrid(const json& s) {
   Grid g{{"arm", "runs", "diverged", "LR sensitivity (nats)", "largest stable LR", "best LR", "best held-out loss (nats)", "seed sd (nats)"}, {}};

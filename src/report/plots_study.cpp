@@ -20,11 +20,6 @@ std::string studySource(const json& s) {
          s["provenance"].value("git_revision", "?") + ")";
 }
 
-std::string sci(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.2g", v);
-  return b;
-}
 
 // "1e-4", "2.3e-3", "0.015", "1": short enough to sit side by side under a dense grid
 std::string lrLabel(double v) {
@@ -90,7 +85,7 @@ Figure lossVsLr(const json& s) {
         c.svg.line(px, c.Y(std::min(val(p["range"][1]), l0)), px, c.Y(val(p["range"][0])), "stroke:" + colour + ";stroke-width:1.5", "seed-range");
       pts.emplace_back(px, c.Y(mean));
       c.svg.circle(px, c.Y(mean), 3.5, "fill:" + colour, "point",
-                   a["arm"].get<std::string>() + " lr " + sci(p["lr"].get<double>()) + ": " + fixed(mean, 4));
+                   a["arm"].get<std::string>() + " lr " + significant(p["lr"].get<double>(), 2) + ": " + fixed(mean, 4));
     }
     c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:1.5");
     std::string label = a["arm"].get<std::string>();
@@ -178,7 +173,7 @@ Figure trajectory(const json& s, const std::vector<std::string>& ids, const std:
     const bool higher = (*r)["lr"].get<double>() != first_lr;
     l.colour = kColours[arm_index[(*r)["arm"].get<std::string>()] % 9];
     l.dash = higher ? ";stroke-dasharray:5,3" : "";
-    l.label = (*r)["arm"].get<std::string>() + " lr " + sci((*r)["lr"].get<double>()) + ((*r)["diverged"].get<bool>() ? " (diverged)" : "");
+    l.label = (*r)["arm"].get<std::string>() + " lr " + significant((*r)["lr"].get<double>(), 2) + ((*r)["diverged"].get<bool>() ? " (diverged)" : "");
     const json& t = (*r)["trajectory"];
     const json& steps = what == "loss" ? t["train"]["step"] : t["eval"]["step"];
     for (std::size_t k = 0; k < steps.size(); ++k) {

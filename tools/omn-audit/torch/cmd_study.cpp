@@ -15,12 +15,7 @@ namespace omn::cli {
 namespace {
 
 std::string num(const nlohmann::json& v, int digits) { return v.is_number() ? report::fixed(v.get<double>(), digits) : "-"; }
-std::string sci(const nlohmann::json& v) {
-  if (!v.is_number()) return "-";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g", v.get<double>());
-  return b;
-}
+std::string sig(const nlohmann::json& v) { return v.is_number() ? report::significant(v.get<double>(), 3) : "-"; }
 
 }  // namespace
 
@@ -28,7 +23,7 @@ void printStudySummary(std::ostream& out, const nlohmann::json& doc) {
   report::Table t({"arm", "runs", "diverged", "LR sensitivity", "largest stable LR", "best LR", "best held-out loss", "seed sd"});
   for (const auto& a : doc["arms"])
     t.add({a["arm"].get<std::string>(), std::to_string(a["runs"].get<int>()), std::to_string(a["diverged"].get<int>()),
-           num(a["lr_sensitivity"], 4), sci(a["largest_stable_lr"]), sci(a["best_lr"]), num(a["best_loss"], 4),
+           num(a["lr_sensitivity"], 4), sig(a["largest_stable_lr"]), sig(a["best_lr"]), num(a["best_loss"], 4),
            num(a["seed_spread"], 4)});
   t.print(out);
 }
