@@ -6,6 +6,8 @@ set -euo pipefail
 OMN_PACKAGES=(
   cmake ninja-build g++ git pkg-config
   libtorch-dev nlohmann-json3-dev libcli11-dev libssl-dev libspdlog-dev libgtest-dev
+  # JSON Schema validation of the documents omn-audit reads back (header-only)
+  libvalijson-dev
   # the corpus command's tokenizer (SentencePiece BPE)
   libsentencepiece-dev
   # Debian's libtorch takes fp32 matrix products from the system libblas.so.3: the reference BLAS

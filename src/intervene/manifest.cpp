@@ -1,3 +1,4 @@
+#include "omn/io/json_document.h"
 #include "omn/intervene/manifest.h"
 
 #include <algorithm>
@@ -271,12 +272,7 @@ Manifest loadManifest(const std::string& path, bool allow_unverified) {
   if (!in) throw UsageError("manifest " + path + ": cannot open for reading");
   std::stringstream ss;
   ss << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(ss.str());
-  } catch (const json::exception& e) {
-    throw UsageError("manifest " + path + ": not valid JSON: " + e.what());
-  }
+  const json j = io::parseJson(ss.str(), "manifest " + path);
   return parseManifest(j, path, io::sha256Bytes(ss.str().data(), ss.str().size()), allow_unverified);
 }
 

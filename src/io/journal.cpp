@@ -1,3 +1,4 @@
+#include "omn/io/json_document.h"
 #include "omn/io/journal.h"
 
 #include <fcntl.h>
@@ -67,9 +68,9 @@ Journal Journal::resume(const std::string& path) {
     const std::string where = "journal " + path + ": line " + std::to_string(line_no);
     nlohmann::json rec;
     try {
-      rec = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {
-      throw FormatError(where + " is not JSON (" + e.what() + "); the journal was edited or corrupted: remove it to start over");
+      rec = parseJson(line, where);
+    } catch (const FormatError& e) {
+      throw FormatError(std::string(e.what()) + "; the journal was edited or corrupted: remove it to start over");
     }
     if (!rec.is_object() || !rec.contains(kChecksumKey) || !rec[kChecksumKey].is_string())
       throw FormatError(where + ": no \"journal_sha256\" checksum; the journal was edited or written by another tool");

@@ -1,3 +1,4 @@
+#include "omn/io/json_document.h"
 #include "omn/model/preset.h"
 
 #include <fstream>
@@ -176,12 +177,7 @@ Preset loadPreset(const std::string& name_or_path) {
     text = ss.str();
     source = name_or_path;
   }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError("preset " + source + ": not valid JSON: " + e.what());
-  }
+  const nlohmann::json j = io::parseJson(text, "preset " + source);
   Preset p = parsePreset(j, source);
   p.source = it != files.end() ? "builtin" : name_or_path;
   return p;
@@ -229,12 +225,7 @@ Preset detectPreset(const io::TensorIndex& index) {
 void adoptCheckpointArchitecture(Preset& p, const nlohmann::json& metadata, const std::string& where) {
   const auto rec = metadata.find("omn_audit");
   if (rec == metadata.end() || !rec->is_string()) return;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(rec->get<std::string>());
-  } catch (const nlohmann::json::exception& e) {
-    throw FormatError(where + ": envelope key 'omn_audit' is not JSON text: " + e.what());
-  }
+  const nlohmann::json j = io::parseJson(rec->get<std::string>(), where + ": envelope key 'omn_audit'");
   if (!j.is_object() || !j.contains("architecture")) return;
   nlohmann::json merged = j["architecture"];
   if (!merged.is_object()) throw FormatError(where + ": envelope omn_audit /architecture: expected an object");

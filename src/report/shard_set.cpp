@@ -13,7 +13,8 @@ std::vector<json> readShardSet(const std::vector<std::string>& paths, const std:
   std::vector<json> docs;
   for (const auto& p : paths) {
     json d = readJsonFile(p, "shard");
-    if (!d.is_object() || d.value("schema", "") != schema) throw UsageError(p + ": /schema: expected \"" + schema + "\"");
+    io::checkDocument(d, "shard " + p,
+                      {schema == io::schemaId(io::DocumentKind::study) ? io::DocumentKind::study : io::DocumentKind::intervention});
     if (!d.contains("shard") || !d["shard"].is_object() || !d["shard"].contains("index") || !d["shard"].contains("count") ||
         !d["shard"]["index"].is_number_integer() || !d["shard"]["count"].is_number_integer())
       throw UsageError(p + ": /shard: not the output of a --shard run");

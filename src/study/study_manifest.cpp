@@ -1,3 +1,4 @@
+#include "omn/io/json_document.h"
 #include "omn/study/study_manifest.h"
 
 #include <algorithm>
@@ -187,12 +188,7 @@ StudyManifest parseStudyManifest(const json& j, const std::string& path, const s
 
 StudyManifest loadStudyManifest(const std::string& path) {
   const std::string bytes = data::readTextFile(path, "study manifest");
-  json j;
-  try {
-    j = json::parse(bytes);
-  } catch (const json::exception& e) {
-    throw FormatError("study manifest " + path + ": not JSON: " + e.what());
-  }
+  const json j = io::parseJson(bytes, "study manifest " + path);
   return parseStudyManifest(j, path, io::sha256Bytes(bytes.data(), bytes.size()), bytes);
 }
 

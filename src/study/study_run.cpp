@@ -1,3 +1,4 @@
+#include "omn/io/json_document.h"
 #include "omn/study/study_run.h"
 
 #include <spdlog/spdlog.h>
@@ -30,11 +31,7 @@ std::vector<json> readLog(const std::string& path) {
   std::vector<json> out;
   std::string line;
   for (std::size_t n = 1; std::getline(in, line); ++n) {
-    try {
-      out.push_back(json::parse(line));
-    } catch (const json::exception& e) {
-      throw FormatError(path + ": line " + std::to_string(n) + " is not JSON: " + e.what());
-    }
+    out.push_back(io::parseJson(line, path + ": line " + std::to_string(n)));
   }
   return out;
 }
@@ -55,15 +52,16 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
   // --resume of an interrupted study may replace its own outputs (written just before the journal
   // was removed); anything else needs --force
   const bool own_outputs = o.resume && ::access(jpath.c_str(), F_OK) == 0;
-  for (const auto& p : {out, csv})
+  std::error_code ec;
+  for (const auto& p : {out, csv}) {
+    // a study's outputs may name directories still to be made (they are the study's own)
+    if (!p.empty() && !fs::path(p).parent_path().empty()) fs::create_directories(fs::path(p).parent_path(), ec);
     if (!p.empty()) report::checkOutputPath(p, o.force || own_outputs, {m.path, m.base_path});
+  }
   const data::CorpusFiles corpus = data::openCorpus(m.corpus);
   const std::vector<Cell> cells = shardCells(m.cells, o.shard_index, o.shard_count);
   const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
 
-  std::error_code ec;
-  for (const auto& p : {out, csv})
-    if (!p.empty() && !fs::path(p).parent_path().empty()) fs::create_directories(fs::path(p).parent_path(), ec);
   // --- the journal: a fresh one, or the one of an interrupted study when its inputs match ----------
   const json header = {{"schema", "omn-audit/journal@1"},  {"kind", "study"},
                        {"manifest_sha256", m.sha256},       {"base_sha256", m.base_sha256},

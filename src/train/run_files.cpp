@@ -1,3 +1,4 @@
+#include "omn/io/json_document.h"
 #include "omn/train/run_files.h"
 
 #include <fcntl.h>
@@ -127,8 +128,8 @@ std::vector<json> truncateLog(const std::string& path, std::int64_t step) {
   for (std::string line; std::getline(in, line);) {
     json j;
     try {
-      j = json::parse(line);
-    } catch (const json::exception&) {
+      j = io::parseJson(line, path);
+    } catch (const FormatError&) {
       break;  // a torn last line (the run was killed mid-write)
     }
     if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer())

@@ -58,14 +58,14 @@ TEST(Regression, MalformedInputsNameThePlace) {
   try {
     omn::audit::checkRegression(a, json{{"schema", "x"}}, nullptr, "b.json", "");
     FAIL();
-  } catch (const omn::UsageError& e) {
+  } catch (const omn::FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("b.json: /schema"), std::string::npos) << e.what();
   }
   try {
     omn::audit::checkRegression(a, a, json{{"schema", "omn-audit/tolerance@1"}, {"rules", {{{"pointer", "/x"}, {"abs", "big"}}}}},
                                 "a", "t.json");
     FAIL();
-  } catch (const omn::UsageError& e) {
+  } catch (const omn::FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("t.json: /rules/0/abs"), std::string::npos) << e.what();
   }
   json other = a;
@@ -79,4 +79,37 @@ TEST(Regression, MissingStatisticIsDrift) {
   b["layers"].erase(27);
   const auto rep = omn::audit::checkRegression(b, a, nullptr, "a", "");
   EXPECT_EQ(rep.drifted(), 10u);  // layer 27: Q and K, five moments each
+}
+
+TEST(Regression, AGateThatChecksNothingFails) {
+  const json a = profileOf("omn1-mini.pt");
+  // a bare schema, a profile without its layers: refused by the schema, naming the pointer
+  for (const json& b : {json{{"schema", "omn-audit/profile@1"}}, json{{"schema", "omn-audit/reference-profile@1"}, {"figures", json::array()}}}) {
+    try {
+      omn::audit::checkRegression(a, b, nullptr, "b.json", "");
+      FAIL() << b.dump();
+    } catch (const omn::FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("b.json: /"), std::string::npos) << e.what();
+    }
+  }
+  json no_layers = a;
+  no_layers["layers"] = json::array();
+  EXPECT_THROW(omn::audit::checkRegression(a, no_layers, nullptr, "b.json", ""), omn::FormatError);
+}
+
+TEST(Regression, PointerPatternsMatchBySegmentInLinearTime) {
+  using omn::audit::pointerMatches;
+  EXPECT_TRUE(pointerMatches("/layers/*/q/mean", "/layers/12/q/mean"));
+  EXPECT_FALSE(pointerMatches("/layers/*/q/mean", "/layers/12/k/mean"));
+  EXPECT_FALSE(pointerMatches("/layers/*", "/layers/1/q"));  // '*' stays inside one segment
+  EXPECT_TRUE(pointerMatches("/statistics/count_*", "/statistics/count_above_32"));
+  EXPECT_TRUE(pointerMatches("/*/*", "/statistics/mean"));
+  EXPECT_TRUE(pointerMatches("/a*b*c", "/aXbYc"));
+  EXPECT_FALSE(pointerMatches("/a*b*c", "/aXbY"));
+  EXPECT_TRUE(pointerMatches("/x", "/x"));
+  EXPECT_FALSE(pointerMatches("/x", "/x/"));
+  // 40 stars against a long near-miss: a backtracking regex took exponential time here
+  const std::string stars = "/" + std::string(40, '*') + "x";
+  EXPECT_FALSE(pointerMatches(stars, "/" + std::string(5000, 'a')));
+  EXPECT_TRUE(pointerMatches(stars, "/" + std::string(5000, 'a') + "x"));
 }

@@ -5,6 +5,7 @@ function(omn_embed out configs model_sources)
   string(APPEND body "const std::map<std::string, std::string>& embeddedConfigs() {\n  static const std::map<std::string, std::string> files = {\n")
   foreach(f ${configs})
     file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR}/configs ${f})
+    string(REGEX REPLACE "^\\.\\./docs/schema/" "schema/" rel "${rel}")  # the JSON Schemas: "schema/<file>"
     file(READ ${f} text)
     string(APPEND body "    {\"${rel}\", R\"omnjson(${text})omnjson\"},\n")
   endforeach()

@@ -6,14 +6,24 @@
 #include <nlohmann/json.hpp>
 
 #include "omn/embedded.h"
-#include "omn/report/json_file.h"
+#include "omn/io/json_document.h"
 
 namespace omn::cli {
 
 inline nlohmann::json loadBaseline(const std::string& b) {
   const auto& files = embeddedConfigs();
-  if (auto it = files.find(b + "-profile.json"); it != files.end()) return nlohmann::json::parse(it->second);
-  return report::readJsonFile(b, "baseline");
+  const auto kinds = {io::DocumentKind::profile, io::DocumentKind::reference_profile};
+  if (auto it = files.find(b + "-profile.json"); it != files.end()) {
+    nlohmann::json j = io::parseJson(it->second, "embedded baseline " + b);
+    io::checkDocument(j, "embedded baseline " + b, kinds);
+    return j;
+  }
+  return io::readDocument(b, "baseline", kinds).json;
+}
+
+// --tolerance: an omn-audit/tolerance@1 document, validated on entry.
+inline nlohmann::json loadTolerance(const std::string& path) {
+  return io::readDocument(path, "tolerance", {io::DocumentKind::tolerance}).json;
 }
 
 }  // namespace omn::cli

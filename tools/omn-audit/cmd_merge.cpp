@@ -2,7 +2,9 @@
 #include <iostream>
 
 #include "commands.h"
+#include "guard.h"
 #include "omn/intervene/merge.h"
+#include "omn/io/json_document.h"
 #include "omn/intervene/results.h"
 #include "omn/report/json_file.h"
 #include "omn/study/analysis.h"
@@ -21,23 +23,26 @@ Command addMergeCommand(CLI::App& root) {
   app->add_option("--csv", *csv, "also one CSV row per condition (sweep) or per run (study)");
   app->add_flag("--force", *force, "overwrite existing outputs");
   return {app, [=] {
-            report::checkDistinctOutputs({{"-o", *out}, {"--csv", *csv}});
-            report::checkOutputPath(*out, *force, *paths);
-            if (!csv->empty()) report::checkOutputPath(*csv, *force, *paths);
-            // the first shard's schema says which kind of job the shards are from
-            const nlohmann::json head = report::readJsonFile(paths->front(), "shard");
-            if (head.is_object() && head.value("schema", "") == "omn-audit/study@1") {
-              const nlohmann::json doc = study::mergeStudyShards(*paths, *out);
-              report::writeFileAtomic(*out, report::dumpJson(doc));
-              if (!csv->empty()) report::writeFileAtomic(*csv, study::studyCsv(doc));
-            } else {
-              const nlohmann::json doc = intervene::mergeShards(*paths);
-              report::writeFileAtomic(*out, report::dumpJson(doc));
-              if (!csv->empty()) report::writeFileAtomic(*csv, intervene::resultsCsv(doc));
-              intervene::printResultsTable(std::cout, doc);
-            }
-            std::cout << "merged " << paths->size() << " shards into " << *out << "\n";
-            return 0;
+            return readingDocuments(*paths, [&] {
+              report::checkDistinctOutputs({{"-o", *out}, {"--csv", *csv}});
+              std::ostream& text = report::isStdout(*out) || report::isStdout(*csv) ? std::cerr : std::cout;  // "-": stdout is the document's
+              report::checkOutputPath(*out, *force, *paths);
+              if (!csv->empty()) report::checkOutputPath(*csv, *force, *paths);
+              // the first shard's schema says which kind of job the shards are from
+              const auto head = io::readDocument(paths->front(), "shard", {io::DocumentKind::intervention, io::DocumentKind::study});
+              if (head.kind == io::DocumentKind::study) {
+                const nlohmann::json doc = study::mergeStudyShards(*paths, *out);
+                report::writeFileAtomic(*out, report::dumpJson(doc));
+                if (!csv->empty()) report::writeFileAtomic(*csv, study::studyCsv(doc));
+              } else {
+                const nlohmann::json doc = intervene::mergeShards(*paths);
+                report::writeFileAtomic(*out, report::dumpJson(doc));
+                if (!csv->empty()) report::writeFileAtomic(*csv, intervene::resultsCsv(doc));
+                intervene::printResultsTable(text, doc);
+              }
+              text << "merged " << paths->size() << " shards into " << *out << "\n";
+              return 0;
+            });
           }};
 }
 

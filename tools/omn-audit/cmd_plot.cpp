@@ -5,7 +5,9 @@
 #include <iostream>
 
 #include "commands.h"
+#include "guard.h"
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
 #include "omn/report/json_file.h"
 #include "omn/report/plots.h"
 
@@ -22,15 +24,18 @@ Command addPlotCommand(CLI::App& root) {
   app->add_option("--runs", *runs, "study only: the run ids whose training trajectories to draw (comma-separated)")->delimiter(',');
   app->add_flag("--force", *force, "overwrite existing figures");
   return {app, [=] {
-            const nlohmann::json doc = report::readJsonFile(*input, "input");
-            const auto figs = report::figuresFor(doc, *input, *runs);
-            if (::mkdir(dir->c_str(), 0755) != 0 && errno != EEXIST) throw UsageError("cannot create directory " + *dir);
-            for (const auto& f : figs) report::checkOutputPath(*dir + "/" + f.name, *force, {*input});
-            for (const auto& f : figs) {
-              report::writeFileAtomic(*dir + "/" + f.name, f.svg);
-              std::cout << *dir << "/" << f.name << "\n";
-            }
-            return 0;
+            return readingDocuments({*input}, [&] {
+              const nlohmann::json doc = io::readDocument(*input, "input", {io::DocumentKind::profile, io::DocumentKind::intervention,
+                                                                             io::DocumentKind::study, io::DocumentKind::track}).json;
+              const auto figs = report::figuresFor(doc, *input, *runs);
+              if (::mkdir(dir->c_str(), 0755) != 0 && errno != EEXIST) throw UsageError("cannot create directory " + *dir);
+              for (const auto& f : figs) report::checkOutputPath(*dir + "/" + f.name, *force, {*input});
+              for (const auto& f : figs) {
+                report::writeFileAtomic(*dir + "/" + f.name, f.svg);
+                std::cout << *dir << "/" << f.name << "\n";
+              }
+              return 0;
+            });
           }};
 }
 

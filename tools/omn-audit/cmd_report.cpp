@@ -5,7 +5,9 @@
 #include <iostream>
 
 #include "commands.h"
+#include "guard.h"
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
 #include "omn/report/html.h"
 #include "omn/report/json_file.h"
 
@@ -22,30 +24,31 @@ Command addReportCommand(CLI::App& root) {
   app->add_flag("--markdown", *markdown, "write Markdown, with the SVG figures beside it (OUT.figures/)");
   app->add_flag("--force", *force, "overwrite existing outputs");
   return {app, [=] {
-            report::ReportInput in;
-            for (const auto& p : *inputs) {
-              nlohmann::json d = report::readJsonFile(p, "input");
-              const std::string schema = d.is_object() ? d.value("schema", "") : "";
-              nlohmann::json& slot = schema == "omn-audit/profile@1" ? in.profile : in.result;
-              if (schema != "omn-audit/profile@1" && schema != "omn-audit/intervention@1" && schema != "omn-audit/eval@1" &&
-                  schema != "omn-audit/study@1")
-                throw UsageError(p + ": /schema: expected a profile, eval, intervention or study document, got \"" + schema + "\"");
-              if (!slot.is_null()) throw UsageError(p + ": two documents of the same kind; give one result and one profile");
-              slot = std::move(d);
-            }
-            report::checkOutputPath(*out, *force, *inputs);
-            if (*markdown) {
-              const std::string dir = *out + ".figures";
-              const std::string rel = dir.substr(dir.rfind('/') + 1);
-              if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw UsageError("cannot create directory " + dir);
-              for (const auto& f : report::reportFigures(in)) report::writeFileAtomic(dir + "/" + f.name, f.svg);
-              report::writeFileAtomic(*out, report::markdownReport(in, rel));
-            } else {
-              report::writeFileAtomic(*out, report::htmlReport(in));
-            }
-            for (const auto& w : report::reportWarnings(in)) std::cerr << "omn-audit: warning: " << w << "\n";
-            std::cout << *out << "\n";
-            return 0;
+            return readingDocuments(*inputs, [&] {
+              report::ReportInput in;
+              for (const auto& p : *inputs) {
+                io::Document d = io::readDocument(p, "input", {io::DocumentKind::intervention, io::DocumentKind::eval,
+                                                                io::DocumentKind::study, io::DocumentKind::profile});
+                nlohmann::json& slot = d.kind == io::DocumentKind::profile ? in.profile : in.result;
+                if (!slot.is_null()) throw UsageError(p + ": two documents of the same kind; give one result and one profile");
+                slot = std::move(d.json);
+              }
+              report::checkOutputPath(*out, *force, *inputs);
+              if (*markdown) {
+                const std::string dir = *out + ".figures";
+                const std::string rel = dir.substr(dir.rfind('/') + 1);
+                if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw UsageError("cannot create directory " + dir);
+                const auto figs = report::reportFigures(in);
+                for (const auto& f : figs) report::checkOutputPath(dir + "/" + f.name, *force, *inputs);  // all before any is written
+                for (const auto& f : figs) report::writeFileAtomic(dir + "/" + f.name, f.svg);
+                report::writeFileAtomic(*out, report::markdownReport(in, rel));
+              } else {
+                report::writeFileAtomic(*out, report::htmlReport(in));
+              }
+              for (const auto& w : report::reportWarnings(in)) std::cerr << "omn-audit: warning: " << w << "\n";
+              std::cout << *out << "\n";
+              return 0;
+            });
           }};
 }
 

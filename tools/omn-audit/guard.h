@@ -3,6 +3,8 @@
 #include <exception>
 #include <functional>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "omn/errors.h"
 #include "omn/report/terminal_text.h"
@@ -18,6 +20,21 @@ inline int runGuarded(const std::function<int()>& body) {
   } catch (const std::exception& e) {
     std::cerr << "omn-audit: unexpected error: " << report::terminalSafe(e.what()) << "\n";
     return omn::kExitUnexpected;
+  }
+}
+
+// Commands that read documents omn-audit wrote (plot, report, compare, merge) validate them on entry
+// (io/json_document.h); a field the schema still let through but the reader cannot use is the
+// document's fault -- exit 2 naming the documents -- not a bug in the tool.
+inline int readingDocuments(const std::vector<std::string>& inputs, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    if (dynamic_cast<const omn::Error*>(&e)) throw;
+    std::string names;
+    for (const auto& p : inputs) names += (names.empty() ? "" : ", ") + p;
+    throw omn::FormatError(names + ": a field is missing or of the wrong type for this reader (" + e.what() +
+                           "); the document does not match docs/schema");
   }
 }
 
@@ -43,6 +60,12 @@ namespace omn::cli {
 
 // Parses the command line, sets up logging and runs the chosen subcommand; usage errors are exit 2.
 inline int parseAndRun(CLI::App& app, std::vector<Command>& commands, int argc, char** argv, bool& verbose, bool& quiet) {
+  // one error style for argument and tool errors: "omn-audit: error: ..."
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string where = "omn-audit";
+    for (const CLI::App* sub : a->get_subcommands()) where += " " + sub->get_name();
+    return "omn-audit: error: " + report::terminalSafe(e.what()) + " (see " + where + " --help)\n";
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -61,6 +84,7 @@ inline int parseAndRun(CLI::App& app, std::vector<Command>& commands, int argc, 
 inline int runCommandLine(const char* title, const std::vector<Command (*)(CLI::App&)>& adders, int argc, char** argv) {
   CLI::App app{title};
   app.require_subcommand(1);
+  app.fallthrough();  // -v / -q also after the command
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "log details on stderr");
   app.add_flag("-q,--quiet", quiet, "log only errors");

@@ -2,6 +2,7 @@
 // published figures at their published precision), with tolerances per JSON pointer.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,10 @@ struct RegressionReport {
 };
 
 // The numeric statistics a profile is compared on, as pointer → value (docs/profile.md lists them).
+// A tolerance rule's pointer pattern against a JSON pointer: '*' matches any part of one segment
+// ("/layers/*/q/mean", "/statistics/count_*"); linear in practice, never exponential.
+bool pointerMatches(std::string_view pattern, std::string_view pointer);
+
 std::vector<std::pair<std::string, double>> comparableStatistics(const nlohmann::json& profile);
 
 // `tolerance` may be null: then a reference allows half a unit of each figure's last published

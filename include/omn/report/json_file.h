@@ -8,10 +8,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/io/json_document.h"
+
 namespace omn::report {
 
-// Throws FormatError naming the file (and the parse position) when it is missing or not JSON.
-nlohmann::json readJsonFile(const std::string& path, const std::string& what);
+// Throws FormatError naming the file (and the parse position) when it is missing or not JSON
+// (io/json_document.h: depth-bounded; documents omn-audit wrote are read with io::readDocument).
+using io::readJsonFile;
+
+// "-": standard output (--json -, --csv -); the command then prints nothing else there.
+bool isStdout(const std::string& path);
 
 // Throws UsageError when `path` exists and !force, or names the same file as one of `inputs`.
 void checkOutputPath(const std::string& path, bool force, const std::vector<std::string>& inputs);
@@ -20,7 +26,8 @@ void checkOutputPath(const std::string& path, bool force, const std::vector<std:
 // compared after resolving "." , ".." and symbolic links; empty paths skipped).
 void checkDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
-// Writes text atomically (tmp + fsync + rename). Call checkOutputPath first.
+// Writes text atomically (tmp + fsync + rename). Call checkOutputPath first. "-" is standard output;
+// an existing device or pipe (/dev/stdout, a FIFO) is written in place, never renamed over.
 void writeFileAtomic(const std::string& path, const std::string& text);
 
 // dump() with full precision, invalid UTF-8 replaced, two-space indent, trailing newline.

@@ -1,0 +1,185 @@
+#include "omn/io/json_document.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validation_results.hpp>
+#include <valijson/validator.hpp>
+
+#include "omn/embedded.h"
+#include "omn/errors.h"
+
+namespace omn::io {
+
+using nlohmann::json;
+
+json parseJson(std::string_view text, const std::string& label) {
+  // The callback sees every value with its depth as the parser meets it, before anything recursive
+  // has run on the document.
+  const json::parser_callback_t bound = [&label](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxJsonDepth)
+      throw FormatError(label + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels: not an omn-audit document");
+    return true;
+  };
+  try {
+    return json::parse(text.begin(), text.end(), bound);
+  } catch (const json::exception& e) {
+    throw FormatError(label + ": not valid JSON: " + e.what());
+  }
+}
+
+json readJsonFile(const std::string& path, const std::string& what) {
+  // stat first: opening a FIFO for reading would block until a writer came
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw FormatError(what + " " + path + ": cannot open for reading: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw FormatError(what + " " + path + ": not a regular file (a FIFO, device or directory)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FormatError(what + " " + path + ": cannot open for reading");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parseJson(ss.str(), what + " " + path);
+}
+
+namespace {
+
+struct KindInfo {
+  DocumentKind kind;
+  const char* id;
+  const char* file;  // in docs/schema, embedded as "schema/<file>"
+};
+constexpr KindInfo kKinds[] = {
+    {DocumentKind::profile, "omn-audit/profile@1", "profile.schema.json"},
+    {DocumentKind::reference_profile, "omn-audit/reference-profile@1", "reference-profile.schema.json"},
+    {DocumentKind::tolerance, "omn-audit/tolerance@1", "tolerance.schema.json"},
+    {DocumentKind::eval, "omn-audit/eval@1", "eval.schema.json"},
+    {DocumentKind::intervention, "omn-audit/intervention@1", "intervention.schema.json"},
+    {DocumentKind::study, "omn-audit/study@1", "study.schema.json"},
+    {DocumentKind::track, "omn-audit/track@1", "track.schema.json"},
+};
+
+const KindInfo& info(DocumentKind k) {
+  for (const auto& i : kKinds)
+    if (i.kind == k) return i;
+  throw std::logic_error("unknown document kind");
+}
+
+json embeddedSchema(const std::string& file) {
+  const auto& files = embeddedConfigs();
+  const auto it = files.find("schema/" + file);
+  if (it == files.end()) throw std::logic_error("schema " + file + " is not embedded");
+  return json::parse(it->second);
+}
+
+// The parsed schema of each kind, built once (schemas refer to each other by file name:
+// "provenance.schema.json", "eval.schema.json#/$defs/scores").
+const valijson::Schema& schemaFor(DocumentKind k) {
+  static std::map<DocumentKind, std::unique_ptr<valijson::Schema>> cache;
+  auto& slot = cache[k];
+  if (!slot) {
+    const json root = embeddedSchema(info(k).file);
+    slot = std::make_unique<valijson::Schema>();
+    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+    valijson::adapters::NlohmannJsonAdapter adapter(root);
+    parser.populateSchema(
+        adapter, *slot, [](const std::string& uri) { return new json(embeddedSchema(uri.substr(0, uri.find('#')))); },
+        [](const json* d) { delete d; });
+  }
+  return *slot;
+}
+
+// valijson's context ("<root>", "[layers]", "[0]") as a JSON pointer ("/layers/0").
+std::string pointerOf(const std::vector<std::string>& context) {
+  std::string p;
+  for (const auto& c : context) {
+    if (c.size() < 2 || c.front() != '[' || c.back() != ']') continue;
+    std::string seg = c.substr(1, c.size() - 2);
+    if (seg.size() >= 2 && seg.front() == '"' && seg.back() == '"') seg = seg.substr(1, seg.size() - 2);
+    std::string esc;
+    for (char ch : seg) esc += ch == '~' ? "~0" : ch == '/' ? "~1" : std::string(1, ch);
+    p += "/" + esc;
+  }
+  return p.empty() ? "/" : p;
+}
+
+// What a schema cannot say: arrays that readers walk in step must have equal lengths.
+void checkShape(const json& doc, DocumentKind k, const std::string& label) {
+  auto fail = [&](const std::string& ptr, const std::string& what) { throw FormatError(label + ": " + ptr + ": " + what); };
+  if (k == DocumentKind::intervention) {
+    // every mechanism record (control and conditions) has one entry per layer, or none at all
+    std::vector<std::pair<std::string, const json*>> mech = {{"/control/open/mechanism", &doc["control"]["open"]["mechanism"]},
+                                                             {"/control/close/mechanism", &doc["control"]["close"]["mechanism"]}};
+    for (std::size_t i = 0; i < doc["conditions"].size(); ++i)
+      mech.emplace_back("/conditions/" + std::to_string(i) + "/mechanism", &doc["conditions"][i]["mechanism"]);
+    const json& first = *mech[0].second;
+    for (const auto& [ptr, m] : mech) {
+      if (m->is_null() != first.is_null()) fail(ptr, "mechanism recorded for some conditions and not others");
+      if (m->is_array() && (m->empty() || m->size() != first.size()))
+        fail(ptr, "expected one entry per layer (" + std::to_string(first.size()) + "), got " + std::to_string(m->size()));
+    }
+    // paired statistics: every result scores the same sequences
+    const json& seq0 = doc["control"]["open"]["result"]["sequences"];
+    std::vector<std::pair<std::string, const json*>> res = {{"/control/open/result", &doc["control"]["open"]["result"]},
+                                                            {"/control/close/result", &doc["control"]["close"]["result"]}};
+    for (std::size_t i = 0; i < doc["conditions"].size(); ++i)
+      res.emplace_back("/conditions/" + std::to_string(i) + "/result", &doc["conditions"][i]["result"]);
+    for (const auto& [ptr, r] : res) {
+      const json& q = (*r)["sequences"];
+      if (q["nll_sum"].size() != seq0["tokens"].size() || q["tokens"] != seq0["tokens"])
+        fail(ptr + "/sequences", "not the control's sequences (" + std::to_string(seq0["tokens"].size()) + " of them, same token counts)");
+    }
+  } else if (k == DocumentKind::track) {
+    const json& cs = doc["checkpoints"];
+    for (std::size_t i = 0; i < cs.size(); ++i)
+      if (cs[i]["layers"].empty() || cs[i]["layers"].size() != cs[0]["layers"].size())
+        fail("/checkpoints/" + std::to_string(i) + "/layers",
+             "expected the layers of every checkpoint (" + std::to_string(cs[0]["layers"].size()) + "), got " +
+                 std::to_string(cs[i]["layers"].size()));
+  } else if (k == DocumentKind::profile) {
+    for (std::size_t i = 0; i < doc["layers"].size(); ++i)
+      if (doc["layers"][i]["layer"] != i) fail("/layers/" + std::to_string(i) + "/layer", "expected " + std::to_string(i));
+  }
+}
+
+}  // namespace
+
+const char* schemaId(DocumentKind kind) { return info(kind).id; }
+
+DocumentKind checkDocument(const json& doc, const std::string& label, std::initializer_list<DocumentKind> accepted) {
+  std::string expected;
+  for (DocumentKind k : accepted) expected += std::string(expected.empty() ? "" : " or ") + "\"" + schemaId(k) + "\"";
+  if (!doc.is_object()) throw FormatError(label + ": /: expected an omn-audit document (a JSON object), got " + doc.type_name());
+  const auto s = doc.find("schema");
+  if (s == doc.end() || !s->is_string())
+    throw FormatError(label + ": /schema: expected " + expected + ", got " + (s == doc.end() ? "nothing" : s->dump()));
+  for (DocumentKind k : accepted) {
+    if (*s != schemaId(k)) continue;
+    valijson::Validator validator;
+    valijson::ValidationResults results;
+    valijson::adapters::NlohmannJsonAdapter target(doc);
+    if (!validator.validate(schemaFor(k), target, &results)) {
+      valijson::ValidationResults::Error e;
+      results.popError(e);  // the innermost failure comes first
+      throw FormatError(label + ": " + pointerOf(e.context) + ": " + e.description + " (docs/schema/" + info(k).file + ")");
+    }
+    checkShape(doc, k, label);
+    return k;
+  }
+  throw FormatError(label + ": /schema: expected " + expected + ", got " + s->dump());
+}
+
+Document readDocument(const std::string& path, const std::string& what, std::initializer_list<DocumentKind> accepted) {
+  json j = readJsonFile(path, what);
+  const DocumentKind k = checkDocument(j, what + " " + path, accepted);
+  return {k, std::move(j)};
+}
+
+}  // namespace omn::io
