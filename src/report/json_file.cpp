@@ -10,38 +10,37 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "omn/errors.h"
 
 namespace omn::report {
 
-nlohmann::json readJsonFile(const std::string& path, const std::string& what) {
-  // stat first: opening a FIFO for reading would block until a writer came
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw FormatError(what + " " + path + ": cannot open for reading: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw FormatError(what + " " + path + ": not a regular file (a FIFO, device or directory)");
-  std::ifstream in(path);
-  if (!in) throw FormatError(what + " " + path + ": cannot open for reading");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  try {
-    return nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw FormatError(what + " " + path + ": not valid JSON: " + e.what());
-  }
-}
+bool isStdout(const std::string& path) { return path == "-"; }
 
 void checkOutputPath(const std::string& path, bool force, const std::vector<std::string>& inputs) {
+  if (isStdout(path)) return;
   struct stat out {};
-  if (::stat(path.c_str(), &out) != 0) return;
+  if (::stat(path.c_str(), &out) != 0) {
+    // a new file: its directory must exist and be writable now, not after hours of compute
+    const std::string parent = std::filesystem::path(path).parent_path().string();
+    const std::string dir = parent.empty() ? "." : parent;
+    struct stat d {};
+    if (::stat(dir.c_str(), &d) != 0 || !S_ISDIR(d.st_mode))
+      throw UsageError("output " + path + ": directory " + dir + " does not exist");
+    if (::access(dir.c_str(), W_OK) != 0) throw UsageError("output " + path + ": directory " + dir + " is not writable");
+    return;
+  }
   for (const auto& in : inputs) {
     struct stat s {};
     if (::stat(in.c_str(), &s) == 0 && s.st_dev == out.st_dev && s.st_ino == out.st_ino)
       throw UsageError("output " + path + " is the input " + in + ": refusing to write over an input");
   }
-  if (!force) throw UsageError("output " + path + " exists: refusing to overwrite it without --force");
   if (S_ISDIR(out.st_mode)) throw UsageError("output " + path + " is a directory");
+  // a terminal, pipe or device (/dev/stdout, /dev/null) is written in place: nothing is replaced
+  if (!S_ISREG(out.st_mode)) return;
+  if (!force) throw UsageError("output " + path + " exists: refusing to overwrite it without --force");
 }
 
 void checkDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
@@ -57,21 +56,50 @@ void checkDistinctOutputs(const std::vector<std::pair<std::string, std::string>>
                          " are the same file: one output would replace the other");
 }
 
+namespace {
+
+void writeAll(int fd, const std::string& text, const std::string& name) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw UsageError("cannot write " + name + ": " + std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
 void writeFileAtomic(const std::string& path, const std::string& text) {
+  if (isStdout(path)) {
+    std::cout.flush();
+    writeAll(STDOUT_FILENO, text, "standard output");
+    return;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    // never renamed over: a device or pipe is written in place (as root, a rename would have
+    // replaced /dev/stdout itself with a regular file)
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw UsageError("cannot write " + path + ": " + std::strerror(errno));
+    try {
+      writeAll(fd, text, path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+    return;
+  }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw UsageError("cannot write " + tmp + ": " + std::strerror(e));
-    }
-    done += static_cast<std::size_t>(n);
+  try {
+    writeAll(fd, text, tmp);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
   }
   ::fsync(fd);
   ::close(fd);

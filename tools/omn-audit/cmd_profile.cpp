@@ -47,28 +47,32 @@ Command addProfileCommand(CLI::App& root) {
   app->add_flag("--all", a->all_rows, "with --baseline: list every checked statistic, not only drifted ones");
   app->add_flag("--no-tables", a->quiet_tables, "print no profile tables (the regression verdict still prints)");
   app->add_flag("--force", a->force, "overwrite existing --json/--csv outputs");
-  return {app, [a] {
+  return {app, [a]() -> int {
+            if (a->baseline.empty() && !a->tolerance.empty()) throw UsageError("--tolerance needs --baseline");
+            if (a->baseline.empty() && a->all_rows) throw UsageError("--all needs --baseline (it lists the checked statistics)");
             report::checkDistinctOutputs({{"--json", a->json_out}, {"--csv", a->csv_out}});
+            // --json - / --csv -: standard output carries that document alone; the text goes to stderr
+            std::ostream& text = report::isStdout(a->json_out) || report::isStdout(a->csv_out) ? std::cerr : std::cout;
             for (const auto& out : {a->json_out, a->csv_out})
               if (!out.empty()) report::checkOutputPath(out, a->force, {a->req.checkpoint, a->baseline, a->tolerance});
             // parse the baseline and tolerance first: a typo must not cost a 3.5 GB hash
             nlohmann::json baseline, tolerance;
             if (!a->baseline.empty()) baseline = loadBaseline(a->baseline);
-            if (!a->tolerance.empty()) tolerance = report::readJsonFile(a->tolerance, "tolerance");
+            if (!a->tolerance.empty()) tolerance = loadTolerance(a->tolerance);
             a->req.progress = report::ProgressBar::stderrIsTerminal();
             const nlohmann::json doc = audit::profileCheckpoint(a->req);
-            if (!a->quiet_tables) report::printProfile(std::cout, doc);
+            if (!a->quiet_tables) report::printProfile(text, doc);
             if (!a->json_out.empty()) report::writeFileAtomic(a->json_out, report::dumpJson(doc));
             if (!a->csv_out.empty()) report::writeFileAtomic(a->csv_out, report::profileCsv(doc));
             if (a->baseline.empty()) return 0;
             const auto rep = audit::checkRegression(doc, baseline, tolerance, a->baseline, a->tolerance);
-            std::cout << "\n";
-            report::printRegression(std::cout, rep, a->all_rows);
+            text << "\n";
+            report::printRegression(text, rep, a->all_rows);
             if (rep.drifted()) {
-              std::cout << "DRIFT: " << rep.drifted() << " statistic(s) outside tolerance\n";
+              text << "DRIFT: " << rep.drifted() << " statistic(s) outside tolerance\n";
               return static_cast<int>(kExitRegression);
             }
-            std::cout << "OK: every statistic within tolerance\n";
+            text << "OK: every statistic within tolerance\n";
             return 0;
           }};
 }

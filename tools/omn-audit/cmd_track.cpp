@@ -35,6 +35,8 @@ Command addTrackCommand(CLI::App& root) {
   return {app, [=] {
             if (!r->tolerance_path.empty() && r->baseline_path.empty()) throw UsageError("--tolerance needs --baseline");
             report::checkDistinctOutputs({{"--json", *json_out}, {"--csv", *csv_out}});
+            // --json - / --csv -: standard output carries that document alone; the text goes to stderr
+            std::ostream& text = report::isStdout(*json_out) || report::isStdout(*csv_out) ? std::cerr : std::cout;
             r->order = *order == "given" ? audit::TrackOrder::Given : audit::TrackOrder::Step;
             std::vector<std::string> inputs = audit::expandTrackInputs(r->inputs);
             for (const auto& p : {r->baseline_path, r->tolerance_path, r->digests_path})
@@ -44,13 +46,13 @@ Command addTrackCommand(CLI::App& root) {
             // everything parsed before the first checkpoint is read
             if (!r->digests_path.empty()) r->digests = audit::readDigestList(r->digests_path);
             if (!r->baseline_path.empty()) r->baseline = loadBaseline(r->baseline_path);
-            if (!r->tolerance_path.empty()) r->tolerance = report::readJsonFile(r->tolerance_path, "tolerance");
+            if (!r->tolerance_path.empty()) r->tolerance = loadTolerance(r->tolerance_path);
             const nlohmann::json doc = audit::trackCheckpoints(*r);
-            report::printTrack(std::cout, doc);
+            report::printTrack(text, doc);
             if (!json_out->empty()) report::writeFileAtomic(*json_out, report::dumpJson(doc));
             if (!csv_out->empty()) report::writeFileAtomic(*csv_out, report::trackCsv(doc));
             if (doc["summary"]["drifted"].is_number() && doc["summary"]["drifted"].get<std::size_t>() > 0) {
-              std::cout << "DRIFT: " << doc["summary"]["drifted"] << " checkpoint(s) outside tolerance of " << r->baseline_path << "\n";
+              text << "DRIFT: " << doc["summary"]["drifted"] << " checkpoint(s) outside tolerance of " << r->baseline_path << "\n";
               return static_cast<int>(kExitRegression);
             }
             return 0;

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "model_commands.h"
+#include "omn/errors.h"
 #include "omn/eval/evaluator.h"
 #include "omn/report/json_file.h"
 #include "omn/report/npy.h"
@@ -36,16 +37,21 @@ Command addEvalCommand(CLI::App& root) {
   app->add_flag("--force", a->force, "overwrite existing outputs");
   return {app, [a] {
             finishSessionOptions(a->o);
-            report::checkDistinctOutputs({{"--json", a->json_out}, {"--dump-logits", a->dump_logits}});
-            for (const auto& out : {a->json_out, a->dump_logits})
+            // OMN_AUDIT_PROFILE=trace.json: a Chrome trace of every ATen op (performance work); an output
+            // like the others (never over an input or another output, replaced only with --force)
+            const char* trace_env = std::getenv("OMN_AUDIT_PROFILE");
+            const std::string trace_path = trace_env ? trace_env : "";
+            report::checkDistinctOutputs({{"--json", a->json_out}, {"--dump-logits", a->dump_logits}, {"OMN_AUDIT_PROFILE", trace_path}});
+            if (report::isStdout(a->dump_logits) || report::isStdout(trace_path))
+              throw UsageError("--dump-logits and OMN_AUDIT_PROFILE write files; only --json may be '-' (standard output)");
+            for (const auto& out : {a->json_out, a->dump_logits, trace_path})
               if (!out.empty()) report::checkOutputPath(out, a->force, {a->o.session.checkpoint, a->o.session.tokens.path});
             report::ProvenanceInfo prov;
             prov.started_utc = report::utcNow();
             auto s = eval::openSession(a->o.session);  // weights load outside inference mode
             c10::InferenceMode guard;
-            // OMN_AUDIT_PROFILE=trace.json: a Chrome trace of every ATen op (performance work)
             std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
-            if (const char* p = std::getenv("OMN_AUDIT_PROFILE")) trace = std::make_unique<torch::autograd::profiler::RecordProfile>(p);
+            if (!trace_path.empty()) trace = std::make_unique<torch::autograd::profiler::RecordProfile>(trace_path);
             eval::Evaluator ev(*s->model, s->rows, s->path, s->spec.batch, s->device);
             const bool tty = report::ProgressBar::stderrIsTerminal();
             report::ProgressBar bar("eval", ev.size(), tty, false, "rows");
@@ -78,11 +84,12 @@ Command addEvalCommand(CLI::App& root) {
             doc["result"] = eval::scoresJson(sc, a->o.bootstrap, a->o.groups);
             doc["timing"] = {{"seconds", secs}, {"tokens_per_second", static_cast<double>(sc.totalTokens()) / secs}};
             const auto& r = doc["result"];
-            std::cout << "perplexity " << report::fixed(sc.perplexity(), 4) << "  [" << a->o.bootstrap.confidence * 100
+            std::ostream& text = report::isStdout(a->json_out) ? std::cerr : std::cout;  // --json -: stdout is the JSON's
+            text << "perplexity " << report::fixed(sc.perplexity(), 4) << "  [" << a->o.bootstrap.confidence * 100
                       << "% CI " << (r["perplexity_ci"]["low"].is_null() ? "nan" : report::fixed(r["perplexity_ci"]["low"], 4))
                       << ", " << (r["perplexity_ci"]["high"].is_null() ? "nan" : report::fixed(r["perplexity_ci"]["high"], 4))
                       << "]  over " << sc.totalTokens() << " tokens in " << sc.nll_sum.size() << " sequences\n";
-            std::cout << "model " << s->preset.name << ", " << model::attentionName(s->path) << " attention, "
+            text << "model " << s->preset.name << ", " << model::attentionName(s->path) << " attention, "
                       << c10::toString(s->dtype) << ", " << s->device.str() << ", " << s->threads << " threads: "
                       << report::fixed(static_cast<double>(sc.totalTokens()) / secs, 1) << " tokens/s\n";
             report::Table t({"group", "sequences", "tokens", "perplexity"});
@@ -91,7 +98,7 @@ Command addEvalCommand(CLI::App& root) {
               t.add({std::to_string(g), std::to_string(x["count"].get<long long>()), std::to_string(x["tokens"].get<long long>()),
                      x["perplexity"].is_null() ? "nan" : report::fixed(x["perplexity"], 4)});
             }
-            t.print(std::cout);
+            t.print(text);
             if (!a->json_out.empty()) report::writeFileAtomic(a->json_out, report::dumpJson(doc));
             return 0;
           }};
