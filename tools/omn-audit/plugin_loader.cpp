@@ -13,15 +13,6 @@
 
 namespace omn::cli {
 
-const Plugin* pluginFor(const char* command) {
-  static const Plugin torch{"omn-audit-torch.so", "OMN_AUDIT_TORCH_PLUGIN", "omn_audit_torch_main"};
-  static const Plugin text{"omn-audit-text.so", "OMN_AUDIT_TEXT_PLUGIN", "omn_audit_text_main"};
-  for (const char* c : {"eval", "intervene", "train", "study"})
-    if (std::strcmp(command, c) == 0) return &torch;
-  if (std::strcmp(command, "corpus") == 0) return &text;
-  return nullptr;
-}
-
 namespace {
 
 // OpenBLAS (libtorch's fp32 matrix products on Debian) reads OPENBLAS_CORETYPE once, when it is
@@ -60,10 +51,10 @@ int runPlugin(const Plugin& plugin, int argc, char** argv) {
   }
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    std::cerr << "omn-audit: error: " << argv[0] << " needs " << path << ", which could not be loaded (set " << plugin.env
-              << " to its path): " << ::dlerror()
-              << "\n";
-    return kExitUnexpected;
+    // an installation problem, not a bug: exit 2 with the path searched and the way to point elsewhere
+    std::cerr << "omn-audit: error: '" << argv[0] << " " << "...' needs the plugin " << path
+              << ", which could not be loaded (build it, or set " << plugin.env << " to its path): " << ::dlerror() << "\n";
+    return kExitInvalidInput;
   }
   using Main = int (*)(int, char**);
   auto fn = reinterpret_cast<Main>(::dlsym(h, plugin.symbol));

@@ -1,7 +1,7 @@
 // Commands that live in plugins, loaded only when one of them runs: the model commands (eval,
 // intervene, train) in omn-audit-torch.so -- the CLI itself does not link libtorch (~170 MB of RSS
 // and ~0.6 s at start-up) -- and corpus in omn-audit-text.so (SentencePiece, which cannot share a
-// process with libtorch). One table says which command is where.
+// process with libtorch). main.cpp's command table says which command is where.
 #pragma once
 
 namespace omn::cli {
@@ -11,9 +11,6 @@ struct Plugin {
   const char* env;     // an environment variable that overrides the path
   const char* symbol;  // int (int argc, char** argv)
 };
-
-// The plugin that implements `command`, or nullptr for the CLI's own commands.
-const Plugin* pluginFor(const char* command);
 
 // Loads the plugin and runs the command line with it.
 int runPlugin(const Plugin& plugin, int argc, char** argv);
