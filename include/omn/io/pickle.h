@@ -61,9 +61,19 @@ struct PyValue {
 // Resolves a BINPERSID id (a tuple) to a Storage value; `offset` is the opcode's byte offset.
 using PersistentLoad = std::function<PyPtr(const PyValue& pid, std::uint64_t offset)>;
 
+// The work the unpickler may do, bounded by the input: the values, stack slots, marks and memo
+// entries a pickle of `len` bytes builds may take at most kUnpickleBudgetFloor +
+// kUnpickleBytesPerByte * len bytes (torch.save's own pickles need about 40 bytes per byte: one
+// value per 7 bytes), and at most kMaxStack values and marks may wait on the stack at once.
+constexpr std::uint64_t kUnpickleBudgetFloor = std::uint64_t{64} << 20;
+constexpr std::uint64_t kUnpickleBytesPerByte = 80;
+constexpr std::size_t kMaxStack = 1'000'000;
+inline std::uint64_t unpickleBudget(std::uint64_t len) { return kUnpickleBudgetFloor + kUnpickleBytesPerByte * len; }
+
 // Runs the pickle in data[0, len). `where` names the file and record in every error message.
 // Throws FormatError naming the opcode or global and its byte offset on anything outside the
-// allowed set, on truncation and on malformed arguments; never executes anything.
+// allowed set, on truncation, on malformed arguments and past the budget above; never executes
+// anything.
 PyPtr unpickle(const std::uint8_t* data, std::size_t len, const std::string& where, const PersistentLoad& load);
 
 // Renders a value as JSON: tensors as {"$tensor": {dtype, shape}}, bytes as {"$bytes": length},
