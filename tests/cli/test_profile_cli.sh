@@ -108,4 +108,29 @@ check "forged metadata: no escape byte reaches the terminal" -- bash -c '! grep 
 check "forged metadata: shown escaped" -- grep -qF 'note\nOK: every statistic within tolerance\n' "$tmp/forged.out"
 check "forged metadata: a 45,000-character value is cut" -- grep -q "more bytes)" "$tmp/forged.out"
 
+
+# size bombs: memory and work bounded by the input, exit 2 naming the file and the byte
+limited() { (ulimit -v 3000000; exec /usr/bin/time -f "maxrss_kb=%M" "$@"); }  # 3 GB: a bomb fails fast
+/usr/bin/python3 - "$mini" "$tmp/shared.pt" <<'PY'
+import sys, torch
+ck = torch.load(sys.argv[1])  # our own fixture
+x = [1]
+for _ in range(40):  # pickled once through the memo: 2^40 leaves when expanded
+    x = [x, x]
+ck["bomb"] = x
+torch.save(ck, sys.argv[2])
+PY
+expect 0 "bomb: \[\[\[" -- limited "$omn" profile "$tmp/shared.pt" --json "$tmp/shared.json"
+check "shared references rendered once, then by reference" -- grep -q '"\$ref": "/bomb/0"' "$tmp/shared.json"
+check "the rendered metadata stays small" -- test "$(stat -c %s "$tmp/shared.json")" -lt 200000
+/usr/bin/python3 - "$tmp/nones.pt" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_STORED) as z:
+    z.writestr("archive/data.pkl", b"\x80\x02" + b"N" * 20_000_000 + b".")  # used 5.6 GB
+    z.writestr("archive/byteorder", "little")
+PY
+expect 2 "nones.pt:archive/data.pkl: pickle byte 1000002: more than 1000000 values .*size bomb" -- limited "$omn" profile "$tmp/nones.pt"
+rss="$(limited "$omn" profile "$tmp/nones.pt" 2>&1 | sed -n 's/^maxrss_kb=//p')"
+check "a 20 MB NONE flood stays under 400 MB resident (was 5.6 GB): ${rss} kB" -- test "${rss:-999999999}" -lt 400000
+
 finish

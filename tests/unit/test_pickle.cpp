@@ -131,6 +131,28 @@ std::string repeat(const std::string& s, std::size_t n) {
 }
 }  // namespace
 
+TEST(PickleBombs, SharedReferencesRenderOnce) {
+  // x = (1,); 40 times x = (x, x): 200 bytes of pickle, 2^40 leaves when expanded
+  auto v = run("K\x01\x85q\x00"s + repeat("h\x00\x86q\x00"s, 40) + ".");
+  const auto start = std::chrono::steady_clock::now();
+  const nlohmann::json j = omn::io::toJson(*v);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(j[1], nlohmann::json({{"$ref", "/0"}}));     // the second use names the first
+  EXPECT_EQ(j[0][1], nlohmann::json({{"$ref", "/0/0"}}));
+  EXPECT_LT(j.dump().size(), 4000u);
+}
+
+TEST(PickleBombs, RenderedTextIsCapped) {
+  // a list of 300,000 ints renders as ~1 MiB of JSON and one marker for the rest
+  auto v = run("](" + repeat("K\x07", 1000) + "e" + repeat("(" + repeat("K\x07", 1000) + "e", 299) + ".");
+  ASSERT_EQ(v->items.size(), 300000u);
+  const nlohmann::json j = omn::io::toJson(*v);
+  ASSERT_LT(j.size(), 100000u);
+  EXPECT_EQ(j.back()["$omitted"]["type"], "items");
+  EXPECT_EQ(j.back()["$omitted"]["length"].get<std::size_t>() + j.size() - 1, 300000u);
+  EXPECT_LT(omn::io::jsonText(*v).size(), 210u);  // messages quote a short prefix
+}
+
 TEST(PickleBombs, NoneFloodIsRefusedAtTheStackLimit) {
   // 2,000,000 NONE opcodes: 2 MB that used to become ~550 MB of values (20 MB: 5.6 GB)
   const std::string msg = refusal(std::string(2000000, 'N') + ".");
