@@ -133,4 +133,25 @@ expect 2 "nones.pt:archive/data.pkl: pickle byte 1000002: more than 1000000 valu
 rss="$(limited "$omn" profile "$tmp/nones.pt" 2>&1 | sed -n 's/^maxrss_kb=//p')"
 check "a 20 MB NONE flood stays under 400 MB resident (was 5.6 GB): ${rss} kB" -- test "${rss:-999999999}" -lt 400000
 
+# non-finite gains: counted apart and reported loudly, never binned; drift from any baseline
+/usr/bin/python3 - "$mini" "$tmp/nan.pt" <<'PY'
+import sys, torch
+ck = torch.load(sys.argv[1])
+q = next(k for k in ck["model"] if k.endswith("q_norm.weight") and ".3." in k)
+ck["model"][q][5] = float("nan")  # a NaN gain used to be counted in the ">32" bin
+torch.save(ck, sys.argv[2])
+PY
+expect 0 "WARNING: 1 of [0-9]+ gains are not finite \(NaN or inf\), first at layer 3 q\[5\] = nan" -- "$omn" profile "$tmp/nan.pt" --json "$tmp/nan.json"
+check "the NaN is in no histogram bin" -- /usr/bin/python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert b["statistics"]["count_non_finite"] == 1 and b["statistics"]["count"] == a["statistics"]["count"]
+assert sum(x["count"] for x in b["histogram"]) == a["statistics"]["count"] - 1
+assert b["histogram"][-1]["count"] == a["histogram"][-1]["count"]
+assert b["non_finite"] == [{"layer": 3, "role": "q", "index": 5, "value": "nan"}]' "$tmp/p.json" "$tmp/nan.json"
+check "the NaN profile is valid against the schema" -- \
+  /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" profile.schema.json "$tmp/nan.json"
+expect 3 "non-finite gains .*DRIFT" -- "$omn" profile "$tmp/nan.pt" --baseline omn-1-reference --no-tables
+expect 3 "count_non_finite .*DRIFT" -- "$omn" profile "$tmp/nan.pt" --baseline "$tmp/p.json" --no-tables
+
 finish
