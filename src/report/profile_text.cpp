@@ -12,14 +12,31 @@ using nlohmann::json;
 namespace {
 // A statistic that may be null (no finite gain to describe) — "n/a", never an exception.
 std::string num(const json& v, int decimals) { return v.is_number() ? fixed(v.get<double>(), decimals) : "n/a"; }
+// Exactly which bytes a digest checked: for a sharded index, the index and each shard apart.
+std::string verification(const json& ck) {
+  const bool index_ok = ck["sha256_verified"].get<bool>();
+  const std::size_t n = ck["shards"].size();
+  if (n == 0) return index_ok ? "(verified)" : "(not verified: pass --sha256 or --digests)";
+  std::size_t shards_ok = 0;
+  for (const auto& f : ck["shards"]) shards_ok += f.value("sha256_verified", false);
+  const std::string shards = std::to_string(n) + " shard" + (n == 1 ? "" : "s");
+  if (index_ok && shards_ok == n) return "(verified: the index and its " + shards + ")";
+  if (!index_ok && shards_ok == 0) return "(not verified: neither the index nor its " + shards + "; pin them with --digests)";
+  if (shards_ok == 0) return "(verified: the index file only; its " + shards + " are NOT verified: pin them with --digests)";
+  return std::string("(verified: ") + (index_ok ? "the index file" : "not the index") + " and " + std::to_string(shards_ok) +
+         " of its " + shards + "; the rest is NOT verified: pin every file with --digests)";
+}
 std::string cell(const json& v) { return v.is_number() ? general(v.get<double>()) : ""; }
 }  // namespace
 
 void printProfile(std::ostream& os, const json& p) {
   const json& ck = p["checkpoint"];
   os << "checkpoint  " << terminalSafe(ck["path"].get<std::string>()) << "\n";
-  os << "  sha256    " << ck["sha256"].get<std::string>()
-     << (ck["sha256_verified"].get<bool>() ? "  (verified)" : "  (not verified: pass --sha256)") << "\n";
+  os << "  sha256    " << ck["sha256"].get<std::string>() << "  " << verification(ck) << "\n";
+  for (const auto& f : ck["shards"])
+    os << "  shard     " << terminalSafe(f["path"].get<std::string>(), 200) << "  "
+       << (f["sha256"].is_string() ? f["sha256"].get<std::string>() : "-")
+       << (f.value("sha256_verified", false) ? "  (verified)" : "  (not verified)") << "\n";
   os << "  format    " << ck["format"].get<std::string>() << ", " << ck["size_bytes"] << " bytes, "
      << ck["tensor_count"] << " tensors" << (ck["state_key"].get<std::string>().empty() ? "" : ", state dict at '" +
                                              terminalSafe(ck["state_key"].get<std::string>(), 80) + "'") << "\n";

@@ -154,4 +154,24 @@ check "the NaN profile is valid against the schema" -- \
 expect 3 "non-finite gains .*DRIFT" -- "$omn" profile "$tmp/nan.pt" --baseline omn-1-reference --no-tables
 expect 3 "count_non_finite .*DRIFT" -- "$omn" profile "$tmp/nan.pt" --baseline "$tmp/p.json" --no-tables
 
+# sharded safetensors: --sha256 verifies the index only, and says so; --digests pins every shard
+cp -r "$fx/interop/qwen3-sharded" "$tmp/sh"
+idx="$tmp/sh/model.safetensors.index.json"
+isha="$(sha256sum "$idx" | cut -d' ' -f1)"
+expect 0 "verified: the index file only; its 2 shards are NOT verified" -- "$omn" profile "$idx" --sha256 "$isha" --json "$tmp/sh.json"
+check "JSON: index verified, shards not, verified=partial" -- /usr/bin/python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["checkpoint"]
+assert c["sha256_verified"] and c["verified"] == "partial" and [s["sha256_verified"] for s in c["shards"]] == [False, False]' "$tmp/sh.json"
+(cd "$tmp" && sha256sum sh/model.safetensors.index.json sh/model-0000*.safetensors >"$tmp/digests.txt")
+expect 0 "verified: the index and its 2 shards" -- bash -c 'cd "$1" && "$2" profile sh/model.safetensors.index.json --digests digests.txt --json sh-all.json' _ "$tmp" "$omn"
+check "JSON: verified=all" -- grep -q '"verified": "all"' "$tmp/sh-all.json"
+shard2="$tmp/sh/model-00002-of-00002.safetensors"
+printf '\x01' | dd of="$shard2" bs=1 seek=$(($(stat -c %s "$shard2") - 3)) conv=notrunc status=none  # a tensor's bytes
+expect 0 "verified: the index file only" -- "$omn" profile "$idx" --sha256 "$isha"  # a changed shard, never called verified
+expect 4 "sh/model-00002-of-00002.safetensors: SHA-256 mismatch" -- bash -c 'cd "$1" && "$2" profile sh/model.safetensors.index.json --digests digests.txt' _ "$tmp" "$omn"
+echo "$isha  $tmp/elsewhere.safetensors" >"$tmp/stray.txt"
+expect 2 "--digests .*stray.txt: .*elsewhere.safetensors is not .*index.json or a shard beside it" -- "$omn" profile "$idx" --digests "$tmp/stray.txt"
+expect 2 "--sha256 .* and --digests .* disagree" -- bash -c 'cd "$1" && "$2" profile sh/model.safetensors.index.json --digests digests.txt --sha256 "$3"' _ "$tmp" "$omn" "$wrong"
+
 finish
