@@ -173,5 +173,8 @@ expect 4 "sh/model-00002-of-00002.safetensors: SHA-256 mismatch" -- bash -c 'cd 
 echo "$isha  $tmp/elsewhere.safetensors" >"$tmp/stray.txt"
 expect 2 "--digests .*stray.txt: .*elsewhere.safetensors is not .*index.json or a shard beside it" -- "$omn" profile "$idx" --digests "$tmp/stray.txt"
 expect 2 "--sha256 .* and --digests .* disagree" -- bash -c 'cd "$1" && "$2" profile sh/model.safetensors.index.json --digests digests.txt --sha256 "$3"' _ "$tmp" "$omn" "$wrong"
+/usr/bin/python3 -c "print('0' * 64 + '  ' + 'a' * 300000)" >"$tmp/longline.txt"  # std::regex recursed per character: SIGSEGV
+expect 2 "--digests .*longline.txt: line 1: expected" -- "$omn" profile "$idx" --digests "$tmp/longline.txt"
+expect 2 "--digests .*longline.txt: line 1: expected" -- "$omn" track "$mini" --order given --digests "$tmp/longline.txt"
 
 finish
