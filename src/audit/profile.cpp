@@ -11,8 +11,13 @@ namespace {
 
 using nlohmann::json;
 
+constexpr std::size_t kNonFiniteListed = 100;  // the count has them all
+
+// Non-finite gains (NaN, +inf, -inf: a diverged run) are counted apart and enter no statistic,
+// bin, share or list: one rule for every number of the profile (docs/profile.md).
 struct Moments {
-  std::size_t n = 0;
+  std::size_t n = 0;           // finite values: the ones the moments describe
+  std::size_t non_finite = 0;  // NaN and ±inf
   double mean = 0, std = 0, min = 0, max = 0;
 };
 
@@ -24,6 +29,10 @@ Moments moments(const std::vector<const std::vector<double>*>& parts) {
   m.max = -INFINITY;
   for (const auto* p : parts)
     for (double x : *p) {
+      if (!std::isfinite(x)) {
+        ++m.non_finite;
+        continue;
+      }
       sum += x;
       m.min = std::min(m.min, x);
       m.max = std::max(m.max, x);
@@ -33,14 +42,20 @@ Moments moments(const std::vector<const std::vector<double>*>& parts) {
   m.mean = sum / static_cast<double>(m.n);
   double ss = 0;
   for (const auto* p : parts)
-    for (double x : *p) ss += (x - m.mean) * (x - m.mean);
+    for (double x : *p)
+      if (std::isfinite(x)) ss += (x - m.mean) * (x - m.mean);
   m.std = std::sqrt(ss / static_cast<double>(m.n));
   return m;
 }
 
+// count: every value; mean/std/min/max: of the finite ones, null when there is none.
 json momentsJson(const Moments& m) {
-  return {{"count", m.n}, {"mean", m.mean}, {"std", m.std}, {"min", m.min}, {"max", m.max}};
+  auto stat = [&](double v) { return m.n ? json(v) : json(nullptr); };
+  return {{"count", m.n + m.non_finite}, {"count_non_finite", m.non_finite}, {"mean", stat(m.mean)},
+          {"std", stat(m.std)}, {"min", stat(m.min)}, {"max", stat(m.max)}};
 }
+
+const char* nonFiniteName(double x) { return std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
 
 std::string num(double v) {
   std::ostringstream s;
@@ -68,6 +83,7 @@ json rotaryAsymmetry(const std::vector<double>& g, std::int64_t head_dim, const 
     for (std::size_t i = 0; i < hd / 2; ++i) {
       const std::size_t a = style == "interleaved" ? base + 2 * i : base + i;
       const std::size_t b = style == "interleaved" ? base + 2 * i + 1 : base + i + hd / 2;
+      if (!std::isfinite(g[a]) || !std::isfinite(g[b])) continue;  // a pair with a non-finite gain is no pair
       const double d = std::fabs(g[a] - g[b]);
       sum += d;
       mx = std::max(mx, d);
@@ -81,6 +97,7 @@ json steepest(const std::vector<double>& means) {
   double best = -1;
   for (std::size_t i = 0; i + 1 < means.size(); ++i) {
     const double d = means[i + 1] - means[i];
+    if (!std::isfinite(d)) continue;  // a layer without one finite gain has no mean
     if (std::fabs(d) > best) {
       best = std::fabs(d);
       out = {{"from", i}, {"to", i + 1}, {"delta", d}};
@@ -122,7 +139,7 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
 
   std::size_t above = 0, in12 = 0, above32 = 0;
   std::vector<std::size_t> hist(o.hist_edges.size() + 1, 0);
-  json negatives = json::array();
+  json negatives = json::array(), non_finite = json::array();
   struct Coord {
     double v;
     int layer;
@@ -133,6 +150,11 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
   for (const auto& v : gains.vectors)
     for (std::size_t i = 0; i < v.values.size(); ++i) {
       const double x = v.values[i];
+      if (!std::isfinite(x)) {  // counted in m.non_finite; the first few listed with their place
+        if (non_finite.size() < kNonFiniteListed)
+          non_finite.push_back({{"layer", v.layer}, {"role", roleName(v.role)}, {"index", i}, {"value", nonFiniteName(x)}});
+        continue;
+      }
       above += x > o.threshold;
       in12 += x >= 1.0 && x <= 2.0;
       above32 += x > 32.0;
@@ -142,7 +164,7 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
     }
 
   json stats = momentsJson(m);
-  stats["share_above_threshold"] = m.n ? static_cast<double>(above) / static_cast<double>(m.n) : 0.0;
+  stats["share_above_threshold"] = m.n ? static_cast<double>(above) / static_cast<double>(m.n) : 0.0;  // of the finite
   stats["count_above_threshold"] = above;
   stats["count_negative"] = negatives.size();
   stats["count_in_1_2"] = in12;
@@ -170,10 +192,13 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
     lk["dtype"] = io::dtypeName(k.dtype);
     lq["rope_pair_asymmetry"] = rotaryAsymmetry(q.values, gains.head_dim, gains.rope_style);
     lk["rope_pair_asymmetry"] = rotaryAsymmetry(k.values, gains.head_dim, gains.rope_style);
-    layers.push_back({{"layer", l}, {"q", lq}, {"k", lk}, {"mean", ma.mean}, {"q_minus_k", mq.mean - mk.mean}});
-    mean_all.push_back(ma.mean);
-    mean_q.push_back(mq.mean);
-    mean_k.push_back(mk.mean);
+    const double mean = ma.n ? ma.mean : NAN, mean_q_l = mq.n ? mq.mean : NAN, mean_k_l = mk.n ? mk.mean : NAN;
+    auto finiteOrNull = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    layers.push_back({{"layer", l}, {"q", lq}, {"k", lk}, {"mean", finiteOrNull(mean)},
+                      {"q_minus_k", finiteOrNull(mean_q_l - mean_k_l)}});
+    mean_all.push_back(mean);
+    mean_q.push_back(mean_q_l);
+    mean_k.push_back(mean_k_l);
   }
 
   std::stable_sort(coords.begin(), coords.end(), [](const Coord& a, const Coord& b) { return a.v > b.v; });
@@ -196,6 +221,7 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
       {"statistics", stats},
       {"histogram", histogram},
       {"negatives", negatives},
+      {"non_finite", non_finite},
       {"layers", layers},
       {"steepest_change", {{"all", steepest(mean_all)}, {"q", steepest(mean_q)}, {"k", steepest(mean_k)}}},
       {"top", top},

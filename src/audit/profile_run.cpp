@@ -1,8 +1,11 @@
 #include "omn/audit/profile_run.h"
 
+#include <filesystem>
 #include <future>
 
+#include "omn/audit/digest_list.h"
 #include "omn/audit/gain_set.h"
+#include "omn/errors.h"
 #include "omn/io/checkpoint.h"
 #include "omn/io/sha256.h"
 #include "omn/model/preset.h"
@@ -12,11 +15,50 @@
 namespace omn::audit {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool isIndex(const std::string& path) {
+  const std::string suffix = ".index.json";
+  return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The digest pinned for the checkpoint itself: --sha256, or its --digests line (both: they agree).
+// Every other line must name a file beside a sharded index; checked before any byte is hashed.
+std::string expectedDigest(const ProfileRequest& req) {
+  std::string expected = req.expected_sha256.empty() ? "" : io::normaliseSha256(req.expected_sha256, "--sha256");
+  const std::string self = digestKey(req.checkpoint);
+  for (const auto& [p, d] : req.digests) {
+    const std::string k = digestKey(p);
+    if (k == self) {
+      if (!expected.empty() && expected != d)
+        throw UsageError("--sha256 " + expected + " and --digests " + req.digests_path + " (" + d + ") disagree about " +
+                         req.checkpoint);
+      expected = d;
+    } else if (!isIndex(req.checkpoint) || fs::path(k).parent_path() != fs::path(self).parent_path()) {
+      throw UsageError("--digests " + req.digests_path + ": " + p + " is not " + req.checkpoint +
+                       (isIndex(req.checkpoint) ? " or a shard beside it" : "") +
+                       " (paths are relative to the current directory, as for sha256sum -c)");
+    }
+  }
+  return expected;
+}
+
+// The pinned digest of one file, or "" when --digests does not name it.
+std::string pinned(const ProfileRequest& req, const std::string& path) {
+  const std::string k = digestKey(path);
+  for (const auto& [p, d] : req.digests)
+    if (digestKey(p) == k) return d;
+  return "";
+}
+
+}  // namespace
 
 json profileCheckpoint(const ProfileRequest& req) {
   report::ProvenanceInfo prov;
   prov.started_utc = report::utcNow();
-  const std::string expected = req.expected_sha256.empty() ? "" : io::normaliseSha256(req.expected_sha256, "--sha256");
+  const std::string expected = expectedDigest(req);
 
   // The hash streams the whole file while the parser touches only the directory, the pickle and
   // the gain records: run it beside the parse, and release nothing until it is checked.
@@ -47,24 +89,44 @@ json profileCheckpoint(const ProfileRequest& req) {
     // the parse error it may have caused
     const std::string digest = hashing.get();
     if (!expected.empty()) io::requireSha256(req.checkpoint, expected, digest);
+    for (const auto& [p, d] : req.digests)  // a tampered shard, not the parse error it caused
+      if (digestKey(p) != digestKey(req.checkpoint)) io::requireSha256(p, d, io::sha256File(p));
     throw;
+  }
+  for (const auto& [p, d] : req.digests) {  // each line names the checkpoint or one of its shards
+    bool named = false;
+    for (const auto& f : ck->files) named = named || digestKey(f->path()) == digestKey(p);
+    if (!named)
+      throw UsageError("--digests " + req.digests_path + ": " + p + " is not a shard of " + req.checkpoint +
+                       " (its /weight_map names no such file)");
   }
   const std::string digest = hashing.get();
   if (bar) bar->finish();
   if (!expected.empty()) io::requireSha256(req.checkpoint, expected, digest);
 
+  // the shards of an index: hashed with the index, checked where --digests pins them (a mismatch
+  // is IntegrityError naming the shard); "verified" is never said of bytes that were not checked
   json extra_files = json::array();
-  for (std::size_t i = 1; i < ck->files.size(); ++i)
-    extra_files.push_back({{"path", ck->files[i]->path()}, {"sha256", hash ? json(io::sha256File(ck->files[i]->path())) : json(nullptr)}});
+  std::size_t verified = !expected.empty();
+  for (std::size_t i = 1; i < ck->files.size(); ++i) {
+    const std::string& path = ck->files[i]->path();
+    const std::string want = pinned(req, path);
+    const std::string got = hash || !want.empty() ? io::sha256File(path) : "";
+    if (!want.empty()) io::requireSha256(path, want, got);
+    verified += !want.empty();
+    extra_files.push_back({{"path", path}, {"sha256", got.empty() ? json(nullptr) : json(got)}, {"sha256_verified", !want.empty()}});
+  }
   if (hash) prov.inputs.push_back({"checkpoint", req.checkpoint, digest, !expected.empty()});
-  if (hash)
-    for (const auto& f : extra_files) prov.inputs.push_back({"checkpoint-shard", f["path"], f["sha256"], false});
+  for (const auto& f : extra_files)
+    if (f["sha256"].is_string()) prov.inputs.push_back({"checkpoint-shard", f["path"], f["sha256"], f["sha256_verified"]});
   prov.finished_utc = report::utcNow();
 
   json out = {{"schema", "omn-audit/profile@1"}, {"provenance", report::provenance(prov)}};
   out["checkpoint"] = {{"path", req.checkpoint},
                        {"sha256", hash ? json(digest) : json(nullptr)},
                        {"sha256_verified", !expected.empty()},
+                       {"verified", verified == ck->files.size() ? "all" : verified ? "partial" : "none"},
+                       {"digests", req.digests_path.empty() ? json(nullptr) : json(req.digests_path)},
                        {"format", ck->format},
                        {"size_bytes", ck->files[0]->size()},
                        {"shards", extra_files},

@@ -1,5 +1,6 @@
 #include "omn/audit/regression.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 
@@ -103,8 +104,8 @@ std::vector<std::pair<std::string, double>> comparableStatistics(const json& p) 
   auto add = [&](const std::string& ptr) {
     if (const json* v = at(p, ptr)) out.emplace_back(ptr, v->get<double>());
   };
-  for (const char* k : {"count", "mean", "std", "min", "max", "share_above_threshold", "count_above_threshold",
-                        "count_negative", "count_in_1_2", "count_above_32"})
+  for (const char* k : {"count", "count_non_finite", "mean", "std", "min", "max", "share_above_threshold",
+                        "count_above_threshold", "count_negative", "count_in_1_2", "count_above_32"})
     add(std::string("/statistics/") + k);
   if (p.contains("histogram"))
     for (std::size_t j = 0; j < p["histogram"].size(); ++j) add("/histogram/" + std::to_string(j) + "/count");
@@ -163,6 +164,13 @@ RegressionReport checkRegression(const json& profile, const json& baseline, cons
                          profile["options"].value(opt, json()).dump() + "; use the same options");
     for (const auto& [ptr, b] : comparableStatistics(baseline)) check(ptr, ptr, b, 1e-12 * std::fabs(b));
   }
+  // NaN or infinite gains are drift from any baseline that does not have them itself (a reference,
+  // or a profile written before they were counted): the statistics leave them out, the gate must not
+  const std::string nf = "/statistics/count_non_finite";
+  const json* actual_nf = at(profile, nf);
+  if (actual_nf && actual_nf->get<double>() > 0 &&
+      std::none_of(rep.checks.begin(), rep.checks.end(), [&](const Check& c) { return c.pointer == nf; }))
+    check(nf, "non-finite gains (NaN, inf)", 0, 0);
   // a gate that checks nothing must not pass
   if (rep.checks.empty()) throw FormatError("baseline " + baseline_path + ": no statistic to compare against");
   return rep;

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <regex>
 
 #include "omn/audit/profile_run.h"
 #include "omn/audit/regression.h"
@@ -63,36 +61,11 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
   return unique;
 }
 
-std::map<std::string, std::string> readDigestList(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw UsageError("--digests " + path + ": not a regular file (or missing)");
-  std::ifstream in(path);
-  if (!in) throw UsageError("--digests " + path + ": cannot be read");
-  std::map<std::string, std::string> out;
-  const std::regex line_re("([0-9a-fA-F]{64}) [ *](.+)");
-  std::string line;
-  for (std::size_t n = 1; std::getline(in, line); ++n) {
-    if (line.empty() || line[0] == '#') continue;
-    std::smatch m;
-    if (!std::regex_match(line, m, line_re))
-      throw UsageError("--digests " + path + ": line " + std::to_string(n) + ": expected \"<64 hex digits>  <path>\" (sha256sum output)");
-    std::string hex = m[1];
-    std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    out[fs::path(m[2].str()).lexically_normal().string()] = hex;
-  }
-  return out;
-}
-
 json trackCheckpoints(const TrackRequest& req) {
   report::ProvenanceInfo prov;
   prov.started_utc = report::utcNow();
   const std::vector<std::string> paths = expandTrackInputs(req.inputs);
-  // a listed path and a checkpoint path are the same file when they resolve to the same place
-  auto key = [](const std::string& p) {
-    std::error_code ec;
-    const fs::path c = fs::weakly_canonical(p, ec);
-    return ec ? fs::path(p).lexically_normal().string() : c.string();
-  };
+  const auto key = digestKey;  // a listed path and a checkpoint path: the same file when they resolve to one place
   std::map<std::string, std::string> digests;
   for (const auto& [p, d] : req.digests) digests[key(p)] = d;
   for (const auto& [p, d] : req.digests) {
@@ -119,7 +92,7 @@ json trackCheckpoints(const TrackRequest& req) {
     pr.hash = d != digests.end();
     if (pr.hash) pr.expected_sha256 = d->second;
     const json prof = profileCheckpoint(pr);  // IntegrityError on a mismatch
-    verified += pr.hash;
+    verified += prof["checkpoint"]["verified"] == "all";  // an index alone is not its shards
     const json& meta = prof["checkpoint"]["metadata"];
     json step = meta.is_object() && meta.contains("step") && meta["step"].is_number_integer() ? meta["step"] : json(nullptr);
     json layers = json::array();

@@ -2,6 +2,7 @@
 #include "omn/intervene/manifest.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,12 @@ std::string resolvePath(const std::string& p, const std::string& manifest) { ret
 LayerSpec parseLayers(const json& v, const std::string& ptr, const Reader& r) {
   LayerSpec s;
   s.text = v.is_string() ? v.get<std::string>() : v.dump();
+  if (s.text.size() > 64)  // it goes into every label: short, and still one text per list
+    s.text = s.text.substr(0, 40) + "... (" + std::to_string(s.text.size()) + " characters, sha256 " +
+             io::sha256Bytes(s.text.data(), s.text.size()).substr(0, 12) + ")";
+  LayerSpec::Ranges ranges;
+  // Kept as ranges, never expanded here: "0-1000000000" is one pair, checked against the model's
+  // layer count in resolve() before a single index is made.
   auto range = [&](const std::string& t, const std::string& p) {
     const auto dash = t.find('-');
     try {
@@ -50,14 +57,14 @@ LayerSpec parseLayers(const json& v, const std::string& ptr, const Reader& r) {
       if (dash == std::string::npos) {
         const int a = std::stoi(t, &used);
         if (used != t.size() || a < 0) throw std::invalid_argument(t);
-        s.layers.push_back(a);
+        ranges.emplace_back(a, a);
         return;
       }
       const int a = std::stoi(t.substr(0, dash), &used);
       if (used != dash) throw std::invalid_argument(t);
       const int b = std::stoi(t.substr(dash + 1), &used);
       if (used != t.size() - dash - 1 || a < 0 || b < a) throw std::invalid_argument(t);
-      for (int i = a; i <= b; ++i) s.layers.push_back(i);
+      ranges.emplace_back(a, b);
     } catch (const std::exception&) {
       r.fail(p, "expected a layer (\"5\") or a range (\"2-27\") with start <= end, got \"" + t + "\"");
     }
@@ -70,16 +77,24 @@ LayerSpec parseLayers(const json& v, const std::string& ptr, const Reader& r) {
     s.all = false;
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string p = ptr + "/" + std::to_string(i);
-      if (v[i].is_number_integer()) s.layers.push_back(static_cast<int>(r.integer(v[i], p, 0)));
-      else if (v[i].is_string()) range(v[i].get<std::string>(), p);
+      if (v[i].is_number_integer()) {
+        const int l = static_cast<int>(r.integer(v[i], p, 0, INT_MAX));
+        ranges.emplace_back(l, l);
+      } else if (v[i].is_string()) range(v[i].get<std::string>(), p);
       else r.fail(p, "expected a layer index or a range string");
     }
-    if (s.layers.empty()) r.fail(ptr, "expected at least one layer");
+    if (ranges.empty()) r.fail(ptr, "expected at least one layer");
   } else {
     r.fail(ptr, "expected \"all\", a range string or an array of layers");
   }
-  std::sort(s.layers.begin(), s.layers.end());
-  s.layers.erase(std::unique(s.layers.begin(), s.layers.end()), s.layers.end());
+  // ascending and disjoint: overlapping and adjacent ranges merged
+  std::sort(ranges.begin(), ranges.end());
+  LayerSpec::Ranges merged;
+  for (const auto& x : ranges)
+    if (!merged.empty() && static_cast<std::int64_t>(x.first) <= static_cast<std::int64_t>(merged.back().second) + 1)
+      merged.back().second = std::max(merged.back().second, x.second);
+    else merged.push_back(x);
+  s.ranges = std::make_shared<const LayerSpec::Ranges>(std::move(merged));
   return s;
 }
 
@@ -88,20 +103,30 @@ std::string fmt(double v) { return report::general(v); }
 }  // namespace
 
 std::vector<int> LayerSpec::resolve(int n_layers, const std::string& pointer) const {
-  if (all) {
-    std::vector<int> v(static_cast<std::size_t>(n_layers));
-    for (int i = 0; i < n_layers; ++i) v[static_cast<std::size_t>(i)] = i;
-    return v;
-  }
-  for (int l : layers)
-    if (l >= n_layers)
-      throw UsageError("manifest: " + pointer + "/layers: layer " + std::to_string(l) + " does not exist (the model has " +
-                       std::to_string(n_layers) + " layers: 0-" + std::to_string(n_layers - 1) + ")");
-  return layers;
+  // the bounds first, on the ranges: a range can name no more layers than the model has
+  if (!all)
+    for (const auto& [a, b] : *ranges)
+      if (b >= n_layers)
+        throw UsageError("manifest: " + pointer + "/layers: layer " + std::to_string(std::max(a, n_layers)) +
+                         " does not exist (the model has " + std::to_string(n_layers) + " layers: 0-" +
+                         std::to_string(n_layers - 1) + ")");
+  std::vector<int> v;
+  if (all)
+    for (int i = 0; i < n_layers; ++i) v.push_back(i);
+  else
+    for (const auto& [a, b] : *ranges)
+      for (int i = a; i <= b; ++i) v.push_back(i);
+  return v;
 }
 
 json Condition::describe() const {
-  json j = {{"op", opName(op)}, {"target", targetName(target)}, {"layers", layers.all ? json("all") : json(layers.layers)}};
+  json j = {{"op", opName(op)}, {"target", targetName(target)}, {"layers", json("all")}};
+  if (!layers.all) {  // explicit indices (describe() follows resolve(): the ranges are within the model)
+    json l = json::array();
+    for (const auto& [a, b] : *layers.ranges)
+      for (int i = a; i <= b; ++i) l.push_back(i);
+    j["layers"] = l;
+  }
   switch (op) {
     case Op::Constant:
     case Op::Scale: j["value"] = value; break;

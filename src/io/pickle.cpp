@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string_view>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -48,10 +49,16 @@ const char* opName(std::uint8_t op) {
   }
 }
 
+// What a value costs in memory, for the budget: the PyValue with its shared_ptr control block
+// and allocator header, and one owning pointer (a stack slot or a container item).
+constexpr std::uint64_t kValueCost = sizeof(PyValue) + 32;
+constexpr std::uint64_t kSlotCost = sizeof(PyPtr);
+constexpr std::uint64_t kMemoCost = 64;  // an unordered_map node
+
 class Machine {
  public:
   Machine(const std::uint8_t* d, std::size_t n, const std::string& where, const PersistentLoad& load)
-      : d_(d), n_(n), where_(where), load_(load) {}
+      : d_(d), n_(n), where_(where), load_(load), budget_(unpickleBudget(n)) {}
 
   PyPtr run();
 
@@ -80,6 +87,30 @@ class Machine {
     p_ += len + 1;
     return s;
   }
+  // Every value, slot, mark and memo entry is charged before it is made: a pickle may build at
+  // most unpickleBudget(n) bytes, so a few hundred bytes cannot ask for gigabytes.
+  void charge(std::uint64_t bytes) {
+    charged_ += bytes;
+    if (charged_ > budget_)
+      fail(op_at_, "the pickle builds more than " + std::to_string(budget_ >> 20) + " MiB of values from " + std::to_string(n_) +
+                       " bytes (the limit is " + std::to_string(kUnpickleBudgetFloor >> 20) + " MiB + " +
+                       std::to_string(kUnpickleBytesPerByte) + " bytes per pickle byte, twice what torch.save's pickles need): "
+                       "refused as a size bomb");
+  }
+  PyPtr mk(K kind) {
+    charge(kValueCost);
+    return make(kind);
+  }
+  void room() const {
+    if (stack_.size() + marks_.size() >= kMaxStack)
+      fail(op_at_, "more than " + std::to_string(kMaxStack) + " values and marks wait on the pickle stack (torch.save writes "
+                       "lists and dicts in batches of 1,000): refused as a size bomb");
+  }
+  void push(PyPtr v) {
+    room();
+    charge(kSlotCost);
+    stack_.push_back(std::move(v));
+  }
   PyPtr pop() {
     if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back()))
       fail(op_at_, "stack underflow");
@@ -95,6 +126,7 @@ class Machine {
     if (marks_.empty()) fail(op_at_, "no MARK on the stack");
     const std::size_t m = marks_.back();
     marks_.pop_back();
+    charge(kSlotCost * (stack_.size() - m));
     std::vector<PyPtr> items(std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(m)),
                              std::make_move_iterator(stack_.end()));
     stack_.resize(m);
@@ -103,15 +135,21 @@ class Machine {
   void setItems(PyValue& dict, std::vector<PyPtr>& kv) {
     if (dict.kind != K::Dict) fail(op_at_, "SETITEM(S) on a value that is not a dict");
     if (kv.size() % 2) fail(op_at_, "SETITEMS with an odd number of values");
+    // A string key set again replaces its value, found through an index: a scan per key made a
+    // dict of n keys cost n^2 (a hang for a few MB of pickle). Dicts live until the machine ends
+    // (g_containers), so their addresses and their keys' strings stay valid.
+    auto& index = key_index_[&dict];
     for (std::size_t i = 0; i < kv.size(); i += 2) {
-      bool replaced = false;
-      if (kv[i]->kind == K::Str)
-        for (auto& e : dict.dict)
-          if (e.first->kind == K::Str && e.first->s == kv[i]->s) {
-            e.second = kv[i + 1];
-            replaced = true;
-          }
-      if (!replaced) dict.dict.emplace_back(kv[i], kv[i + 1]);
+      if (kv[i]->kind == K::Str) {
+        const auto [it, fresh] = index.emplace(std::string_view(kv[i]->s), dict.dict.size());
+        if (!fresh) {
+          dict.dict[it->second].second = kv[i + 1];
+          continue;
+        }
+        charge(kMemoCost);
+      }
+      charge(2 * kSlotCost);
+      dict.dict.emplace_back(kv[i], kv[i + 1]);
     }
   }
   PyPtr reduce(const PyValue& callable, const PyValue& args, const char* how);
@@ -126,11 +164,15 @@ class Machine {
   std::vector<PyPtr> stack_;
   std::vector<std::size_t> marks_;
   std::unordered_map<std::uint32_t, PyPtr> memo_;
+  std::unordered_map<const PyValue*, std::unordered_map<std::string_view, std::size_t>> key_index_;
+  std::uint64_t charged_ = 0;
+  const std::uint64_t budget_;
 };
 
 std::vector<std::int64_t> Machine::intTuple(const PyValue& v, const char* what) {
   if (v.kind != K::Tuple && v.kind != K::List) fail(op_at_, std::string(what) + ": expected a tuple of ints");
   std::vector<std::int64_t> out;
+  charge(sizeof(std::int64_t) * v.items.size());
   for (const auto& x : v.items) {
     if (x->kind != K::Int) fail(op_at_, std::string(what) + ": expected a tuple of ints");
     out.push_back(x->i);
@@ -146,6 +188,7 @@ PyPtr Machine::rebuildTensor(const std::vector<PyPtr>& a, bool v3) {
                      " arguments, got " + std::to_string(a.size()));
   if (a[0]->kind != K::Storage) fail(op_at_, std::string(fn) + ": argument 0 must be a storage (BINPERSID)");
   if (a[1]->kind != K::Int) fail(op_at_, std::string(fn) + ": storage offset must be an int");
+  charge(sizeof(PyTensor));
   auto t = std::make_shared<PyTensor>();
   t->storage = a[0]->storage;
   t->dtype = t->storage->dtype;
@@ -161,7 +204,7 @@ PyPtr Machine::rebuildTensor(const std::vector<PyPtr>& a, bool v3) {
     if (!gi.supported) fail(op_at_, "tensor dtype " + a[6]->s + " is not supported by omn-audit");
     t->dtype = gi.dtype;
   }
-  auto v = make(K::Tensor);
+  auto v = mk(K::Tensor);
   v->tensor = std::move(t);
   return v;
 }
@@ -176,7 +219,7 @@ PyPtr Machine::reduce(const PyValue& callable, const PyValue& args, const char* 
   const auto& a = args.items;
   switch (gi.kind) {
     case AllowedGlobal::OrderedDict: {
-      auto d = make(K::Dict);
+      auto d = mk(K::Dict);
       d->ordered = true;
       if (!a.empty()) fail(op_at_, "OrderedDict() with arguments is not what torch.save writes");
       return d;
@@ -186,15 +229,17 @@ PyPtr Machine::reduce(const PyValue& callable, const PyValue& args, const char* 
     case AllowedGlobal::RebuildParameter:
     case AllowedGlobal::RebuildParameterWithState: {
       if (a.empty() || a[0]->kind != K::Tensor) fail(op_at_, callable.s + ": argument 0 must be a tensor");
-      auto v = make(K::Tensor);
+      auto v = mk(K::Tensor);
+      charge(sizeof(PyTensor) + 2 * sizeof(std::int64_t) * a[0]->tensor->size.size());
       v->tensor = std::make_shared<PyTensor>(*a[0]->tensor);
       v->tensor->parameter = true;
       return v;
     }
     case AllowedGlobal::TorchSize: {
       if (a.size() != 1) fail(op_at_, "torch.Size: expected one tuple argument");
-      auto v = make(K::Tuple);
+      auto v = mk(K::Tuple);
       intTuple(*a[0], "torch.Size");
+      charge(kSlotCost * a[0]->items.size());
       v->items = a[0]->items;
       return v;
     }
@@ -202,8 +247,9 @@ PyPtr Machine::reduce(const PyValue& callable, const PyValue& args, const char* 
       if (a.size() != 2 || a[0]->kind != K::Str || a[1]->kind != K::Str || a[1]->s != "latin1")
         fail(op_at_, "_codecs.encode: expected (str, 'latin1')");
       // The str holds code points < 256 as UTF-8; latin1-encode them back into bytes.
-      auto v = make(K::Bytes);
+      auto v = mk(K::Bytes);
       const std::string& s = a[0]->s;
+      charge(s.size());
       for (std::size_t i = 0; i < s.size(); ++i) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) v->s.push_back(static_cast<char>(c));
@@ -215,9 +261,10 @@ PyPtr Machine::reduce(const PyValue& callable, const PyValue& args, const char* 
       return v;
     }
     case AllowedGlobal::BuiltinSet: {
-      auto v = make(K::Set);
+      auto v = mk(K::Set);
       if (a.size() == 1) {
         if (a[0]->kind != K::List && a[0]->kind != K::Tuple) fail(op_at_, "set(): expected a list");
+        charge(kSlotCost * a[0]->items.size());
         v->items = a[0]->items;
       } else if (!a.empty()) fail(op_at_, "set(): expected at most one argument");
       return v;
@@ -243,27 +290,28 @@ PyPtr Machine::run() {
         GlobalInfo gi;
         if (!lookupGlobal(module, name, &gi))
           fail(op_at_, "GLOBAL '" + module + "." + name + "' is not in the allowlist (refused; nothing was run)");
-        auto v = make(K::Global);
+        auto v = mk(K::Global);
         v->s = module + "." + name;
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 'R': {  // REDUCE
         PyPtr args = pop();
         PyPtr fn = pop();
-        stack_.push_back(reduce(*fn, *args, "REDUCE"));
+        push(reduce(*fn, *args, "REDUCE"));
         break;
       }
       case 0x81: {  // NEWOBJ: cls.__new__(cls, *args), only for allowlisted constructors
         PyPtr args = pop();
         PyPtr cls = pop();
-        stack_.push_back(reduce(*cls, *args, "NEWOBJ"));
+        push(reduce(*cls, *args, "NEWOBJ"));
         break;
       }
       case 'b': {  // BUILD
         PyPtr state = pop();
         PyValue& obj = *top();
         if (obj.kind == K::Dict && state->kind == K::Dict) {
+          charge(2 * kSlotCost * state->dict.size());  // a memoised state can be applied again and again
           for (auto& kv : state->dict) obj.attrs.push_back(kv);
         } else if (obj.kind == K::Tensor || state->kind == K::None) {
           // parameter state / empty state: nothing to keep
@@ -275,37 +323,43 @@ PyPtr Machine::run() {
       case 'Q': {  // BINPERSID
         PyPtr pid = pop();
         if (!load_) fail(op_at_, "persistent id without a storage loader");
-        stack_.push_back(load_(*pid, op_at_));
+        push(load_(*pid, op_at_));
         break;
       }
-      case '(': marks_.push_back(stack_.size()); break;  // MARK
+      case '(':  // MARK
+        room();
+        charge(sizeof(std::size_t));
+        marks_.push_back(stack_.size());
+        break;
       case 't': {  // TUPLE
-        auto v = make(K::Tuple);
+        auto v = mk(K::Tuple);
         v->items = popMark();
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
         const std::size_t k = op - 0x84u;
-        auto v = make(K::Tuple);
+        auto v = mk(K::Tuple);
         v->items.resize(k);
         for (std::size_t i = k; i-- > 0;) v->items[i] = pop();
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
-      case ')': stack_.push_back(make(K::Tuple)); break;  // EMPTY_TUPLE
-      case ']': stack_.push_back(make(K::List)); break;   // EMPTY_LIST
-      case '}': stack_.push_back(make(K::Dict)); break;   // EMPTY_DICT
-      case 0x8f: stack_.push_back(make(K::Set)); break;   // EMPTY_SET
+      case ')': push(mk(K::Tuple)); break;  // EMPTY_TUPLE
+      case ']': push(mk(K::List)); break;   // EMPTY_LIST
+      case '}': push(mk(K::Dict)); break;   // EMPTY_DICT
+      case 0x8f: push(mk(K::Set)); break;   // EMPTY_SET
       case 'a': {  // APPEND
         PyPtr v = pop();
         if (top()->kind != K::List) fail(op_at_, "APPEND to a value that is not a list");
+        charge(kSlotCost);
         top()->items.push_back(std::move(v));
         break;
       }
       case 'e': {  // APPENDS
         auto items = popMark();
         if (top()->kind != K::List) fail(op_at_, "APPENDS to a value that is not a list");
+        charge(kSlotCost * items.size());
         for (auto& v : items) top()->items.push_back(std::move(v));
         break;
       }
@@ -321,23 +375,23 @@ PyPtr Machine::run() {
         setItems(*top(), kv);
         break;
       }
-      case 'N': stack_.push_back(make(K::None)); break;
+      case 'N': push(mk(K::None)); break;
       case 0x88: case 0x89: {  // NEWTRUE / NEWFALSE
-        auto v = make(K::Bool);
+        auto v = mk(K::Bool);
         v->b = op == 0x88;
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 'J': {  // BININT
-        auto v = make(K::Int);
+        auto v = mk(K::Int);
         v->i = static_cast<std::int32_t>(le(4));
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 'K': case 'M': {  // BININT1 / BININT2
-        auto v = make(K::Int);
+        auto v = mk(K::Int);
         v->i = le(op == 'K' ? 1 : 2);
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 0x8a: {  // LONG1
@@ -347,37 +401,39 @@ PyPtr Machine::run() {
         std::uint64_t u = 0;
         for (std::size_t i = 0; i < k; ++i) u |= static_cast<std::uint64_t>(b[i]) << (8 * i);
         if (k > 0 && k < 8 && (b[k - 1] & 0x80)) u |= ~0ull << (8 * k);  // sign-extend
-        auto v = make(K::Int);
+        auto v = mk(K::Int);
         std::memcpy(&v->i, &u, 8);
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 'G': {  // BINFLOAT: big-endian double
         const std::uint8_t* b = take(8);
         std::uint64_t u = 0;
         for (int i = 0; i < 8; ++i) u = (u << 8) | b[i];
-        auto v = make(K::Float);
+        auto v = mk(K::Float);
         std::memcpy(&v->f, &u, 8);
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 'X': case 'U': {  // BINUNICODE / SHORT_BINSTRING
         const std::uint32_t len = op == 'X' ? le(4) : le(1);
         const std::uint8_t* b = take(len);
-        auto v = make(K::Str);
+        charge(len);
+        auto v = mk(K::Str);
         v->s.assign(reinterpret_cast<const char*>(b), len);
-        stack_.push_back(std::move(v));
+        push(std::move(v));
         break;
       }
       case 'h': case 'j': {  // BINGET / LONG_BINGET
         const std::uint32_t idx = op == 'h' ? le(1) : le(4);
         auto it = memo_.find(idx);
         if (it == memo_.end()) fail(op_at_, "memo key " + std::to_string(idx) + " was never stored");
-        stack_.push_back(it->second);
+        push(it->second);
         break;
       }
       case 'q': case 'r': {  // BINPUT / LONG_BINPUT
         const std::uint32_t idx = op == 'q' ? le(1) : le(4);
+        if (!memo_.count(idx)) charge(kMemoCost);
         memo_[idx] = top();
         break;
       }

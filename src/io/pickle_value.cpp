@@ -1,10 +1,6 @@
-// Values the unpickler builds: lookup, iterative teardown, cycle detection, JSON rendering.
-#include <cmath>
+// Values the unpickler builds: lookup, iterative teardown, cycle detection.
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
-#include "omn/errors.h"
 #include "omn/io/pickle.h"
 #include "pickle_graph.h"
 
@@ -86,41 +82,5 @@ bool hasCycle(const PyValue* root) {
 }
 
 }  // namespace detail
-
-using K = PyValue::Kind;
-
-nlohmann::json toJson(const PyValue& v, int max_depth) {
-  using nlohmann::json;
-  if (max_depth <= 0) throw FormatError("pickle value nested too deeply (or cyclic) to render as JSON");
-  switch (v.kind) {
-    case K::None: return nullptr;
-    case K::Bool: return v.b;
-    case K::Int: return v.i;
-    case K::Float: return std::isfinite(v.f) ? json(v.f) : json(nullptr);
-    case K::Str: return v.s;
-    case K::Bytes: return json{{"$bytes", v.s.size()}};
-    case K::Global: return json{{"$global", v.s}};
-    case K::Storage: return json{{"$storage", v.storage->key}};
-    case K::Tensor: {
-      json shape = json::array();
-      for (auto s : v.tensor->size) shape.push_back(s);
-      return json{{"$tensor", {{"dtype", dtypeName(v.tensor->dtype)}, {"shape", shape}}}};
-    }
-    case K::List: case K::Tuple: case K::Set: {
-      json a = json::array();
-      for (const auto& x : v.items) a.push_back(toJson(*x, max_depth - 1));
-      return a;
-    }
-    case K::Dict: {
-      json o = json::object();
-      for (const auto& [k, x] : v.dict) {
-        std::string key = k->kind == K::Str ? k->s : toJson(*k, max_depth - 1).dump(-1, ' ', false, json::error_handler_t::replace);
-        o[key] = toJson(*x, max_depth - 1);
-      }
-      return o;
-    }
-  }
-  return nullptr;
-}
 
 }  // namespace omn::io

@@ -3,7 +3,6 @@
 #include <map>
 
 #include "omn/errors.h"
-#include "omn/json_pointer.h"
 #include "omn/io/pickle.h"
 #include "omn/io/pickle_allowlist.h"
 #include "omn/io/zip_reader.h"
@@ -75,24 +74,18 @@ const PyValue* findStateDict(const PyValue& top, const std::string& wanted, std:
   }
   if (!best) {
     std::string keys;
-    for (const auto& kv : top.dict) keys += (keys.empty() ? "" : ", ") + toJson(*kv.first).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    for (const auto& kv : top.dict) {
+      if (keys.size() > 2000) {  // a message, not a dump: the first keys say enough
+        keys += ", ... (" + std::to_string(top.dict.size()) + " keys)";
+        break;
+      }
+      keys += (keys.empty() ? "" : ", ") + jsonText(*kv.first);
+    }
     throw FormatError(where + ": no state dict (a dict of tensors) found in the envelope; top-level keys: [" + keys +
                       "]; name it with --state-key");
   }
   *key = best_key;
   return best;
-}
-
-std::string jsonPointer(const std::string& key) {
-  std::string out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t slash = key.find('/', start);
-    std::string part = key.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    out += "/" + escapePointerToken(part);
-    if (slash == std::string::npos) return out;
-    start = slash + 1;
-  }
 }
 
 }  // namespace
@@ -162,7 +155,7 @@ void readTorchZip(Checkpoint& ck, const OpenOptions& options) {
   const PyValue* sd = findStateDict(*top, options.state_key, &ck.state_key, path);
   std::size_t skipped = 0;
   for (const auto& [k, v] : sd->dict) {
-    if (k->kind != K::Str) throw FormatError(path + ": state dict key " + toJson(*k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + " is not a string");
+    if (k->kind != K::Str) throw FormatError(path + ": state dict key " + jsonText(*k) + " is not a string");
     if (v->kind != K::Tensor) {
       ++skipped;
       continue;
@@ -186,11 +179,13 @@ void readTorchZip(Checkpoint& ck, const OpenOptions& options) {
   if (skipped) summary["non_tensor_entries"] = skipped;
   for (const auto& [k, v] : sd->attrs)
     if (k->kind == K::Str && k->s == "_metadata" && v->kind == K::Dict) summary["module_metadata_entries"] = v->dict.size();
-  nlohmann::json meta = toJson(*top);
+  // the envelope as JSON, the state dict as its summary (never walked: it is the tensors above)
   const nlohmann::json state_dict_summary = {{"$state_dict", summary}};
-  if (ck.state_key.empty()) meta = state_dict_summary;
-  else meta[nlohmann::json::json_pointer(jsonPointer(ck.state_key))] = state_dict_summary;
-  ck.metadata = std::move(meta);
+  JsonRendering how;
+  how.where = where;
+  how.replace = sd;
+  how.replacement = &state_dict_summary;
+  ck.metadata = toJson(*top, how);
   ck.format = "torch-zip";
   groupSharedStorage(ck);
 }

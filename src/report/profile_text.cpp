@@ -9,11 +9,34 @@ namespace omn::report {
 
 using nlohmann::json;
 
+namespace {
+// A statistic that may be null (no finite gain to describe) — "n/a", never an exception.
+std::string num(const json& v, int decimals) { return v.is_number() ? fixed(v.get<double>(), decimals) : "n/a"; }
+// Exactly which bytes a digest checked: for a sharded index, the index and each shard apart.
+std::string verification(const json& ck) {
+  const bool index_ok = ck["sha256_verified"].get<bool>();
+  const std::size_t n = ck["shards"].size();
+  if (n == 0) return index_ok ? "(verified)" : "(not verified: pass --sha256 or --digests)";
+  std::size_t shards_ok = 0;
+  for (const auto& f : ck["shards"]) shards_ok += f.value("sha256_verified", false);
+  const std::string shards = std::to_string(n) + " shard" + (n == 1 ? "" : "s");
+  if (index_ok && shards_ok == n) return "(verified: the index and its " + shards + ")";
+  if (!index_ok && shards_ok == 0) return "(not verified: neither the index nor its " + shards + "; pin them with --digests)";
+  if (shards_ok == 0) return "(verified: the index file only; its " + shards + " are NOT verified: pin them with --digests)";
+  return std::string("(verified: ") + (index_ok ? "the index file" : "not the index") + " and " + std::to_string(shards_ok) +
+         " of its " + shards + "; the rest is NOT verified: pin every file with --digests)";
+}
+std::string cell(const json& v) { return v.is_number() ? general(v.get<double>()) : ""; }
+}  // namespace
+
 void printProfile(std::ostream& os, const json& p) {
   const json& ck = p["checkpoint"];
   os << "checkpoint  " << terminalSafe(ck["path"].get<std::string>()) << "\n";
-  os << "  sha256    " << ck["sha256"].get<std::string>()
-     << (ck["sha256_verified"].get<bool>() ? "  (verified)" : "  (not verified: pass --sha256)") << "\n";
+  os << "  sha256    " << ck["sha256"].get<std::string>() << "  " << verification(ck) << "\n";
+  for (const auto& f : ck["shards"])
+    os << "  shard     " << terminalSafe(f["path"].get<std::string>(), 200) << "  "
+       << (f["sha256"].is_string() ? f["sha256"].get<std::string>() : "-")
+       << (f.value("sha256_verified", false) ? "  (verified)" : "  (not verified)") << "\n";
   os << "  format    " << ck["format"].get<std::string>() << ", " << ck["size_bytes"] << " bytes, "
      << ck["tensor_count"] << " tensors" << (ck["state_key"].get<std::string>().empty() ? "" : ", state dict at '" +
                                              terminalSafe(ck["state_key"].get<std::string>(), 80) + "'") << "\n";
@@ -36,12 +59,20 @@ void printProfile(std::ostream& os, const json& p) {
   const json& s = p["statistics"];
   const double thr = p["options"]["threshold"].get<double>();
   os << "\nQ/K gains (" << s["count"] << " values)\n";
+  const long long non_finite = s.value("count_non_finite", 0LL);
+  if (non_finite > 0) {
+    const json& first = p["non_finite"][0];
+    os << "WARNING: " << non_finite << " of " << s["count"] << " gains are not finite (NaN or inf), first at layer "
+       << first["layer"] << " " << first["role"].get<std::string>() << "[" << first["index"] << "] = "
+       << first["value"].get<std::string>() << ": every statistic, bin and list below leaves them out\n";
+  }
   Table st({"statistic", "value"});
   st.add({"count", std::to_string(s["count"].get<long long>())});
-  st.add({"mean", fixed(s["mean"], 6)});
-  st.add({"std (population)", fixed(s["std"], 6)});
-  st.add({"min", fixed(s["min"], 6)});
-  st.add({"max", fixed(s["max"], 6)});
+  if (non_finite > 0) st.add({"not finite (left out)", std::to_string(non_finite)});
+  st.add({"mean", num(s["mean"], 6)});
+  st.add({"std (population)", num(s["std"], 6)});
+  st.add({"min", num(s["min"], 6)});
+  st.add({"max", num(s["max"], 6)});
   st.add({"share > " + general(thr), fixed(100 * s["share_above_threshold"].get<double>(), 4) + "%"});
   st.add({"negative", std::to_string(s["count_negative"].get<long long>())});
   st.add({"in [1,2]", std::to_string(s["count_in_1_2"].get<long long>())});
@@ -66,9 +97,9 @@ void printProfile(std::ostream& os, const json& p) {
   Table l({"layer", "Q mean", "Q std", "Q min", "Q max", "K mean", "K std", "K min", "K max", "Q-K", "Q asym", "K asym"});
   for (const auto& x : p["layers"]) {
     const json &q = x["q"], &k = x["k"];
-    l.add({std::to_string(x["layer"].get<int>()), fixed(q["mean"], 3), fixed(q["std"], 3), fixed(q["min"], 3),
-           fixed(q["max"], 3), fixed(k["mean"], 3), fixed(k["std"], 3), fixed(k["min"], 3), fixed(k["max"], 3),
-           fixed(x["q_minus_k"], 3), fixed(q["rope_pair_asymmetry"]["mean_abs_diff"], 3),
+    l.add({std::to_string(x["layer"].get<int>()), num(q["mean"], 3), num(q["std"], 3), num(q["min"], 3),
+           num(q["max"], 3), num(k["mean"], 3), num(k["std"], 3), num(k["min"], 3), num(k["max"], 3),
+           num(x["q_minus_k"], 3), fixed(q["rope_pair_asymmetry"]["mean_abs_diff"], 3),
            fixed(k["rope_pair_asymmetry"]["mean_abs_diff"], 3)});
   }
   l.print(os);
@@ -92,9 +123,9 @@ std::string profileCsv(const json& p) {
     for (const char* r : {"q", "k"}) {
       const json& v = x[r];
       os << x["layer"] << "," << r << "," << v["tensor"].get<std::string>() << "," << v["dtype"].get<std::string>() << ","
-         << v["count"] << "," << general(v["mean"]) << "," << general(v["std"]) << "," << general(v["min"]) << ","
-         << general(v["max"]) << "," << general(v["rope_pair_asymmetry"]["mean_abs_diff"]) << ","
-         << general(v["rope_pair_asymmetry"]["max_abs_diff"]) << "," << general(x["q_minus_k"]) << "\n";
+         << v["count"] << "," << cell(v["mean"]) << "," << cell(v["std"]) << "," << cell(v["min"]) << ","
+         << cell(v["max"]) << "," << cell(v["rope_pair_asymmetry"]["mean_abs_diff"]) << ","
+         << cell(v["rope_pair_asymmetry"]["max_abs_diff"]) << "," << cell(x["q_minus_k"]) << "\n";
     }
   return os.str();
 }

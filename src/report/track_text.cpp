@@ -10,6 +10,8 @@ using nlohmann::json;
 
 namespace {
 std::string num(const json& v) { return v.is_number() ? general(v.get<double>()) : std::string(); }
+// a statistic is null when a checkpoint has no finite gain to describe (docs/profile.md)
+std::string fix(const json& v, int decimals) { return v.is_number() ? fixed(v.get<double>(), decimals) : "n/a"; }
 std::string csvText(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
@@ -30,12 +32,11 @@ void printTrack(std::ostream& out, const json& t) {
   for (const auto& c : t["checkpoints"]) {
     const json& s = c["statistics"];
     auto qk = [&](std::size_t l) {
-      return fixed(c["layers"][l]["q"]["mean"].get<double>(), 3) + " / " + fixed(c["layers"][l]["k"]["mean"].get<double>(), 3);
+      return fix(c["layers"][l]["q"]["mean"], 3) + " / " + fix(c["layers"][l]["k"]["mean"], 3);
     };
     std::vector<std::string> row = {c["step"].is_null() ? "-" : c["step"].dump(), c["path"].get<std::string>(),
-                                    c["sha256_verified"].get<bool>() ? "sha256" : "no", fixed(s["mean"].get<double>(), 4),
-                                    fixed(s["std"].get<double>(), 4), fixed(s["min"].get<double>(), 4),
-                                    fixed(s["max"].get<double>(), 4), std::to_string(s["count_negative"].get<long long>())};
+                                    c["sha256_verified"].get<bool>() ? "sha256" : "no", fix(s["mean"], 4),
+                                    fix(s["std"], 4), fix(s["min"], 4), fix(s["max"], 4), std::to_string(s["count_negative"].get<long long>())};
     if (n_layers) row.push_back(qk(0));
     if (n_layers > 1) row.push_back(qk(last));
     if (drift) row.push_back(c["drift"]["drifted"].get<std::size_t>() ? std::to_string(c["drift"]["drifted"].get<std::size_t>()) + " DRIFTED" : "ok");

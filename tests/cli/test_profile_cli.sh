@@ -108,4 +108,73 @@ check "forged metadata: no escape byte reaches the terminal" -- bash -c '! grep 
 check "forged metadata: shown escaped" -- grep -qF 'note\nOK: every statistic within tolerance\n' "$tmp/forged.out"
 check "forged metadata: a 45,000-character value is cut" -- grep -q "more bytes)" "$tmp/forged.out"
 
+
+# size bombs: memory and work bounded by the input, exit 2 naming the file and the byte
+limited() { (ulimit -v 3000000; exec /usr/bin/time -f "maxrss_kb=%M" "$@"); }  # 3 GB: a bomb fails fast
+/usr/bin/python3 - "$mini" "$tmp/shared.pt" <<'PY'
+import sys, torch
+ck = torch.load(sys.argv[1])  # our own fixture
+x = [1]
+for _ in range(40):  # pickled once through the memo: 2^40 leaves when expanded
+    x = [x, x]
+ck["bomb"] = x
+torch.save(ck, sys.argv[2])
+PY
+expect 0 "bomb: \[\[\[" -- limited "$omn" profile "$tmp/shared.pt" --json "$tmp/shared.json"
+check "shared references rendered once, then by reference" -- grep -q '"\$ref": "/bomb/0"' "$tmp/shared.json"
+check "the rendered metadata stays small" -- test "$(stat -c %s "$tmp/shared.json")" -lt 200000
+/usr/bin/python3 - "$tmp/nones.pt" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_STORED) as z:
+    z.writestr("archive/data.pkl", b"\x80\x02" + b"N" * 20_000_000 + b".")  # used 5.6 GB
+    z.writestr("archive/byteorder", "little")
+PY
+expect 2 "nones.pt:archive/data.pkl: pickle byte 1000002: more than 1000000 values .*size bomb" -- limited "$omn" profile "$tmp/nones.pt"
+rss="$(limited "$omn" profile "$tmp/nones.pt" 2>&1 | sed -n 's/^maxrss_kb=//p')"
+check "a 20 MB NONE flood stays under 400 MB resident (was 5.6 GB): ${rss} kB" -- test "${rss:-999999999}" -lt 400000
+
+# non-finite gains: counted apart and reported loudly, never binned; drift from any baseline
+/usr/bin/python3 - "$mini" "$tmp/nan.pt" <<'PY'
+import sys, torch
+ck = torch.load(sys.argv[1])
+q = next(k for k in ck["model"] if k.endswith("q_norm.weight") and ".3." in k)
+ck["model"][q][5] = float("nan")  # a NaN gain used to be counted in the ">32" bin
+torch.save(ck, sys.argv[2])
+PY
+expect 0 "WARNING: 1 of [0-9]+ gains are not finite \(NaN or inf\), first at layer 3 q\[5\] = nan" -- "$omn" profile "$tmp/nan.pt" --json "$tmp/nan.json"
+check "the NaN is in no histogram bin" -- /usr/bin/python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert b["statistics"]["count_non_finite"] == 1 and b["statistics"]["count"] == a["statistics"]["count"]
+assert sum(x["count"] for x in b["histogram"]) == a["statistics"]["count"] - 1
+assert b["histogram"][-1]["count"] == a["histogram"][-1]["count"]
+assert b["non_finite"] == [{"layer": 3, "role": "q", "index": 5, "value": "nan"}]' "$tmp/p.json" "$tmp/nan.json"
+check "the NaN profile is valid against the schema" -- \
+  /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" profile.schema.json "$tmp/nan.json"
+expect 3 "non-finite gains .*DRIFT" -- "$omn" profile "$tmp/nan.pt" --baseline omn-1-reference --no-tables
+expect 3 "count_non_finite .*DRIFT" -- "$omn" profile "$tmp/nan.pt" --baseline "$tmp/p.json" --no-tables
+
+# sharded safetensors: --sha256 verifies the index only, and says so; --digests pins every shard
+cp -r "$fx/interop/qwen3-sharded" "$tmp/sh"
+idx="$tmp/sh/model.safetensors.index.json"
+isha="$(sha256sum "$idx" | cut -d' ' -f1)"
+expect 0 "verified: the index file only; its 2 shards are NOT verified" -- "$omn" profile "$idx" --sha256 "$isha" --json "$tmp/sh.json"
+check "JSON: index verified, shards not, verified=partial" -- /usr/bin/python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["checkpoint"]
+assert c["sha256_verified"] and c["verified"] == "partial" and [s["sha256_verified"] for s in c["shards"]] == [False, False]' "$tmp/sh.json"
+(cd "$tmp" && sha256sum sh/model.safetensors.index.json sh/model-0000*.safetensors >"$tmp/digests.txt")
+expect 0 "verified: the index and its 2 shards" -- bash -c 'cd "$1" && "$2" profile sh/model.safetensors.index.json --digests digests.txt --json sh-all.json' _ "$tmp" "$omn"
+check "JSON: verified=all" -- grep -q '"verified": "all"' "$tmp/sh-all.json"
+shard2="$tmp/sh/model-00002-of-00002.safetensors"
+printf '\x01' | dd of="$shard2" bs=1 seek=$(($(stat -c %s "$shard2") - 3)) conv=notrunc status=none  # a tensor's bytes
+expect 0 "verified: the index file only" -- "$omn" profile "$idx" --sha256 "$isha"  # a changed shard, never called verified
+expect 4 "sh/model-00002-of-00002.safetensors: SHA-256 mismatch" -- bash -c 'cd "$1" && "$2" profile sh/model.safetensors.index.json --digests digests.txt' _ "$tmp" "$omn"
+echo "$isha  $tmp/elsewhere.safetensors" >"$tmp/stray.txt"
+expect 2 "--digests .*stray.txt: .*elsewhere.safetensors is not .*index.json or a shard beside it" -- "$omn" profile "$idx" --digests "$tmp/stray.txt"
+expect 2 "--sha256 .* and --digests .* disagree" -- bash -c 'cd "$1" && "$2" profile sh/model.safetensors.index.json --digests digests.txt --sha256 "$3"' _ "$tmp" "$omn" "$wrong"
+/usr/bin/python3 -c "print('0' * 64 + '  ' + 'a' * 300000)" >"$tmp/longline.txt"  # std::regex recursed per character: SIGSEGV
+expect 2 "--digests .*longline.txt: line 1: expected" -- "$omn" profile "$idx" --digests "$tmp/longline.txt"
+expect 2 "--digests .*longline.txt: line 1: expected" -- "$omn" track "$mini" --order given --digests "$tmp/longline.txt"
+
 finish

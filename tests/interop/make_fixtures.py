@@ -133,6 +133,18 @@ for name, d in hfs.items():
     write_safetensors(os.path.join(out, name), d)
     expected[name] = {"tensors": describe(d)}
 
+# a sharded HF checkpoint with gains (profile --digests pins each shard): layer 0 and layer 1 apart
+qs = hfs["qwen3.safetensors"]
+qdir = os.path.join(out, "qwen3-sharded")
+os.makedirs(qdir, exist_ok=True)
+qmap = {}
+for i in range(2):
+    part = collections.OrderedDict((k, v) for k, v in qs.items() if k.startswith("model.layers.%d." % i))
+    fname = "model-%05d-of-00002.safetensors" % (i + 1)
+    write_safetensors(os.path.join(qdir, fname), part, {"format": "pt"})
+    qmap.update({k: fname for k in part})
+with open(os.path.join(qdir, "model.safetensors.index.json"), "w") as f:
+    json.dump({"metadata": {}, "weight_map": qmap}, f)
 
 # 8. hostile pickles: each would create a marker file if anything executed it
 class Evil:

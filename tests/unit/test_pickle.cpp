@@ -2,6 +2,8 @@
 // would, everything else is refused with the opcode or global and its byte offset.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
 #include "omn/errors.h"
@@ -109,10 +111,81 @@ TEST(Pickle, CyclesAreRefused) {
 }
 
 TEST(Pickle, DeepNestingDoesNotOverflowTheStack) {
-  // 1,000,000 nested lists: accepted by the VM, refused (not crashed) when rendered
+  // 200,000 nested lists (a recursive teardown would overflow an 8 MiB stack): accepted by the
+  // VM, refused (not crashed) when rendered
   std::string body;
-  for (int i = 0; i < 1000000; ++i) body += "]";
-  for (int i = 0; i < 999999; ++i) body += "a";
+  for (int i = 0; i < 200000; ++i) body += "]";
+  for (int i = 0; i < 199999; ++i) body += "a";
   auto v = run(body + ".");
   EXPECT_THROW(omn::io::toJson(*v), omn::FormatError);
+}
+
+// --- size bombs: the work and the memory are bounded by the pickle's size ----------------------
+
+namespace {
+std::string repeat(const std::string& s, std::size_t n) {
+  std::string out;
+  out.reserve(s.size() * n);
+  for (std::size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+}  // namespace
+
+TEST(PickleBombs, SharedReferencesRenderOnce) {
+  // x = (1,); 40 times x = (x, x): 200 bytes of pickle, 2^40 leaves when expanded
+  auto v = run("K\x01\x85q\x00"s + repeat("h\x00\x86q\x00"s, 40) + ".");
+  const auto start = std::chrono::steady_clock::now();
+  const nlohmann::json j = omn::io::toJson(*v);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(j[1], nlohmann::json({{"$ref", "/0"}}));     // the second use names the first
+  EXPECT_EQ(j[0][1], nlohmann::json({{"$ref", "/0/0"}}));
+  EXPECT_LT(j.dump().size(), 4000u);
+}
+
+TEST(PickleBombs, RenderedTextIsCapped) {
+  // a list of 300,000 ints renders as ~1 MiB of JSON and one marker for the rest
+  auto v = run("](" + repeat("K\x07", 1000) + "e" + repeat("(" + repeat("K\x07", 1000) + "e", 299) + ".");
+  ASSERT_EQ(v->items.size(), 300000u);
+  const nlohmann::json j = omn::io::toJson(*v);
+  ASSERT_LT(j.size(), 100000u);
+  EXPECT_EQ(j.back()["$omitted"]["type"], "items");
+  EXPECT_EQ(j.back()["$omitted"]["length"].get<std::size_t>() + j.size() - 1, 300000u);
+  EXPECT_LT(omn::io::jsonText(*v).size(), 210u);  // messages quote a short prefix
+}
+
+TEST(PickleBombs, NoneFloodIsRefusedAtTheStackLimit) {
+  // 2,000,000 NONE opcodes: 2 MB that used to become ~550 MB of values (20 MB: 5.6 GB)
+  const std::string msg = refusal(std::string(2000000, 'N') + ".");
+  EXPECT_NE(msg.find("test.pkl: pickle byte 1000002: more than 1000000 values and marks wait on the pickle stack"),
+            std::string::npos) << msg;
+  EXPECT_NE(refusal(std::string(2000000, '(') + ".").find("size bomb"), std::string::npos);
+}
+
+TEST(PickleBombs, ReplayedStateIsChargedAndRefused) {
+  // a 1,000-entry state dict, memoised, applied by BUILD 100,000 times (3 bytes each): 3.2 GB
+  std::string state = "}q\x01(";
+  for (int i = 0; i < 1000; ++i) state += uni("k" + std::to_string(i)) + "N";
+  const std::string body = "ccollections\nOrderedDict\n)R" + state + "ub" + repeat("h\x01" "b", 100000) + ".";
+  const std::string msg = refusal(body);
+  EXPECT_NE(msg.find("MiB of values from"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("refused as a size bomb"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("test.pkl: pickle byte "), std::string::npos) << msg;
+}
+
+TEST(PickleBombs, EmptyTupleFloodIsRefusedByTheBudget) {
+  // ")a" appends a new value per 2 bytes: ~230 bytes of memory each, more than the budget's 80
+  const std::string msg = refusal("]" + repeat(")a", 1200000) + ".");
+  EXPECT_NE(msg.find("refused as a size bomb"), std::string::npos) << msg;
+}
+
+TEST(PickleBombs, ManyDictKeysCostLinearTime) {
+  // one SETITEMS of 200,000 string keys (and a key set twice): a scan per key took n^2
+  std::string body = "}(";
+  for (int i = 0; i < 200000; ++i) body += uni("key" + std::to_string(i)) + "K\x01";
+  body += uni("key7") + "K\x02u.";
+  const auto start = std::chrono::steady_clock::now();
+  auto v = run(body);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_EQ(v->dict.size(), 200000u);
+  EXPECT_EQ(v->get("key7")->i, 2);
 }

@@ -1,6 +1,8 @@
 // Profile statistics on small hand-built gain sets whose answers are known by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "omn/audit/profile.h"
 #include "omn/errors.h"
 
@@ -108,4 +110,45 @@ TEST(Profile, TopKOrdersByValue) {
   EXPECT_EQ(p["top"][1]["value"], 8.0);
   EXPECT_EQ(p["top"][1]["role"], "k");
   EXPECT_EQ(p["top"][2]["value"], 7.0);
+}
+
+TEST(Profile, NonFiniteGainsAreCountedApartNeverBinned) {
+  // a NaN used to land in the ">32" bin while min/max skipped it; +inf counted as "> 32"
+  const double nan = std::nan(""), inf = INFINITY;
+  const auto g = makeSet({{1, nan, 3, 4}, {-inf, 2, inf, 40}}, 4);
+  const auto p = omn::audit::computeProfile(g, {});
+  const auto& s = p["statistics"];
+  EXPECT_EQ(s["count"], 8);             // every gain of the model
+  EXPECT_EQ(s["count_non_finite"], 3);  // NaN, -inf, +inf
+  EXPECT_DOUBLE_EQ(s["mean"].get<double>(), 50.0 / 5);  // of the five finite ones
+  EXPECT_EQ(s["min"], 1.0);
+  EXPECT_EQ(s["max"], 40.0);
+  EXPECT_EQ(s["count_above_32"], 1);    // 40 only
+  EXPECT_EQ(s["count_negative"], 0);    // -inf is not a negative gain, it is not a number of the profile
+  EXPECT_DOUBLE_EQ(s["share_above_threshold"].get<double>(), 4.0 / 5);
+  std::size_t binned = 0;
+  for (const auto& b : p["histogram"]) binned += b["count"].get<std::size_t>();
+  EXPECT_EQ(binned, 5u);
+  EXPECT_EQ(p["histogram"].back()["count"], 1);  // ">32": 40, not the NaN nor +inf
+  ASSERT_EQ(p["non_finite"].size(), 3u);
+  EXPECT_EQ(p["non_finite"][0], nlohmann::json({{"layer", 0}, {"role", "q"}, {"index", 1}, {"value", "nan"}}));
+  EXPECT_EQ(p["non_finite"][1]["value"], "-inf");
+  EXPECT_EQ(p["non_finite"][2]["value"], "inf");
+  for (const auto& t : p["top"]) EXPECT_TRUE(std::isfinite(t["value"].get<double>()));
+  EXPECT_EQ(p["layers"][0]["k"]["count_non_finite"], 2);
+  EXPECT_EQ(p["layers"][0]["k"]["max"], 40.0);
+  // rotate_half pairs (0,2) and (1,3): (-inf, inf) is left out, (2, 40) counts
+  EXPECT_EQ(p["layers"][0]["k"]["rope_pair_asymmetry"]["pairs"], 1);
+  EXPECT_EQ(p["layers"][0]["k"]["rope_pair_asymmetry"]["max_abs_diff"], 38.0);
+}
+
+TEST(Profile, AllNonFiniteLayerHasNullStatistics) {
+  const double nan = std::nan("");
+  const auto g = makeSet({{1, 2}, {1, 2}, {nan, nan}, {nan, nan}}, 2);
+  const auto p = omn::audit::computeProfile(g, {});
+  EXPECT_TRUE(p["layers"][1]["q"]["mean"].is_null());
+  EXPECT_TRUE(p["layers"][1]["mean"].is_null());
+  EXPECT_TRUE(p["layers"][1]["q_minus_k"].is_null());
+  EXPECT_TRUE(p["steepest_change"]["all"]["from"].is_null());  // no finite pair of layer means
+  EXPECT_EQ(p["statistics"]["count_non_finite"], 4);
 }

@@ -113,3 +113,18 @@ TEST(Regression, PointerPatternsMatchBySegmentInLinearTime) {
   EXPECT_FALSE(pointerMatches(stars, "/" + std::string(5000, 'a')));
   EXPECT_TRUE(pointerMatches(stars, "/" + std::string(5000, 'a') + "x"));
 }
+
+TEST(Regression, NonFiniteGainsAreDriftFromAnyBaselineWithoutThem) {
+  // the statistics leave NaN gains out, so the gate must not: a reference has no such count
+  json p = profileOf("omn1-mini.pt");
+  p["statistics"]["count_non_finite"] = 3;
+  const auto rep = omn::audit::checkRegression(p, reference(), nullptr, "ref", "");
+  EXPECT_EQ(rep.drifted(), 1u);
+  EXPECT_EQ(rep.checks.back().pointer, "/statistics/count_non_finite");
+  // a profile baseline counts them like any statistic; an old one (without the field) too
+  json base = profileOf("omn1-mini.pt");
+  EXPECT_EQ(omn::audit::checkRegression(p, base, nullptr, "b", "").drifted(), 1u);
+  base["statistics"].erase("count_non_finite");
+  EXPECT_EQ(omn::audit::checkRegression(p, base, nullptr, "b", "").drifted(), 1u);
+  EXPECT_EQ(omn::audit::checkRegression(base, base, nullptr, "b", "").drifted(), 0u);
+}

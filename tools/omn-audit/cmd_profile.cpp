@@ -6,6 +6,7 @@
 
 #include "baseline.h"
 #include "commands.h"
+#include "omn/audit/digest_list.h"
 #include "omn/audit/profile_run.h"
 #include "omn/audit/regression.h"
 #include "omn/embedded.h"
@@ -31,6 +32,9 @@ Command addProfileCommand(CLI::App& root) {
   app->add_option("checkpoint", a->req.checkpoint, "torch.save file (.pt/.pth/.bin), .safetensors or *.safetensors.index.json")
       ->required();
   app->add_option("--sha256", a->req.expected_sha256, "expected SHA-256: a mismatch is exit 4 and nothing is reported");
+  app->add_option("--digests", a->req.digests_path,
+                  "sha256sum-style list (\"<hex>  <path>\"): pins the checkpoint and, for a sharded index, each shard "
+                  "(a mismatch is exit 4 naming the file); without it a shard is hashed but not verified");
   app->add_option("--preset", a->req.preset, "built-in preset (omn-1, qwen3, olmo2, gemma3) or a preset JSON file; default: detect");
   app->add_option("--state-key", a->req.state_key, "where the state dict sits in the envelope (\"model\", \"a/b\"); default: find it");
   app->add_option("--threshold", a->req.options.threshold, "report the share of gains above this value")->default_val(1.43);
@@ -54,9 +58,11 @@ Command addProfileCommand(CLI::App& root) {
             // --json - / --csv -: standard output carries that document alone; the text goes to stderr
             std::ostream& text = report::isStdout(a->json_out) || report::isStdout(a->csv_out) ? std::cerr : std::cout;
             for (const auto& out : {a->json_out, a->csv_out})
-              if (!out.empty()) report::checkOutputPath(out, a->force, {a->req.checkpoint, a->baseline, a->tolerance});
+              if (!out.empty())
+                report::checkOutputPath(out, a->force, {a->req.checkpoint, a->baseline, a->tolerance, a->req.digests_path});
             // parse the baseline and tolerance first: a typo must not cost a 3.5 GB hash
             nlohmann::json baseline, tolerance;
+            if (!a->req.digests_path.empty()) a->req.digests = audit::readDigestList(a->req.digests_path);
             if (!a->baseline.empty()) baseline = loadBaseline(a->baseline);
             if (!a->tolerance.empty()) tolerance = loadTolerance(a->tolerance);
             a->req.progress = report::ProgressBar::stderrIsTerminal();

@@ -19,8 +19,9 @@ struct ProfileOptions {
 // Validates the options (edges strictly increasing, top_k >= 0); throws UsageError.
 void validate(const ProfileOptions& o);
 
-// The "statistics", "histogram", "negatives", "layers", "steepest_change", "top" and "options"
-// members of a profile document.
+// The "statistics", "histogram", "negatives", "non_finite", "layers", "steepest_change", "top" and
+// "options" members of a profile document. A NaN or infinite gain is counted (count_non_finite)
+// and listed with its place (non_finite, the first 100), never binned, averaged or ranked.
 nlohmann::json computeProfile(const GainSet& gains, const ProfileOptions& options);
 
 // Histogram bin labels for the edges and pivot, e.g. "<0", "[0,1)", "[1,2]", "(2,4]", ">32".

@@ -2,6 +2,7 @@
 // result is only released once the digest is checked), find the gains, compute the statistics and
 // assemble the versioned document (schema omn-audit/profile@1).
 #pragma once
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -19,10 +20,14 @@ struct ProfileRequest {
   bool progress = false;        // progress bar for the hash on stderr
   bool hash = true;             // false (and no expected digest): skip the full-file hash, read only the
                                 // gain records; /checkpoint/sha256 is then null (track's fast path)
+  std::map<std::string, std::string> digests;  // --digests (readDigestList): the checkpoint and, for a
+  std::string digests_path;                    // sharded index, each shard it pins is hashed and checked
 };
 
-// Throws IntegrityError on a digest mismatch (and returns nothing else), FormatError/UsageError
-// for bad input.
+// Throws IntegrityError on a digest mismatch of the checkpoint or of any pinned shard, naming the
+// file (and returns nothing else), FormatError/UsageError for bad input; UsageError when --digests
+// names a file that is neither the checkpoint nor one of its shards. /checkpoint/verified says
+// which bytes were checked: "all", "partial" (an index without its shards, say) or "none".
 nlohmann::json profileCheckpoint(const ProfileRequest& req);
 
 }  // namespace omn::audit

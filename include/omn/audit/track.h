@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/audit/digest_list.h"
 #include "omn/audit/profile.h"
 
 namespace omn::audit {
@@ -31,10 +32,6 @@ struct TrackRequest {
 // The checkpoints an input names: a file as itself; a directory's checkpoint files (*.pt, *.pth,
 // *.bin, *.safetensors; not the optimizer's *.optim.pt), to two levels, in name order.
 std::vector<std::string> expandTrackInputs(const std::vector<std::string>& inputs);
-
-// Reads `sha256sum` output ("<64 hex>  <path>" per line; "*" binary marker allowed). Paths are
-// taken as written, relative to the current directory. Throws UsageError naming the line.
-std::map<std::string, std::string> readDigestList(const std::string& path);
 
 // The track document (omn-audit/track@1). Throws IntegrityError on a digest mismatch.
 nlohmann::json trackCheckpoints(const TrackRequest& req);

@@ -3,7 +3,9 @@
 // expansion of sweeps into a flat, ordered list of conditions. No libtorch.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -22,9 +24,14 @@ const char* targetName(Target t);
 
 struct LayerSpec {
   bool all = true;
-  std::vector<int> layers;  // explicit, ascending, when !all
-  std::string text;         // as written: "all", "0-1", "[0, 5, \"10-12\"]"
-  std::vector<int> resolve(int n_layers, const std::string& pointer) const;  // throws UsageError
+  using Ranges = std::vector<std::pair<int, int>>;
+  // inclusive, ascending, disjoint, when !all; never expanded, and shared by the conditions one
+  // manifest entry expands into (a long list times many values must not be copied each time)
+  std::shared_ptr<const Ranges> ranges = std::make_shared<const Ranges>();
+  std::string text;  // as written: "all", "0-1", "[0, 5, \"10-12\"]"; a long list shortened, with its digest
+  // The layers, ascending; UsageError naming the pointer when a range reaches past n_layers
+  // (checked before anything is expanded: "0-1000000000" costs nothing).
+  std::vector<int> resolve(int n_layers, const std::string& pointer) const;
 };
 
 struct Condition {

@@ -61,13 +61,40 @@ struct PyValue {
 // Resolves a BINPERSID id (a tuple) to a Storage value; `offset` is the opcode's byte offset.
 using PersistentLoad = std::function<PyPtr(const PyValue& pid, std::uint64_t offset)>;
 
+// The work the unpickler may do, bounded by the input: the values, stack slots, marks and memo
+// entries a pickle of `len` bytes builds may take at most kUnpickleBudgetFloor +
+// kUnpickleBytesPerByte * len bytes (torch.save's own pickles need about 40 bytes per byte: one
+// value per 7 bytes), and at most kMaxStack values and marks may wait on the stack at once.
+constexpr std::uint64_t kUnpickleBudgetFloor = std::uint64_t{64} << 20;
+constexpr std::uint64_t kUnpickleBytesPerByte = 80;
+constexpr std::size_t kMaxStack = 1'000'000;
+inline std::uint64_t unpickleBudget(std::uint64_t len) { return kUnpickleBudgetFloor + kUnpickleBytesPerByte * len; }
+
 // Runs the pickle in data[0, len). `where` names the file and record in every error message.
 // Throws FormatError naming the opcode or global and its byte offset on anything outside the
-// allowed set, on truncation and on malformed arguments; never executes anything.
+// allowed set, on truncation, on malformed arguments and past the budget above; never executes
+// anything.
 PyPtr unpickle(const std::uint8_t* data, std::size_t len, const std::string& where, const PersistentLoad& load);
 
+// How toJson renders: the depth it accepts, the text it may produce, and one value it shows as
+// a given JSON instead (the state dict, shown as its summary and never walked).
+struct JsonRendering {
+  std::string where;                 // names the file in errors
+  int max_depth = 64;                // deeper: FormatError naming the JSON pointer
+  std::size_t max_chars = 1u << 20;  // about this much JSON text; past it values become {"$omitted": ...}
+  const PyValue* replace = nullptr;
+  const nlohmann::json* replacement = nullptr;
+};
+
 // Renders a value as JSON: tensors as {"$tensor": {dtype, shape}}, bytes as {"$bytes": length},
-// non-finite floats as null, dict keys as strings. Throws FormatError past `max_depth` (cycles).
-nlohmann::json toJson(const PyValue& v, int max_depth = 64);
+// non-finite floats as null, dict keys as strings (other keys as their JSON text). A value met a
+// second time (a shared reference: the pickle memo) is rendered once, then as {"$ref": "<JSON
+// pointer of the first>"}, so a list doubled 40 times costs 40 entries, not 2^40. Past
+// `max_chars` of text, containers and strings become {"$omitted": {"type", "length"}}: the work
+// and the result are bounded whatever the pickle.
+nlohmann::json toJson(const PyValue& v, const JsonRendering& how = {});
+
+// A dict key or other value as one short line of JSON text (at most ~200 characters), for messages.
+std::string jsonText(const PyValue& v);
 
 }  // namespace omn::io

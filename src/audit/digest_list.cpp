@@ -1,0 +1,42 @@
+#include "omn/audit/digest_list.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "omn/errors.h"
+
+namespace omn::audit {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxLine = 4096 + 66;  // a path of PATH_MAX after the digest and separator
+
+std::map<std::string, std::string> readDigestList(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw UsageError("--digests " + path + ": not a regular file (or missing)");
+  std::ifstream in(path);
+  if (!in) throw UsageError("--digests " + path + ": cannot be read");
+  std::map<std::string, std::string> out;
+  const std::regex line_re("([0-9a-fA-F]{64}) [ *](.+)");
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty() || line[0] == '#') continue;
+    std::smatch m;  // std::regex recurses per character: a long line is refused before it is matched
+    if (line.size() > kMaxLine || !std::regex_match(line, m, line_re))
+      throw UsageError("--digests " + path + ": line " + std::to_string(n) + ": expected \"<64 hex digits>  <path>\" (sha256sum output)");
+    std::string hex = m[1];
+    std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    out[fs::path(m[2].str()).lexically_normal().string()] = hex;
+  }
+  return out;
+}
+
+std::string digestKey(const std::string& path) {
+  std::error_code ec;
+  const fs::path c = fs::weakly_canonical(path, ec);
+  return ec ? fs::path(path).lexically_normal().string() : c.string();
+}
+
+}  // namespace omn::audit

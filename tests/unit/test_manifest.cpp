@@ -1,0 +1,67 @@
+// Manifest layer specifications: kept as ranges, bounded by the model's layer count before any
+// index is made (a range "0-1000000000" allocated gigabytes), shared by the conditions they expand to.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+
+#include "omn/errors.h"
+#include "omn/intervene/manifest.h"
+
+using nlohmann::json;
+using omn::intervene::parseManifest;
+
+namespace {
+
+json demoWith(const json& conditions) {
+  std::ifstream in(std::string(OMN_SOURCE_DIR) + "/configs/manifests/tiny-demo.json");
+  json j = json::parse(in);
+  j["conditions"] = conditions;
+  return j;
+}
+
+std::string usageError(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const omn::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(InterveneManifest, HugeLayerRangeIsCheckedBeforeExpanding) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto m = parseManifest(demoWith(json::parse(R"([{"op": "constant", "values": [2], "layers": "0-1000000000"}])")),
+                               "m.json", "", true);
+  ASSERT_EQ(m.conditions.size(), 1u);
+  const std::string msg = usageError([&] { m.conditions[0].layers.resolve(4, "/conditions/0"); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));  // 4 GB of ints took minutes
+  EXPECT_NE(msg.find("/conditions/0/layers: layer 4 does not exist (the model has 4 layers: 0-3)"), std::string::npos) << msg;
+}
+
+TEST(InterveneManifest, RangesResolveAscendingAndMerged) {
+  const auto m = parseManifest(demoWith(json::parse(R"([{"op": "constant", "values": [2], "layers": ["5-7", 2, "6-9", 3, 0]}])")),
+                               "m.json", "", true);
+  EXPECT_EQ(m.conditions[0].layers.resolve(12, "/c"), (std::vector<int>{0, 2, 3, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(m.conditions[0].describe()["layers"], json::parse("[0, 2, 3, 5, 6, 7, 8, 9]"));
+  EXPECT_NE(usageError([&] { m.conditions[0].layers.resolve(9, "/c"); }).find("layer 9 does not exist"), std::string::npos);
+  // the first layer past the end is named, not the range's start
+  const auto w = parseManifest(demoWith(json::parse(R"([{"op": "constant", "values": [2], "layers": ["2-40"]}])")), "m.json", "", true);
+  EXPECT_NE(usageError([&] { w.conditions[0].layers.resolve(28, "/c"); }).find("layer 28 does not exist"), std::string::npos);
+}
+
+TEST(InterveneManifest, LongLayerListIsSharedNotCopiedPerCondition) {
+  // 20,000 layer entries times 2,000 values: one list, and labels that stay short
+  json layers = json::array();
+  for (int i = 0; i < 20000; ++i) layers.push_back(2 * i);
+  json values = json::array();
+  for (int i = 0; i < 2000; ++i) values.push_back(1.0 + i / 1000.0);
+  const auto m = parseManifest(demoWith(json::array({{{"op", "constant"}, {"values", values}, {"layers", layers}}})), "m.json", "", true);
+  ASSERT_EQ(m.conditions.size(), 2000u);
+  EXPECT_EQ(m.conditions[0].layers.ranges.get(), m.conditions[1999].layers.ranges.get());
+  EXPECT_EQ(m.conditions[0].layers.ranges->size(), 20000u);
+  EXPECT_LT(m.conditions[0].label.size(), 160u) << m.conditions[0].label;
+}
