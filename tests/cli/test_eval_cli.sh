@@ -36,6 +36,14 @@ PY
 strip() { grep -vE '"(started|finished)_utc"|"seconds"|"tokens_per_second"' "$1"; }
 check "same inputs, same JSON except timestamps and timing" -- diff <(strip "$tmp/e.json") <(strip "$tmp/e2.json")
 expect 0 "per-document attention" -- "$omn" "${base[@]}"
+# the trace file is an output like the others: never over an input, replaced only with --force
+cp "$mini" "$tmp/ck.pt"
+before="$(sha256sum <"$tmp/ck.pt")"
+OMN_AUDIT_PROFILE="$tmp/ck.pt" expect 2 "is the input" -- "$omn" "${base[@]/$mini/$tmp/ck.pt}" --force
+check "OMN_AUDIT_PROFILE=<checkpoint> left the checkpoint whole" -- test "$(sha256sum <"$tmp/ck.pt")" = "$before"
+echo keep >"$tmp/trace.json"
+OMN_AUDIT_PROFILE="$tmp/trace.json" expect 2 "trace.json exists: refusing" -- "$omn" "${base[@]}"
+check "eval --json - is the document alone" -- bash -c '"$@" --json - 2>/dev/null | /usr/bin/python3 -m json.tool >/dev/null' _ "$omn" "${base[@]}"
 expect 0 "masked attention" -- "$omn" "${base[@]}" --row-form historical
 expect 0 "masked attention" -- "$omn" "${base[@]}" --attention masked
 expect 0 "perplexity" -- "$omn" "${base[@]}" --row-form per-document --selection seeded --selection-seed 7

@@ -55,7 +55,22 @@ expect 2 "edges must increase" -- "$omn" profile "$mini" --hist-edges 4,2
 expect 2 "neither a built-in preset" -- "$omn" profile "$mini" --preset nope
 expect 2 "baseline .*not valid JSON" -- "$omn" profile "$mini" --baseline "$tmp/p.csv"
 expect 2 "" -- "$omn" profile
-expect 2 "" -- "$omn" frobnicate
+expect 2 "unknown command 'frobnicate'; omn-audit --help" -- "$omn" frobnicate
+expect 2 "unknown command 'prof' \(did you mean profile or plot\?\)" -- "$omn" prof "$mini"
+expect 2 "^omn-audit: error: The following argument was not expected: --bogus \(see omn-audit profile --help\)" -- \
+  "$omn" profile "$mini" --bogus
+check "-q works after the command" -- bash -c '[ -z "$("$1" profile "$2" --no-tables -q 2>&1)" ]' _ "$omn" "$mini"
+expect 2 "--tolerance needs --baseline" -- "$omn" profile "$mini" --tolerance "$tmp/tol.json"
+expect 2 "--all needs --baseline" -- "$omn" profile "$mini" --all
+OMN_AUDIT_TORCH_PLUGIN="$tmp/none.so" expect 2 "needs the plugin $tmp/none.so, which could not be loaded .*OMN_AUDIT_TORCH_PLUGIN" -- \
+  "$omn" eval --checkpoint "$mini"
+
+# standard output and special targets; outputs checked before any work
+check "--json - writes the document alone to stdout" -- bash -c '"$1" profile "$2" --json - 2>/dev/null | /usr/bin/python3 -m json.tool >/dev/null' _ "$omn" "$mini"
+check "--json - sends the tables to stderr" -- bash -c '"$1" profile "$2" --json - 2>&1 >/dev/null | grep -q "top 10 coordinates"' _ "$omn" "$mini"
+check "--json /dev/stdout is written in place" -- bash -c '"$1" profile "$2" --json /dev/stdout --no-tables | /usr/bin/python3 -m json.tool >/dev/null && test -c /dev/stdout -o -L /dev/stdout' _ "$omn" "$mini"
+expect 2 "are the same file" -- "$omn" profile "$mini" --json - --csv -
+expect 2 "output $tmp/missing/p.json: directory $tmp/missing does not exist" -- "$omn" profile "$mini" --json "$tmp/missing/p.json"
 for f in evil_os_system evil_eval evil_popen evil_nested evil_stack_global evil_inst; do
   expect 2 "evil.*pickle byte [0-9]+: .*(GLOBAL|STACK_GLOBAL|INST).*refused" -- "$omn" profile "$fx/interop/$f.pt"
 done
