@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "mapping_guard.h"
 #include "omn/errors.h"
 
 namespace omn::io {
@@ -32,10 +33,12 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     data_ = static_cast<const std::uint8_t*>(p);
     // Parsers jump around (zip directory at the end, pickle, a few gain records): no read-ahead.
     ::madvise(const_cast<std::uint8_t*>(data_), size_, MADV_RANDOM);
+    guard_slot_ = mapping_guard::remember(data_, size_, path_);
   }
 }
 
 MappedFile::~MappedFile() {
+  mapping_guard::forget(guard_slot_);
   if (data_) ::munmap(const_cast<std::uint8_t*>(data_), size_);
   ::close(fd_);
 }

@@ -98,3 +98,22 @@ TEST(MappedFileModification, ReplacementAndRemovalAreNamed) {
   ASSERT_EQ(::unlink(p.c_str()), 0);
   EXPECT_NE(errorOf(f).find("removed"), std::string::npos) << errorOf(f);
 }
+
+// A read from the mapping after truncation raises SIGBUS in the kernel; it must end as exit 4
+// with a message naming the file. Without the handler this dies by signal and the test fails.
+TEST(MappedFileModificationDeathTest, ReadAfterTruncationIsExit4NotSigbus) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  TempDir d;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const std::string p = d.file("ck.bin", std::string(static_cast<std::size_t>(4 * page), 'a'));
+  EXPECT_EXIT(
+      {
+        MappedFile f(p);
+        if (::truncate(p.c_str(), page) != 0) std::_Exit(99);
+        volatile std::uint8_t x = f.data()[2 * page + 5];  // past the new end: SIGBUS
+        (void)x;
+        std::_Exit(98);
+      },
+      ::testing::ExitedWithCode(omn::kExitIntegrity),
+      "omn-audit: error: .*ck.bin changed during the run \\(truncated while mapped: byte [0-9]+ of the [0-9]+ bytes");
+}

@@ -1,7 +1,8 @@
 // A read-only memory map of a whole file. The checkpoint is never written: the map is
 // PROT_READ and MAP_PRIVATE, so even a bug cannot reach the file. Others can still change it
 // under a long run: the map remembers the file's identity (file_identity.h) so that the run can
-// ask whether it still reads the file it opened.
+// ask whether it still reads the file it opened, and a read past the end of a file truncated
+// while mapped ends with a message naming it and exit 4 (src/io/mapping_guard.cpp), not SIGBUS.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +39,7 @@ class MappedFile {
   std::size_t size_ = 0;
   int fd_ = -1;  // kept open: fstat tells what became of the mapped inode even after a rename
   FileIdentity identity_;
+  int guard_slot_ = -1;
 };
 
 // Throws IntegrityError "<what> <path> changed during the run (noticed <when>): <change>" when
