@@ -52,6 +52,9 @@ json profileCheckpoint(const ProfileRequest& req) {
   const std::string digest = hashing.get();
   if (bar) bar->finish();
   if (!expected.empty()) io::requireSha256(req.checkpoint, expected, digest);
+  // the digest was read by path beside the parse of the mapping: both describe one file only if
+  // it did not change meanwhile
+  io::requireUnchanged(*ck, "after profiling");
 
   json extra_files = json::array();
   for (std::size_t i = 1; i < ck->files.size(); ++i)
