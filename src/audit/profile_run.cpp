@@ -103,6 +103,9 @@ json profileCheckpoint(const ProfileRequest& req) {
   const std::string digest = hashing.get();
   if (bar) bar->finish();
   if (!expected.empty()) io::requireSha256(req.checkpoint, expected, digest);
+  // the digest was read by path beside the parse of the mapping: both describe one file only if
+  // it did not change meanwhile
+  io::requireUnchanged(*ck, "after profiling");
 
   // the shards of an index: hashed with the index, checked where --digests pins them (a mismatch
   // is IntegrityError naming the shard); "verified" is never said of bytes that were not checked

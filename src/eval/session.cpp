@@ -1,5 +1,8 @@
 #include "omn/eval/session.h"
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <future>
@@ -72,7 +75,23 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     throw;
   }
   verify();
+  // the digest was read beside the mapping, by path: it describes the mapped file only if that
+  // file did not change in between
+  requireCheckpointUnchanged(*s, "while it was hashed and loaded", false);
   return s;
+}
+
+void requireCheckpointUnchanged(const Session& s, const std::string& when, bool rehash) {
+  io::requireUnchanged(*s.ck, when);
+  if (!rehash) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string now = io::sha256File(s.spec.checkpoint);
+  spdlog::debug("checkpoint {}: SHA-256 read again {} in {:.3f} s", s.spec.checkpoint, when,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (now != s.checkpoint_sha256)
+    throw IntegrityError("checkpoint " + s.spec.checkpoint + " changed during the run (noticed " + when +
+                         "): its SHA-256 is now " + now + ", was " + s.checkpoint_sha256 +
+                         " at the start, with size and mtime unchanged (rewritten in place and its time reset?)");
 }
 
 nlohmann::json checkpointJson(const Session& s) {

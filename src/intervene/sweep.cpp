@@ -80,6 +80,20 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
     spdlog::info("resuming: {} finished record(s) in {}", done.size(), jpath);
   }
 
+  // The checkpoint must stay the file the session opened: its weights may be views into its
+  // mapping. Its identity is checked after every pass, before that pass is journaled (so the
+  // journal holds only passes run on the file as opened), and its SHA-256 is read again at the end,
+  // before the closing control is compared with the opening one: a changed file is named as such,
+  // never reported as "not deterministic".
+  auto requireUnchanged = [&](const std::string& when, bool rehash) {
+    try {
+      eval::requireCheckpointUnchanged(s, when, rehash);
+    } catch (const IntegrityError& e) {
+      throw IntegrityError(std::string(e.what()) + "; the passes finished before it are in " + jpath +
+                           ": restore the file, then rerun with --resume");
+    }
+  };
+
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   const bool tty = o.progress && report::ProgressBar::stderrIsTerminal();
 
@@ -145,6 +159,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   auto controlPass = [&](const char* id, const std::string& what, bool capture) {
     json mech;
     auto [sc, secs] = score(what, capture, false, o.mechanism ? &mech : nullptr);
+    requireUnchanged("after the " + what + " pass", false);
     return json{{"id", id}, {"kind", "control"}, {"scores", scoresRaw(sc)}, {"seconds", secs},
                 {"gain_sha256", gains.digest()}, {"mechanism", mech}};
   };
@@ -183,6 +198,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
       throw;
     }
     gains.restore();
+    requireUnchanged("after condition " + c.id + " (" + c.label + ")", false);
     const std::string after = gains.digest();
     const bool ok = after == gains.originalDigest();
     if (o.mechanism && from_cache)  // layers before the cache were not run: they equal the control's
@@ -211,8 +227,9 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
     control_close = done["control_close"];
   } else {
     control_close = controlPass("control_close", "control (closing)", false);
-    journal.append(control_close);
   }
+  requireUnchanged("at the end of the sweep (SHA-256 read again)", true);
+  if (!done.count("control_close")) journal.append(control_close);
 
   // --- the document -----------------------------------------------------------------------------
   prov.device = s.device.str();

@@ -40,6 +40,10 @@ std::unique_ptr<Checkpoint> openCheckpoint(const std::string& path, const OpenOp
   return ck;
 }
 
+void requireUnchanged(const Checkpoint& ck, const std::string& when) {
+  for (std::size_t i = 0; i < ck.files.size(); ++i) requireUnchanged(*ck.files[i], i == 0 ? "checkpoint" : "checkpoint shard", when);
+}
+
 void groupSharedStorage(Checkpoint& ck) {
   std::map<std::string, std::vector<std::string>> by_key;
   for (const auto& t : ck.index.tensors()) by_key[t.storage_key].push_back(t.name);

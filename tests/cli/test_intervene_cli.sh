@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # omn-audit intervene / merge from the outside: manifest errors with JSON pointers, refusals,
-# kill -9 and --resume, SIGTERM, shards + merge equal to the unsharded run, exit codes.
+# kill -9 and --resume, SIGTERM, shards + merge equal to the unsharded run, exit codes, a checkpoint
+# rewritten or truncated mid-sweep.
 set -u
 omn="$1" fx="$2" src="$3"
 source "$(dirname "$0")/lib.sh"
@@ -141,5 +142,74 @@ intck=$(sha256sum "$tmp/int-gain.pt" | cut -c1-64)
 mk int.json "m['checkpoint']['path'] = 'int-gain.pt'; m['checkpoint']['sha256'] = '$intck'; m['output']['json'] = 'int.json.out'; m['output'].pop('csv', None)"
 expect 2 "q_norm.weight': expected a floating-point gain, got I64" -- "$omn" -q intervene --manifest "$tmp/int.json"
 check "nothing written after the integer-gain refusal" -- test ! -e "$tmp/int.json.out"
+
+# the checkpoint changing under a run (issue #9, class 4). A long sweep on a copy of the fixture is
+# stopped (SIGSTOP) once its journal holds the control and a finished condition, the copy is
+# changed, the sweep continued: a real race, made deterministic. Exit 4 naming the file and the
+# change (never "not deterministic", never a signal death); the journal keeps what was finished.
+long='m["checkpoint"]["path"] = "long.pt"; m["output"] = {"json": "long-unused.json"}; m["groups"] = 2; m["rows"]["num_seqs"] = 2
+m["conditions"] = [{"op": "constant", "values": [1 + i / 64 for i in range(64)], "targets": ["qk"], "layers": "all"}]'
+mk long.json "$long"
+mk long-unpinned.json "$long"$'\ndel m["checkpoint"]["sha256"]'
+mid_sweep() {  # mid_sweep OUT CHANGE...: the long sweep ($sweep) into $tmp/OUT, CHANGE run while it is stopped
+  local out="$tmp/$1" pid
+  shift
+  cp "$tmp/omn1-mini.pt" "$tmp/long.pt"
+  "$omn" -q intervene $sweep -o "$out" 2>"$out.err" &
+  pid=$!
+  for _ in $(seq 1 3000); do  # header, control, one condition
+    [ -f "$out.journal" ] && [ "$(wc -l <"$out.journal")" -ge 3 ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.02
+  done
+  kill -STOP "$pid"
+  stopped_early="no journal"
+  [ -f "$out.journal" ] && stopped_early=$(grep -c '"control_close"' "$out.journal")
+  "$@"
+  kill -CONT "$pid"
+  wait "$pid"
+  rc=$?
+  kept=$(($(cat "$out.journal" 2>/dev/null | wc -l) - 1))
+}
+rewrite() {  # other bytes, same size and inode, inside the largest tensor's data (read zero-copy)
+  /usr/bin/python3 - "$tmp/long.pt" <<'PY'
+import struct, sys, zipfile
+path = sys.argv[1]
+e = max(zipfile.ZipFile(path).infolist(), key=lambda i: i.file_size)
+with open(path, "r+b") as f:
+    f.seek(e.header_offset + 26)
+    n, m = struct.unpack("<HH", f.read(4))
+    start = e.header_offset + 30 + n + m + e.file_size // 2
+    f.seek(start)
+    b = f.read(4096)
+    f.seek(start)
+    f.write(bytes(x ^ 0x55 for x in b))
+PY
+}
+sweep="--manifest $tmp/long-unpinned.json --allow-unverified"
+mid_sweep rewritten.json rewrite
+check "rewritten mid-sweep: stopped while conditions were left ($stopped_early)" -- test "$stopped_early" = 0
+check "rewritten mid-sweep: exit 4 (got $rc)" -- test "$rc" -eq 4
+check "rewritten mid-sweep: the message names the file and the change" -- \
+  grep -qE "checkpoint $tmp/long.pt changed during the run \(noticed after (condition c[0-9]+|the control pass).*\): modified \(mtime" "$tmp/rewritten.json.err"
+check "rewritten mid-sweep: not reported as non-determinism" -- bash -c "! grep -q 'not deterministic' '$tmp/rewritten.json.err'"
+check "rewritten mid-sweep: the journal kept the control and >= 1 condition ($kept records), no result" -- \
+  test "$kept" -ge 2 -a "$kept" -lt 66 -a ! -e "$tmp/rewritten.json"
+# --resume on the still-changed file: refused, its digest is not the journal's
+expect 2 "cannot resume .*checkpoint_sha256 was" -- "$omn" -q intervene $sweep -o "$tmp/rewritten.json" --resume
+cp "$tmp/omn1-mini.pt" "$tmp/long.pt"  # the file restored: the resume continues from the journal
+expect 0 "resuming: $kept finished record" -- "$omn" intervene $sweep -o "$tmp/rewritten.json" --resume
+check "rewritten then restored: the resumed sweep has every condition" -- /usr/bin/python3 -c \
+  "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(len(d['conditions']) != 64)" "$tmp/rewritten.json"
+
+sweep="--manifest $tmp/long.json"  # the checkpoint's digest pinned
+mid_sweep truncated.json truncate -s 1000000 "$tmp/long.pt"
+check "truncated mid-sweep: stopped while conditions were left ($stopped_early)" -- test "$stopped_early" = 0
+check "truncated mid-sweep: exit 4, not a signal death (got $rc)" -- test "$rc" -eq 4
+check "truncated mid-sweep: the message names the file and the truncation" -- grep -qE \
+  "$tmp/long.pt changed during the run \((truncated while mapped: byte [0-9]+|noticed .*\): size [0-9]+ -> 1000000 bytes \(truncated\?\))" \
+  "$tmp/truncated.json.err"
+check "truncated mid-sweep: the journal kept the control and >= 1 condition ($kept records)" -- test "$kept" -ge 2
+expect 4 "long.pt: SHA-256 mismatch" -- "$omn" -q intervene $sweep -o "$tmp/truncated.json" --resume
 
 finish

@@ -54,6 +54,12 @@ struct Session {
 // Opens, hashes and verifies everything; loads the weights (call outside InferenceMode).
 std::unique_ptr<Session> openSession(const SessionSpec& spec);
 
+// Throws IntegrityError when the checkpoint is no longer the file the session opened: its identity
+// (io::requireUnchanged, one fstat/stat per file) and, with `rehash`, its SHA-256 read again
+// against the digest taken at the start (catches a rewrite that kept size and mtime). `when` says
+// where the run noticed ("after condition c3").
+void requireCheckpointUnchanged(const Session& s, const std::string& when, bool rehash);
+
 // JSON blocks shared by eval and intervene results.
 nlohmann::json checkpointJson(const Session& s);
 nlohmann::json modelJson(const Session& s);

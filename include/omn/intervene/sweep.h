@@ -26,7 +26,8 @@ struct SweepOptions {
 };
 
 // Runs (or resumes) the sweep and writes the outputs; returns the result document.
-// Throws Interrupted when stopped, IntegrityError when a restore or the closing control fails.
+// Throws Interrupted when stopped, IntegrityError when a restore or the closing control fails or
+// the checkpoint changed during the run (checked after every pass, before it is journaled).
 nlohmann::json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o);
 
 }  // namespace omn::intervene

@@ -30,6 +30,10 @@ struct Checkpoint {
 // Throws FormatError naming the file and the place for anything that is not a readable checkpoint.
 std::unique_ptr<Checkpoint> openCheckpoint(const std::string& path, const OpenOptions& options = {});
 
+// Throws IntegrityError naming the file and what changed when any of ck.files is no longer the file
+// it was when opened (size, mtime, inode, device): the run's weights may point into it.
+void requireUnchanged(const Checkpoint& ck, const std::string& when);
+
 // Fills ck.shared_storage from the storage keys of ck.index.
 void groupSharedStorage(Checkpoint& ck);
 

@@ -65,6 +65,8 @@ Command addEvalCommand(CLI::App& root) {
             const eval::SequenceScores sc = ev.score(so);
             bar.finish();
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            // the scores stand on the checkpoint as hashed at the start: still that file, by identity and digest
+            eval::requireCheckpointUnchanged(*s, "after scoring", true);
             if (!a->dump_logits.empty()) {
               const at::Tensor l = ev.rowLogits(0).contiguous();
               report::writeNpyFloat32(a->dump_logits, l.data_ptr<float>(), {l.size(0), l.size(1)});
