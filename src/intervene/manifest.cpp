@@ -1,6 +1,7 @@
 #include "omn/io/json_document.h"
 #include "omn/intervene/manifest.h"
 
+#include <limits>
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -186,11 +187,11 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   if (const json* v = r.opt(rw, "seed")) s.selection_seed = static_cast<std::uint64_t>(r.integer(*v, "/rows/seed", 0));
   if (const json* v = r.opt(rw, "form")) s.row_form = r.oneOf(*v, "/rows/form", {"packed", "per-document", "historical"});
   // groups, bootstrap
-  if (const json* v = r.opt(j, "groups")) m.groups = static_cast<int>(r.integer(*v, "/groups", 1));
+  if (const json* v = r.opt(j, "groups")) m.groups = static_cast<int>(r.integer(*v, "/groups", 1, std::numeric_limits<int>::max()));
   if (m.groups > static_cast<int>(s.num_seqs)) r.fail("/groups", "more groups than sequences (" + std::to_string(s.num_seqs) + ")");
   if (const json* b = r.opt(j, "bootstrap")) {
     r.object(*b, "/bootstrap", {"resamples", "seed", "confidence"});
-    if (const json* v = r.opt(*b, "resamples")) m.bootstrap.resamples = static_cast<int>(r.integer(*v, "/bootstrap/resamples", 1));
+    if (const json* v = r.opt(*b, "resamples")) m.bootstrap.resamples = static_cast<int>(r.integer(*v, "/bootstrap/resamples", 1, 100000000));
     if (const json* v = r.opt(*b, "seed")) m.bootstrap.seed = static_cast<std::uint64_t>(r.integer(*v, "/bootstrap/seed", 0));
     if (const json* v = r.opt(*b, "confidence")) {
       m.bootstrap.confidence = r.num(*v, "/bootstrap/confidence");
@@ -203,8 +204,8 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
     if (const json* v = r.opt(*md, "attention")) s.attention = r.oneOf(*v, "/model/attention", {"auto", "flash", "per-document", "masked"});
     if (const json* v = r.opt(*md, "dtype")) s.dtype = r.oneOf(*v, "/model/dtype", {"auto", "bf16", "fp16", "fp32"});
     if (const json* v = r.opt(*md, "device")) s.device = model::checkDeviceSpec(r.str(*v, "/model/device"), r.label() + ": /model/device");
-    if (const json* v = r.opt(*md, "batch")) s.batch = static_cast<int>(r.integer(*v, "/model/batch", 1));
-    if (const json* v = r.opt(*md, "threads")) s.threads = static_cast<int>(r.integer(*v, "/model/threads", 0));
+    if (const json* v = r.opt(*md, "batch")) s.batch = static_cast<int>(r.integer(*v, "/model/batch", 1, std::numeric_limits<int>::max()));
+    if (const json* v = r.opt(*md, "threads")) s.threads = static_cast<int>(r.integer(*v, "/model/threads", 0, 4096));
   }
   // output
   if (const json* o = r.opt(j, "output")) {
@@ -265,7 +266,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
             param_text = " " + fmt(x.value);
             break;
           case Op::Permute:
-            x.seed = static_cast<std::uint64_t>(r.integer(params[a], pp, 0));
+            x.seed = static_cast<std::uint64_t>(r.integer(params[a], pp, 0, std::numeric_limits<int>::max()));
             param_text = " seed " + std::to_string(x.seed);
             break;
           case Op::SignFix:
@@ -273,7 +274,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
             param_text = " " + x.mode;
             break;
           case Op::CopyLayer:
-            x.source_layer = static_cast<int>(r.integer(params[a], pp, 0));
+            x.source_layer = static_cast<int>(r.integer(params[a], pp, 0, std::numeric_limits<int>::max()));
             param_text = " from " + std::to_string(x.source_layer);
             break;
           default: break;

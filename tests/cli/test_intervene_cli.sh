@@ -109,10 +109,24 @@ mk e7.json 'm["conditions"][0]["op"] = "clamp"'
 expect 2 "/conditions/0/op: expected one of constant" -- "$omn" -q intervene --manifest "$tmp/e7.json"
 mk e8.json 'm["conditions"][2]["seeds"] = [1]'
 expect 2 "/conditions/2/seeds: not a parameter of vector_mean" -- "$omn" -q intervene --manifest "$tmp/e8.json"
-mk e9.json 'm["checkpoint"]["sha256"] = "1" * 64; m["output"] = {"json": "e9.json"}'
+mk e9.json 'm["checkpoint"]["sha256"] = "1" * 64; m["output"] = {"json": "e9o.json"}'
 expect 4 "SHA-256 mismatch" -- "$omn" -q intervene --manifest "$tmp/e9.json"
-mk e10.json 'm["tokens"]["sha256"] = "2" * 64; m["output"] = {"json": "e10.json"}'
+mk e10.json 'm["tokens"]["sha256"] = "2" * 64; m["output"] = {"json": "e10o.json"}'
 expect 4 "mini-tokens.bin: SHA-256 mismatch" -- "$omn" -q intervene --manifest "$tmp/e10.json"
+# outputs are checked before the checkpoint is hashed: a wrong digest would be exit 4, the missing
+# directory is reported first
+mk e11.json 'm["checkpoint"]["sha256"] = "1" * 64; m["output"] = {"json": "e11o.json"}'
+expect 2 "output $tmp/missing/x.csv: directory $tmp/missing does not exist" -- \
+  "$omn" -q intervene --manifest "$tmp/e11.json" --csv "$tmp/missing/x.csv"
+# numbers that would wrap when narrowed are refused on the JSON value, naming the pointer
+mk e12.json 'm["groups"] = 2**32 + 2'
+expect 2 "/groups: expected an integer <= 2147483647" -- "$omn" -q intervene --manifest "$tmp/e12.json"
+mk e13.json 'm["bootstrap"] = {"resamples": 2**32}'
+expect 2 "/bootstrap/resamples: expected an integer <= 100000000" -- "$omn" -q intervene --manifest "$tmp/e13.json"
+mk e14.json 'm["conditions"][0]["layers"] = [4294967323]'
+expect 2 "/conditions/0/layers.*expected an integer <= 2147483647" -- "$omn" -q intervene --manifest "$tmp/e14.json"
+mk e15.json 'm["model"] = {"batch": 2**32 + 1}'
+expect 2 "/model/batch: expected an integer <= 2147483647" -- "$omn" -q intervene --manifest "$tmp/e15.json"
 echo '{"schema": "omn-audit/manifest@1",' >"$tmp/broken.json"
 expect 2 "broken.json: not valid JSON" -- "$omn" -q intervene --manifest "$tmp/broken.json"
 # the ready-made manifests: valid against the schema once their token sets are filled in
