@@ -37,18 +37,23 @@ json mechanismJson(const std::vector<model::LayerMechanism>& m) {
 
 }  // namespace
 
-json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
-  report::ProvenanceInfo prov;
-  prov.started_utc = report::utcNow();
+std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const SweepOptions& o, const std::vector<std::string>& inputs) {
   const std::string out = o.output_json.empty() ? m.output_json : o.output_json;
   // --output replaces the manifest's whole /output block: its csv too, unless --csv is given
   const std::string csv = !o.output_csv.empty() ? o.output_csv : o.output_json.empty() ? m.output_csv : "";
   if (out.empty()) throw UsageError("no output: give --output or /output/json in the manifest");
   report::checkDistinctOutputs({{"the JSON output", out}, {"the CSV output", csv}, {"the journal", out + ".journal"}});
-  std::vector<std::string> inputs = {m.path, s.spec.checkpoint, s.tokens.path};
-  if (!s.tokens.offsets_path.empty()) inputs.push_back(s.tokens.offsets_path);
   for (const auto& p : {out, csv})
     if (!p.empty()) report::checkOutputPath(p, o.force, inputs);
+  return {out, csv};
+}
+
+json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
+  report::ProvenanceInfo prov;
+  prov.started_utc = report::utcNow();
+  std::vector<std::string> inputs = {m.path, s.spec.checkpoint, s.tokens.path};
+  if (!s.tokens.offsets_path.empty()) inputs.push_back(s.tokens.offsets_path);
+  const auto [out, csv] = checkSweepOutputs(m, o, inputs);
   const std::vector<Condition> conditions = shardConditions(m.conditions, o.shard_index, o.shard_count);
 
   // --- the model state: gains saved, their digest known; every condition checked up front ---------

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +30,10 @@ struct SweepOptions {
 // Runs (or resumes) the sweep and writes the outputs; returns the result document.
 // Throws Interrupted when stopped, IntegrityError when a restore or the closing control fails or
 // the checkpoint changed during the run (checked after every pass, before it is journaled).
+// The JSON and CSV outputs the sweep will write, checked (distinct, not an input, --force, directory
+// writable); called before the checkpoint is opened, and again by runSweep. Returns {json, csv}.
+std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const SweepOptions& o, const std::vector<std::string>& inputs);
+
 nlohmann::json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o);
 
 }  // namespace omn::intervene

@@ -51,6 +51,8 @@ Command addInterveneCommand(CLI::App& root) {
             if (!a->shard.empty()) std::tie(a->o.shard_index, a->o.shard_count) = parseShard(a->shard);
             a->o.cache_budget_bytes = static_cast<std::size_t>(a->cache_budget_mib * 1024 * 1024);
             a->o.progress = true;
+            // outputs checked before the checkpoint is hashed: a typo must not cost the hash
+            intervene::checkSweepOutputs(m, a->o, {m.path, m.session.checkpoint, m.session.tokens.path});
             auto s = eval::openSession(m.session);  // weights load outside inference mode
             std::signal(SIGINT, onSignal);
             std::signal(SIGTERM, onSignal);
