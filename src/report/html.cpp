@@ -80,7 +80,7 @@ Grid profileSummary(const json& p) {
            {"population std", f(s["std"], 6)},
            {"min", f(s["min"], 6)},
            {"max", f(s["max"], 6)},
-           {"share above " + general(p["options"]["threshold"].get<double>()), fixed(100 * s["share_above_threshold"].get<double>(), 4) + "%"},
+           {"share above " + general(p["options"]["threshold"].get<double>()), (s["share_above_threshold"].is_null() ? std::string("NaN") : fixed(100 * s["share_above_threshold"].get<double>(), 4) + "%")},
            {"negative coordinates", s["count_negative"].dump()},
            {"in [1, 2]", s["count_in_1_2"].dump()},
            {"above 32", s["count_above_32"].dump()}}};

@@ -23,14 +23,19 @@ using namespace chart;  // NOLINT
 Figure layerMeans(const json& p, bool log) {
   const json& layers = p["layers"];
   const int n = static_cast<int>(layers.size());
+  // a layer whose gains are all NaN/inf has null statistics: it is left out of the lines
+  auto finite = [&](int i, const char* role) { return layers[i][role]["mean"].is_number() && layers[i][role]["min"].is_number(); };
   double lo = INFINITY, hi = -INFINITY, lo_pos = INFINITY;
   for (const auto& l : layers)
     for (const char* r : {"q", "k"}) {
+      if (!l[r]["min"].is_number() || !l[r]["max"].is_number() || !l[r]["mean"].is_number()) continue;
       lo = std::min(lo, l[r]["min"].get<double>());
       hi = std::max(hi, l[r]["max"].get<double>());
       for (const char* k : {"min", "mean"})
         if (l[r][k].get<double>() > 0) lo_pos = std::min(lo_pos, l[r][k].get<double>());
     }
+  if (!std::isfinite(hi)) lo = 0, hi = 1, lo_pos = 1;
+  if (!std::isfinite(lo_pos)) lo_pos = std::min(1.0, hi);
   Axis x{-0.5, n - 0.5, false};
   Axis y = log ? rangeOf(lo_pos, hi, true) : rangeOf(std::min(lo, 0.0), hi, false);
   Chart c(std::string("Q/K gain per layer: mean and min–max band") + (log ? " (log scale)" : ""), "layer",
@@ -48,15 +53,20 @@ Figure layerMeans(const json& p, bool log) {
   for (int r = 0; r < 2; ++r) {
     const char* role = r == 0 ? "q" : "k";
     std::vector<std::pair<double, double>> band, mean;
-    for (int i = 0; i < n; ++i) band.emplace_back(c.X(i), c.Y(layers[i][role]["max"].get<double>()));
-    for (int i = n - 1; i >= 0; --i) band.emplace_back(c.X(i), c.Y(layers[i][role]["min"].get<double>()));
-    c.svg.polygon(band, std::string("fill:") + colour[r] + ";opacity:0.15;stroke:none", "band");
-    for (int i = 0; i < n; ++i) mean.emplace_back(c.X(i), c.Y(layers[i][role]["mean"].get<double>()));
-    c.svg.polyline(mean, std::string("stroke:") + colour[r] + ";stroke-width:2");
     for (int i = 0; i < n; ++i)
-      c.svg.circle(mean[static_cast<std::size_t>(i)].first, mean[static_cast<std::size_t>(i)].second, 3.2,
-                   std::string("fill:") + colour[r], std::string("point ") + role,
+      if (finite(i, role)) band.emplace_back(c.X(i), c.Y(layers[i][role]["max"].get<double>()));
+    for (int i = n - 1; i >= 0; --i)
+      if (finite(i, role)) band.emplace_back(c.X(i), c.Y(layers[i][role]["min"].get<double>()));
+    c.svg.polygon(band, std::string("fill:") + colour[r] + ";opacity:0.15;stroke:none", "band");
+    for (int i = 0; i < n; ++i)
+      if (finite(i, role)) mean.emplace_back(c.X(i), c.Y(layers[i][role]["mean"].get<double>()));
+    c.svg.polyline(mean, std::string("stroke:") + colour[r] + ";stroke-width:2");
+    for (int i = 0, k = 0; i < n; ++i) {
+      if (!finite(i, role)) continue;
+      const auto& pt = mean[static_cast<std::size_t>(k++)];
+      c.svg.circle(pt.first, pt.second, 3.2, std::string("fill:") + colour[r], std::string("point ") + role,
                    "layer " + std::to_string(i) + " " + role + " mean " + fixed(layers[i][role]["mean"].get<double>(), 3));
+    }
   }
   c.legend({{kColours[0], "Q mean"}, {kColours[1], "K mean"}, {"#c8d7ea", "min–max band"}});
   const json& sc = p["steepest_change"]["all"];
@@ -99,9 +109,12 @@ Figure histogram(const json& p) {
   }
   c.legend({{kColours[0], "gains per bin"}, {"#d62728", "threshold"}});
   const json& s = p["statistics"];
-  const std::string cap = "All " + s["count"].dump() + " gains: " + fixed(100 * s["share_above_threshold"].get<double>(), 4) +
-                          "% above " + general(t) + ", " + s["count_negative"].dump() + " negative, max " +
-                          general(s["max"].get<double>()) + ". " + sourceLine(p);
+  const bool any_finite = s["share_above_threshold"].is_number() && s["max"].is_number();
+  const std::string cap = "All " + s["count"].dump() + " gains: " +
+                          (any_finite ? fixed(100 * s["share_above_threshold"].get<double>(), 4) + "% above " + general(t) + ", " +
+                                            s["count_negative"].dump() + " negative, max " + general(s["max"].get<double>())
+                                      : std::string("none finite")) +
+                          ". " + sourceLine(p);
   c.caption(cap);
   return {"profile-histogram.svg", "Histogram of the gains", cap, c.svg.str()};
 }
@@ -111,7 +124,8 @@ Figure asymmetry(const json& p) {
   const int n = static_cast<int>(layers.size());
   double hi = 0;
   for (const auto& l : layers)
-    for (const char* r : {"q", "k"}) hi = std::max(hi, l[r]["rope_pair_asymmetry"]["mean_abs_diff"].get<double>());
+    for (const char* r : {"q", "k"})
+      if (l[r]["rope_pair_asymmetry"]["mean_abs_diff"].is_number()) hi = std::max(hi, l[r]["rope_pair_asymmetry"]["mean_abs_diff"].get<double>());
   Axis x{-0.5, n - 0.5, false};
   Chart c("RoPE-pair asymmetry of the gains per layer", "layer", "mean |g[i] − g[pair(i)]| (×)", x, rangeOf(0, hi, false));
   c.yTicks();
@@ -121,7 +135,9 @@ Figure asymmetry(const json& p) {
   for (int r = 0; r < 2; ++r) {
     const char* role = r == 0 ? "q" : "k";
     std::vector<std::pair<double, double>> pts;
-    for (int i = 0; i < n; ++i) pts.emplace_back(c.X(i), c.Y(layers[i][role]["rope_pair_asymmetry"]["mean_abs_diff"].get<double>()));
+    for (int i = 0; i < n; ++i)
+      if (layers[i][role]["rope_pair_asymmetry"]["mean_abs_diff"].is_number())
+        pts.emplace_back(c.X(i), c.Y(layers[i][role]["rope_pair_asymmetry"]["mean_abs_diff"].get<double>()));
     c.svg.polyline(pts, std::string("stroke:") + kColours[r] + ";stroke-width:2");
     for (const auto& [px, py] : pts) c.svg.circle(px, py, 3, std::string("fill:") + kColours[r], std::string("point ") + role);
   }

@@ -129,6 +129,17 @@ for name, text in [("deep.json", "[" * 200000 + "]" * 200000), ("deep-object.jso
         r = run(cmd(p), name)
         check(r is not None and r.returncode == 2, f"{name}: {cmd(p)[0]}: refused with exit 2")
 
+# a valid profile of a diverged model: layer 3's Q gains all NaN, so its statistics are null
+nan = load(profile)
+for k in ("mean", "std", "min", "max"):
+    nan["layers"][3]["q"][k] = None
+nan["layers"][3]["mean"] = nan["layers"][3]["q_minus_k"] = None
+p = os.path.join(work, "nan-layer.json")
+json.dump(nan, open(p, "w"))
+for cmd in (plot, report):
+    r = run(cmd(p), "nan-layer.json")
+    check(r is not None and r.returncode == 0, f"a layer with no finite gain: {cmd(p)[0]} draws the others (exit 0)")
+
 # a tolerance pattern of 40 stars: the matcher is linear, the answer the same as with one star
 tol = os.path.join(work, "tol.json")
 json.dump({"schema": "omn-audit/tolerance@1", "rules": [{"pointer": "/" + "*" * 40 + "x/*", "abs": 1}],
