@@ -1,32 +1,75 @@
 #!/usr/bin/env bash
-# Builds the parsers' libFuzzer targets with clang + ASan/UBSan (no libtorch) and runs each for
-# SECONDS (default 60), seeded with the interop fixtures. Prints executions and findings.
-#   tools/fuzz.sh [SECONDS]
+# Builds the libFuzzer targets with clang + ASan/UBSan (no libtorch) and runs each for SECONDS
+# (default 60), seeded with the tests' files: the pickle and checkpoint parsers, every document
+# omn-audit reads back (documents), baselines and tolerances against a real profile (gate), the
+# intervention/study manifests and training configs (config), and resumed journals (journal).
+# Prints executions and findings; exit 1 on a finding.
+#   tools/fuzz.sh [SECONDS] [TARGET...]
+# tools/test.sh runs it for a few seconds per target where clang is installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/tools/deps.sh"
 omn_install_deps
 secs="${1:-60}"
-build="$root/build-fuzz"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(pickle checkpoint documents gate config journal)
+build="${OMN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+main="${OMN_BUILD_DIR:-$root/build}"
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DOMN_WITH_TORCH=OFF -DOMN_BUILD_TESTS=OFF -DOMN_FUZZ=ON \
     -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target fuzz_pickle fuzz_checkpoint
-fx="$root/build/fixtures/interop"
+cmake --build "$build" -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}")
+
+# --- seeds -----------------------------------------------------------------------------------
+c="$build/corpus"
+mkdir -p "$c"/{pickle,checkpoint,documents,gate,config,journal} "$build/findings"
+fx="$main/fixtures/interop"
 if [ ! -d "$fx" ]; then /usr/bin/python3 "$root/tests/interop/make_fixtures.py" "$fx" >/dev/null; fi
-mkdir -p "$build/corpus/pickle" "$build/corpus/checkpoint" "$build/findings"
-cp "$fx"/*.pt "$fx"/*.safetensors "$build/corpus/checkpoint/" 2>/dev/null || true
-for f in "$fx"/*.pt; do unzip -p "$f" '*/data.pkl' >"$build/corpus/pickle/$(basename "$f").pkl" 2>/dev/null || true; done
+cp "$fx"/*.pt "$fx"/*.safetensors "$c/checkpoint/" 2>/dev/null || true
+for f in "$fx"/*.pt; do unzip -p "$f" '*/data.pkl' >"$c/pickle/$(basename "$f").pkl" 2>/dev/null || true; done
+# documents: a real profile (the gate's reference too), the reference, a tolerance, and whatever
+# results the demo left
+profile="$c/profile.json"
+if [ -x "$main/omn-audit" ] && [ -f "$main/fixtures/omn1-mini.pt" ]; then
+  "$main/omn-audit" profile "$main/fixtures/omn1-mini.pt" --json "$profile" --no-tables --force >/dev/null
+else
+  echo "fuzz.sh: build the main tree first (tools/test.sh): the seeds come from it" >&2
+  exit 2
+fi
+cp "$profile" "$root/configs/omn-1-reference-profile.json" "$c/documents/"
+cp "$root/configs/omn-1-reference-profile.json" "$profile" "$c/gate/"
+echo '{"schema":"omn-audit/tolerance@1","default":{"abs":0,"rel":1e-9},"rules":[{"pointer":"/layers/*/q/mean","abs":0.01}]}' \
+  | tee "$c/gate/tolerance.json" >"$c/documents/tolerance.json"
+for f in "$main"/demo/*.json "$main"/demo-model/*.json; do [ -f "$f" ] && cp "$f" "$c/documents/" || true; done
+# configs: the first byte picks the parser (0 intervention manifest, 1 study manifest, 2 training config)
+for f in "$root"/configs/manifests/*.json; do { printf '\x00'; cat "$f"; } >"$c/config/m-$(basename "$f")"; done
+for f in "$root"/configs/studies/*.json; do { printf '\x01'; cat "$f"; } >"$c/config/s-$(basename "$f")"; done
+for f in "$root"/configs/train/*.json; do { printf '\x02'; cat "$f"; } >"$c/config/t-$(basename "$f")"; done
+# a journal whose records carry their checksums (as io/journal.cpp writes them)
+/usr/bin/python3 - "$c/journal/seed.jsonl" <<'PY'
+import hashlib, json, sys
+def line(r):
+    r = dict(r); r["journal_sha256"] = hashlib.sha256(json.dumps(r, separators=(",", ":"), sort_keys=True).encode()).hexdigest()
+    return json.dumps(r, separators=(",", ":"), sort_keys=True) + "\n"
+with open(sys.argv[1], "w") as f:
+    f.write(line({"schema": "omn-audit/journal@1", "kind": "intervene", "manifest_sha256": "0" * 64}))
+    f.write(line({"id": "control", "nll_sum": [1, 2, 3], "tokens": [4, 5, 6]}))
+    f.write('{"id": "c1", "torn')
+PY
+
+# --- run ---------------------------------------------------------------------------------------
 status=0
-for t in pickle checkpoint; do
+for t in "${targets[@]}"; do
   echo "== fuzz_$t for ${secs}s"
-  if ! "$build/tests/fuzz/fuzz_$t" "$build/corpus/$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \
-       -artifact_prefix="$build/findings/$t-" -print_final_stats=1 2>"$build/fuzz_$t.log"; then
+  if ! OMN_FUZZ_PROFILE="$profile" "$build/tests/fuzz/fuzz_$t" "$c/$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \
+       -timeout=10 -artifact_prefix="$build/findings/$t-" -print_final_stats=1 2>"$build/fuzz_$t.log"; then
     status=1
     echo "FINDING: see $build/fuzz_$t.log and $build/findings/"
+    grep -E "ERROR|SUMMARY|==[0-9]+==" "$build/fuzz_$t.log" | head -5
   fi
-  grep -E "stat::number_of_executed_units|stat::peak_rss_mb|SUMMARY" "$build/fuzz_$t.log" || true
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/fuzz_$t.log" || true
 done
 exit $status

@@ -8,3 +8,10 @@ omn_install_optional
 omn_build
 cd "${OMN_BUILD_DIR:-$root/build}"
 ctest --output-on-failure -j "$(nproc)" "$@"
+# the fuzz targets, a few seconds each, where clang is installed (docs/RELIABILITY.md); the long
+# runs are tools/fuzz.sh SECONDS
+if [ $# -eq 0 ] && command -v clang++ >/dev/null; then
+  "$root/tools/fuzz.sh" "${OMN_FUZZ_SECONDS:-5}"
+else
+  echo "omn-audit: clang++ not installed (or ctest arguments given): the fuzz targets were not run" >&2
+fi
