@@ -163,7 +163,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   }
   if (const json* v = r.opt(ck, "preset")) {  // a built-in name, or a preset file beside the manifest
     s.preset = r.str(*v, "/checkpoint/preset");
-    if (s.preset.find('/') != std::string::npos || s.preset.size() > 5 && s.preset.substr(s.preset.size() - 5) == ".json")
+    if (s.preset.find('/') != std::string::npos || (s.preset.size() > 5 && s.preset.substr(s.preset.size() - 5) == ".json"))
       s.preset = resolvePath(s.preset, path);
   }
   if (const json* v = r.opt(ck, "state_key")) s.state_key = r.str(*v, "/checkpoint/state_key");

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "omn/errors.h"
 #include "omn/report/terminal_text.h"
 
@@ -27,14 +29,18 @@ inline int runGuarded(const std::function<int()>& body) {
 // (io/json_document.h); a field the schema still let through but the reader cannot use is the
 // document's fault -- exit 2 naming the documents -- not a bug in the tool.
 inline int readingDocuments(const std::vector<std::string>& inputs, const std::function<int()>& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    if (dynamic_cast<const omn::Error*>(&e)) throw;
+  auto fail = [&](const char* what) {
     std::string names;
     for (const auto& p : inputs) names += (names.empty() ? "" : ", ") + p;
-    throw omn::FormatError(names + ": a field is missing or of the wrong type for this reader (" + e.what() +
-                           "); the document does not match docs/schema");
+    return omn::FormatError(names + ": a field is missing or of the wrong type for this reader (" + what +
+                            "); the document does not match docs/schema");
+  };
+  try {
+    return body();
+  } catch (const nlohmann::json::exception& e) {  // a type or a key the reader needed
+    throw fail(e.what());
+  } catch (const std::out_of_range& e) {  // nlohmann's missing-key assert (include/omn/json_assert.h)
+    throw fail(e.what());
   }
 }
 
