@@ -19,6 +19,10 @@ inline constexpr int kMaxJsonDepth = 64;
 // `text` parsed; FormatError "<label>: not valid JSON: ..." or "...: nested deeper than 64 levels".
 nlohmann::json parseJson(std::string_view text, const std::string& label);
 
+// The whole of the regular file at `path` (`what` names it in messages); a FIFO, device or directory
+// is refused before it is opened (a FIFO would block the open, /dev/zero never ends).
+std::string readTextFile(const std::string& path, const std::string& what);
+
 // The file at `path` parsed (`what` names it in messages: "baseline", "input"); it must be a regular
 // file (a FIFO would block the open).
 nlohmann::json readJsonFile(const std::string& path, const std::string& what);
