@@ -42,6 +42,7 @@ std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const S
   // --output replaces the manifest's whole /output block: its csv too, unless --csv is given
   const std::string csv = !o.output_csv.empty() ? o.output_csv : o.output_json.empty() ? m.output_csv : "";
   if (out.empty()) throw UsageError("no output: give --output or /output/json in the manifest");
+  report::checkJournaledOutput(out, "the sweep's JSON output");
   report::checkDistinctOutputs({{"the JSON output", out}, {"the CSV output", csv}, {"the journal", out + ".journal"}});
   for (const auto& p : {out, csv})
     if (!p.empty()) report::checkOutputPath(p, o.force, inputs);

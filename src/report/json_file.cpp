@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
@@ -17,10 +19,41 @@
 
 namespace omn::report {
 
-bool isStdout(const std::string& path) { return path == "-"; }
+std::optional<int> standardStream(const std::string& path) {
+  if (path == "-") return 1;
+  // follow symbolic links one hop at a time: /dev/stdout -> /proc/self/fd/1, or a user's link to it
+  std::filesystem::path p = path;
+  for (int hop = 0; hop < 16; ++hop) {
+    const std::string s = p.lexically_normal().string();
+    if (s == "/dev/stdout") return 1;
+    if (s == "/dev/stderr") return 2;
+    for (const char* prefix : {"/proc/self/fd/", "/dev/fd/"}) {
+      const std::string pre = prefix;
+      if (s.size() > pre.size() && s.compare(0, pre.size(), pre) == 0 &&
+          s.find_first_not_of("0123456789", pre.size()) == std::string::npos) {
+        const int fd = std::atoi(s.c_str() + pre.size());
+        if (fd == 1 || fd == 2) return fd;
+      }
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(p, ec)) return std::nullopt;
+    const auto target = std::filesystem::read_symlink(p, ec);
+    if (ec) return std::nullopt;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return std::nullopt;
+}
+
+bool isStdout(const std::string& path) { return standardStream(path) == 1; }
+
+void checkJournaledOutput(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (standardStream(path) || (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)))
+    throw UsageError(what + " " + path + ": must be a file (a journal is kept beside it while the run is under way)");
+}
 
 void checkOutputPath(const std::string& path, bool force, const std::vector<std::string>& inputs) {
-  if (isStdout(path)) return;
+  if (standardStream(path)) return;
   struct stat out {};
   if (::stat(path.c_str(), &out) != 0) {
     // a new file: its directory must exist and be writable now, not after hours of compute
@@ -49,9 +82,15 @@ void checkDistinctOutputs(const std::vector<std::pair<std::string, std::string>>
     const auto c = std::filesystem::weakly_canonical(p, ec);
     return ec ? std::filesystem::path(p).lexically_normal().string() : c.string();
   };
+  // /dev/null (or a terminal) twice: nothing is replaced
+  auto discard = [](const std::string& p) {
+    struct stat st {};
+    return p != "-" && ::stat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+  };
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
-      if (!outputs[i].second.empty() && !outputs[j].second.empty() && canonical(outputs[i].second) == canonical(outputs[j].second))
+      if (!outputs[i].second.empty() && !outputs[j].second.empty() && !discard(outputs[i].second) &&
+          canonical(outputs[i].second) == canonical(outputs[j].second))
         throw UsageError(outputs[i].first + " " + outputs[i].second + " and " + outputs[j].first + " " + outputs[j].second +
                          " are the same file: one output would replace the other");
 }
@@ -70,18 +109,27 @@ void writeAll(int fd, const std::string& text, const std::string& name) {
 
 }  // namespace
 
-void writeFileAtomic(const std::string& path, const std::string& text) {
-  if (isStdout(path)) {
-    std::cout.flush();
-    writeAll(STDOUT_FILENO, text, "standard output");
+void writeFileAtomic(const std::string& given, const std::string& text) {
+  if (const auto fd = standardStream(given)) {
+    (*fd == 1 ? std::cout : std::cerr).flush();
+    writeAll(*fd, text, *fd == 1 ? "standard output" : "standard error");
     return;
+  }
+  // a symbolic link keeps pointing where it did: the file it names is replaced, not the link
+  std::string path = given;
+  std::error_code ec;
+  if (std::filesystem::is_symlink(given, ec)) {
+    const auto target = std::filesystem::weakly_canonical(given, ec);
+    if (!ec) path = target.string();
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
     // never renamed over: a device or pipe is written in place (as root, a rename would have
-    // replaced /dev/stdout itself with a regular file)
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    // replaced /dev/stdout itself with a regular file); a FIFO nobody reads is an error, not a hang
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno == ENXIO) throw UsageError("cannot write " + path + ": a FIFO with no reader");
     if (fd < 0) throw UsageError("cannot write " + path + ": " + std::strerror(errno));
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     try {
       writeAll(fd, text, path);
     } catch (...) {

@@ -1,4 +1,3 @@
-#include "omn/io/json_document.h"
 #include "omn/study/study_run.h"
 
 #include <spdlog/spdlog.h>
@@ -12,6 +11,7 @@
 #include "omn/embedded.h"
 #include "omn/errors.h"
 #include "omn/io/journal.h"
+#include "omn/io/json_document.h"
 #include "omn/io/sha256.h"
 #include "omn/report/json_file.h"
 #include "omn/report/provenance.h"
@@ -47,6 +47,7 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
   prov.started_utc = report::utcNow();
   const std::string out = o.output_json.empty() ? m.output_json : o.output_json;
   const std::string csv = !o.output_csv.empty() ? o.output_csv : o.output_json.empty() ? m.output_csv : "";
+  report::checkJournaledOutput(out, "the study JSON");
   report::checkDistinctOutputs({{"the study JSON", out}, {"the study CSV", csv}, {"the journal", out + ".journal"}});
   const std::string jpath = out + ".journal";
   // --resume of an interrupted study may replace its own outputs (written just before the journal

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <iostream>
 
 #include "commands.h"
@@ -28,7 +29,9 @@ Command addPlotCommand(CLI::App& root) {
               const nlohmann::json doc = io::readDocument(*input, "input", {io::DocumentKind::profile, io::DocumentKind::intervention,
                                                                              io::DocumentKind::study, io::DocumentKind::track}).json;
               const auto figs = report::figuresFor(doc, *input, *runs);
-              if (::mkdir(dir->c_str(), 0755) != 0 && errno != EEXIST) throw UsageError("cannot create directory " + *dir);
+              std::error_code ec;  // created if missing, parents too (as --help says)
+              std::filesystem::create_directories(*dir, ec);
+              if (ec || !std::filesystem::is_directory(*dir)) throw UsageError("-o " + *dir + ": cannot create the directory" + (ec ? ": " + ec.message() : ""));
               for (const auto& f : figs) report::checkOutputPath(*dir + "/" + f.name, *force, {*input});
               for (const auto& f : figs) {
                 report::writeFileAtomic(*dir + "/" + f.name, f.svg);

@@ -34,6 +34,8 @@ Command addReportCommand(CLI::App& root) {
                 slot = std::move(d.json);
               }
               report::checkOutputPath(*out, *force, *inputs);
+              if (*markdown && report::standardStream(*out))
+                throw UsageError("-o " + *out + ": --markdown writes its figures beside the report; give a file");
               if (*markdown) {
                 const std::string dir = *out + ".figures";
                 const std::string rel = dir.substr(dir.rfind('/') + 1);
@@ -46,7 +48,7 @@ Command addReportCommand(CLI::App& root) {
                 report::writeFileAtomic(*out, report::htmlReport(in));
               }
               for (const auto& w : report::reportWarnings(in)) std::cerr << "omn-audit: warning: " << w << "\n";
-              std::cout << *out << "\n";
+              if (!report::standardStream(*out)) std::cout << *out << "\n";
               return 0;
             });
           }};

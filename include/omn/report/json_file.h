@@ -2,6 +2,7 @@
 // into place, never over an existing file without `force`, never over an input.
 #pragma once
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,8 +17,13 @@ namespace omn::report {
 // (io/json_document.h: depth-bounded; documents omn-audit wrote are read with io::readDocument).
 using io::readJsonFile;
 
-// "-": standard output (--json -, --csv -); the command then prints nothing else there.
+// The standard stream (1 or 2) an output names: "-", /dev/stdout, /dev/stderr, /proc/self/fd/N,
+// /dev/fd/N, or a symbolic link to one of them; written to directly, never renamed over.
+std::optional<int> standardStream(const std::string& path);
+// Standard output: the command then prints nothing else there (its text goes to stderr).
 bool isStdout(const std::string& path);
+// Outputs that keep a journal beside them (intervene, study) must be files.
+void checkJournaledOutput(const std::string& path, const std::string& what);
 
 // Throws UsageError when `path` exists and !force, or names the same file as one of `inputs`.
 void checkOutputPath(const std::string& path, bool force, const std::vector<std::string>& inputs);

@@ -12,6 +12,7 @@
 #include "omn/errors.h"
 #include "omn/intervene/manifest.h"
 #include "omn/intervene/results.h"
+#include "omn/report/json_file.h"
 #include "omn/intervene/sweep.h"
 #include "omn/report/progress.h"
 
@@ -59,8 +60,9 @@ Command addInterveneCommand(CLI::App& root) {
             a->o.stop = [] { return g_stop.load(); };
             c10::InferenceMode guard;
             const nlohmann::json doc = intervene::runSweep(m, *s, a->o);
-            intervene::printResultsTable(std::cout, doc);
-            std::cout << "result: " << (a->o.output_json.empty() ? m.output_json : a->o.output_json) << "\n";
+            std::ostream& text = report::isStdout(a->o.output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
+            intervene::printResultsTable(text, doc);
+            text << "result: " << (a->o.output_json.empty() ? m.output_json : a->o.output_json) << "\n";
             return 0;
           }};
 }

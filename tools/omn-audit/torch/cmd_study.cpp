@@ -5,6 +5,7 @@
 #include "model_commands.h"
 #include "shard_option.h"
 #include "training_heap.h"
+#include "omn/report/json_file.h"
 #include "omn/errors.h"
 #include "omn/report/progress.h"
 #include "omn/report/table.h"
@@ -47,8 +48,9 @@ Command addStudyCommand(CLI::App& root) {
             o->progress = report::ProgressBar::stderrIsTerminal();
             keepFreedMemoryInHeap();
             const nlohmann::json doc = study::runStudy(m, *o);
-            printStudySummary(std::cout, doc);
-            std::cout << "study      " << doc["runs"].size() << " runs in " << doc["runs_dir"].get<std::string>() << "\n";
+            std::ostream& text = report::isStdout(o->output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
+            printStudySummary(text, doc);
+            text << "study      " << doc["runs"].size() << " runs in " << doc["runs_dir"].get<std::string>() << "\n";
             return 0;
           }};
 }
