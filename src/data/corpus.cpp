@@ -19,17 +19,6 @@ namespace omn::data {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string readTextFile(const std::string& path, const std::string& what) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw UsageError(what + " " + path + ": no such file");
-  if (!S_ISREG(st.st_mode)) throw UsageError(what + " " + path + ": not a regular file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw UsageError(what + " " + path + ": cannot be read");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 bool heldOut(const std::string& name, const std::string& salt, double fraction) {
   const std::string key = salt + "\n" + name;
   const std::string hex = io::sha256Bytes(key.data(), key.size());

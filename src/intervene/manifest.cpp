@@ -1,4 +1,3 @@
-#include "omn/io/json_document.h"
 #include "omn/intervene/manifest.h"
 
 #include <limits>
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
 #include "omn/model/device_spec.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
@@ -294,12 +294,9 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
 }
 
 Manifest loadManifest(const std::string& path, bool allow_unverified) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("manifest " + path + ": cannot open for reading");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const json j = io::parseJson(ss.str(), "manifest " + path);
-  return parseManifest(j, path, io::sha256Bytes(ss.str().data(), ss.str().size()), allow_unverified);
+  const std::string text = io::readTextFile(path, "manifest");  // a FIFO or device is refused, not waited on
+  const json j = io::parseJson(text, "manifest " + path);
+  return parseManifest(j, path, io::sha256Bytes(text.data(), text.size()), allow_unverified);
 }
 
 std::vector<Condition> shardConditions(const std::vector<Condition>& all, int index, int count) {

@@ -1,9 +1,11 @@
 #include "omn/intervene/merge.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "omn/errors.h"
 #include "omn/intervene/results.h"
+#include "omn/io/json_reader.h"
 #include "omn/report/json_file.h"
 #include "omn/report/provenance.h"
 #include "omn/report/shard_set.h"
@@ -56,11 +58,17 @@ json mergeShards(const std::vector<std::string>& paths) {
   std::sort(in.conditions.begin(), in.conditions.end(), [](const json& a, const json& b) {
     return std::stoi(a["id"].get<std::string>().substr(1)) < std::stoi(b["id"].get<std::string>().substr(1));
   });
-  const json& b = first["manifest"]["verbatim"].value("bootstrap", json::object());
-  in.bootstrap.resamples = b.value("resamples", 10000);
-  in.bootstrap.seed = b.value("seed", 0);
-  in.bootstrap.confidence = b.value("confidence", 0.95);
-  in.groups = first["manifest"]["verbatim"].value("groups", 5);
+  // the statistics' settings come from the manifest the shards ran: checked as the manifest's own
+  // parser checks them (a resample count of 2^32+1 had become 1, and 2^32+2 groups 2)
+  const io::JsonReader r("shard " + paths[0] + " /manifest/verbatim");
+  const json& v = first["manifest"]["verbatim"];
+  const json& b = v.contains("bootstrap") ? v["bootstrap"] : json::object();
+  in.bootstrap.resamples = b.contains("resamples") ? static_cast<int>(r.integer(b["resamples"], "/bootstrap/resamples", 1, 100000000)) : 10000;
+  in.bootstrap.seed = b.contains("seed") ? static_cast<std::uint64_t>(r.integer(b["seed"], "/bootstrap/seed", 0)) : 0;
+  in.bootstrap.confidence = b.contains("confidence") ? r.num(b["confidence"], "/bootstrap/confidence", 0, 1, true, true) : 0.95;
+  in.groups = v.contains("groups") ? static_cast<int>(r.integer(v["groups"], "/groups", 1, std::numeric_limits<int>::max())) : 5;
+  if (static_cast<std::size_t>(in.groups) > first["control"]["open"]["result"]["sequences"]["tokens"].size())
+    r.fail("/groups", "more groups than sequences");
   in.exact_control = first["model"]["device"] == "cpu";
   return assembleResults(in);
 }

@@ -1,4 +1,3 @@
-#include "omn/io/json_document.h"
 #include "omn/io/journal.h"
 
 #include <fcntl.h>
@@ -10,6 +9,7 @@
 #include <cstring>
 
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
 #include "omn/io/sha256.h"
 
 namespace omn::io {

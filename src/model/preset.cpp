@@ -1,5 +1,6 @@
-#include "omn/io/json_document.h"
 #include "omn/model/preset.h"
+
+#include <sys/stat.h>
 
 #include <fstream>
 #include <regex>
@@ -8,6 +9,7 @@
 
 #include "omn/embedded.h"
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
 
 namespace omn::model {
 namespace {
@@ -166,15 +168,13 @@ Preset loadPreset(const std::string& name_or_path) {
     text = it->second;
     source = name_or_path + " (builtin)";
   } else {
-    std::ifstream in(name_or_path);
-    if (!in) {
+    struct stat st {};
+    if (::stat(name_or_path.c_str(), &st) != 0) {
       std::string names;
       for (const auto& n : builtinPresetNames()) names += (names.empty() ? "" : ", ") + n;
       throw UsageError("preset '" + name_or_path + "': neither a built-in preset (" + names + ") nor a readable file");
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+    text = io::readTextFile(name_or_path, "preset");  // a FIFO or device is refused, not waited on
     source = name_or_path;
   }
   const nlohmann::json j = io::parseJson(text, "preset " + source);

@@ -1,4 +1,3 @@
-#include "omn/io/json_document.h"
 #include "omn/study/study_manifest.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include "omn/data/corpus.h"
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
 #include "omn/report/json_file.h"

@@ -1,4 +1,3 @@
-#include "omn/io/json_document.h"
 #include "omn/train/run_files.h"
 
 #include <fcntl.h>
@@ -13,6 +12,7 @@
 #include "omn/errors.h"
 #include "omn/io/checkpoint.h"
 #include "omn/io/checkpoint_writer.h"
+#include "omn/io/json_document.h"
 #include "omn/io/sha256.h"
 #include "omn/model/weights.h"
 #include "omn/report/json_file.h"

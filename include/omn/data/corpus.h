@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/io/json_document.h"
 namespace omn::data {
 
 struct CorpusConfig {
@@ -33,7 +34,7 @@ CorpusConfig loadCorpusConfig(const std::string& path);
 bool heldOut(const std::string& name, const std::string& salt, double fraction);
 
 // A regular file's bytes; UsageError naming `what` and the path otherwise.
-std::string readTextFile(const std::string& path, const std::string& what);
+using io::readTextFile;  // io/json_document.h
 
 // Builds the corpus in `out_dir` (created; must not hold a corpus unless `force`): tokenizer.model,
 // train.bin, heldout.bin (uint16 little-endian, or uint32 for vocabularies past 65,536; each
