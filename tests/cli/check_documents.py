@@ -140,6 +140,24 @@ for cmd in (plot, report):
     r = run(cmd(p), "nan-layer.json")
     check(r is not None and r.returncode == 0, f"a layer with no finite gain: {cmd(p)[0]} draws the others (exit 0)")
 
+# big but flat: 300,000 empty objects in a free-form field parse in linear time (nlohmann's depth
+# callback made this O(n^2): 26 s for 620 kB) -- run() gives each command 30 s
+flat = load(profile)
+flat["checkpoint"]["metadata"] = {"x": [{}] * 300000}
+p = os.path.join(work, "flat.json")
+json.dump(flat, open(p, "w"))
+r = run(["compare", p, profile], "flat.json")
+check(r is not None and r.returncode == 0, "300,000 objects in a field: compare answers (exit 0), no quadratic parse")
+
+# merged shards: the statistics' settings are checked like the manifest's (2^32+1 resamples had become 1)
+for key, val, ptr in (("bootstrap", {"resamples": 2**32 + 1}, "/bootstrap/resamples"), ("groups", 2**32 + 2, "/groups")):
+    docs = [load(shard0), load(shard1)]
+    for i, d in enumerate(docs):
+        d["manifest"]["verbatim"][key] = val
+        json.dump(d, open(os.path.join(work, f"wrap{i}.json"), "w"))
+    r = run(["merge", os.path.join(work, "wrap0.json"), os.path.join(work, "wrap1.json"), "-o", merged, "--force"], "wrapping " + key)
+    check(r is not None and r.returncode == 2 and ptr in r.stderr, f"merge: {ptr} that would wrap is exit 2 naming it")
+
 # a tolerance pattern of 40 stars: the matcher is linear, the answer the same as with one star
 tol = os.path.join(work, "tol.json")
 json.dump({"schema": "omn-audit/tolerance@1", "rules": [{"pointer": "/" + "*" * 40 + "x/*", "abs": 1}],

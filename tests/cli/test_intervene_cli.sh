@@ -127,6 +127,9 @@ mk e14.json 'm["conditions"][0]["layers"] = [4294967323]'
 expect 2 "/conditions/0/layers.*expected an integer <= 2147483647" -- "$omn" -q intervene --manifest "$tmp/e14.json"
 mk e15.json 'm["model"] = {"batch": 2**32 + 1}'
 expect 2 "/model/batch: expected an integer <= 2147483647" -- "$omn" -q intervene --manifest "$tmp/e15.json"
+mkfifo "$tmp/mfifo"
+expect 2 "manifest .*mfifo: not a regular file" -- timeout 20 "$omn" -q intervene --manifest "$tmp/mfifo"
+expect 2 "must be a file \(a journal is kept beside it" -- "$omn" -q intervene --manifest "$tmp/e5.json" --allow-unverified -o -
 echo '{"schema": "omn-audit/manifest@1",' >"$tmp/broken.json"
 expect 2 "broken.json: not valid JSON" -- "$omn" -q intervene --manifest "$tmp/broken.json"
 # the ready-made manifests: valid against the schema once their token sets are filled in

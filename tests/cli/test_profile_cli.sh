@@ -70,6 +70,15 @@ check "--json - writes the document alone to stdout" -- bash -c '"$1" profile "$
 check "--json - sends the tables to stderr" -- bash -c '"$1" profile "$2" --json - 2>&1 >/dev/null | grep -q "top 10 coordinates"' _ "$omn" "$mini"
 check "--json /dev/stdout is written in place" -- bash -c '"$1" profile "$2" --json /dev/stdout --no-tables | /usr/bin/python3 -m json.tool >/dev/null && test -c /dev/stdout -o -L /dev/stdout' _ "$omn" "$mini"
 expect 2 "are the same file" -- "$omn" profile "$mini" --json - --csv -
+check "--json /dev/stdout into a file: written, not refused or renamed over" -- \
+  bash -c '"$1" profile "$2" --json /dev/stdout --no-tables >"$3" && /usr/bin/python3 -m json.tool "$3" >/dev/null' _ "$omn" "$mini" "$tmp/redirected.json"
+ln -s /proc/self/fd/1 "$tmp/mystdout"
+check "a symbolic link to standard output stays a link (--force)" -- \
+  bash -c '"$1" profile "$2" --json "$3" --force --no-tables >"$4" && test -L "$3" && /usr/bin/python3 -m json.tool "$4" >/dev/null' \
+  _ "$omn" "$mini" "$tmp/mystdout" "$tmp/via-link.json"
+expect 0 "" -- "$omn" profile "$mini" --json /dev/null --csv /dev/null --no-tables
+mkfifo "$tmp/outfifo"
+expect 2 "outfifo: a FIFO with no reader" -- timeout 20 "$omn" profile "$mini" --json "$tmp/outfifo" --no-tables
 expect 2 "output $tmp/missing/p.json: directory $tmp/missing does not exist" -- "$omn" profile "$mini" --json "$tmp/missing/p.json"
 for f in evil_os_system evil_eval evil_popen evil_nested evil_stack_global evil_inst; do
   expect 2 "evil.*pickle byte [0-9]+: .*(GLOBAL|STACK_GLOBAL|INST).*refused" -- "$omn" profile "$fx/interop/$f.pt"
@@ -109,6 +118,7 @@ expect 2 "fifo: not a regular file" -- timeout 20 "$omn" profile "$tmp/fifo"
 expect 2 "fifo: not a regular file" -- timeout 20 "$omn" hash "$tmp/fifo"
 expect 2 "fifo: not a regular file" -- timeout 20 "$omn" track "$tmp/fifo"
 expect 2 "--digests .*fifo: not a regular file" -- timeout 20 "$omn" track "$mini" --order given --digests "$tmp/fifo"
+expect 2 "preset .*fifo: not a regular file" -- timeout 20 "$omn" profile "$mini" --preset "$tmp/fifo"
 
 # terminal injection: metadata from the file cannot forge a verdict line or drive the terminal
 /usr/bin/python3 - "$mini" "$tmp/forged.pt" <<'PY'

@@ -78,4 +78,8 @@ else
   check "chromium screenshot is not blank" -- /usr/bin/python3 "$src/tests/cli/png_nonblank.py" "$tmp/report.png"
   [ -n "${OMN_KEEP_SCREENSHOT:-}" ] && cp "$tmp/report.png" "$OMN_KEEP_SCREENSHOT"
 fi
+# -o -: the HTML alone on standard output; --markdown needs a file (its figures go beside it)
+check "report -o - writes the HTML alone" -- bash -c '"$1" report "$2" -o - 2>/dev/null | tail -n 1 | grep -q "</html>"' _ "$omn" "$tmp/sweep.json"
+expect 2 "--markdown writes its figures beside the report" -- "$omn" report "$tmp/sweep.json" -o - --markdown
+expect 0 "" -- "$omn" plot "$tmp/profile.json" -o "$tmp/deep/er/figs"
 finish
