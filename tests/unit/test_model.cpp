@@ -3,6 +3,8 @@
 // compile only with CUDA and skip cleanly otherwise.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <ATen/ATen.h>
 
 #include "omn/errors.h"
@@ -80,14 +82,24 @@ TEST(AttentionChooser, AutoAndExplicit) {
 }
 
 TEST(RmsNorm, CastOrderMatters) {
-  const at::Tensor x = at::randn({3, 8}).to(at::kBFloat16);
+  // seeded: an unseeded draw made the absolute bound below flaky (0.0204 > 0.02 once in CI)
+  at::manual_seed(7);
+  const at::Tensor x = at::randn({64, 8}).to(at::kBFloat16);
   const at::Tensor g = at::full({8}, 1.7, at::kBFloat16);
   const at::Tensor a = rmsNorm(x, g, 1e-6, NormCast::MultiplyThenCast).to(at::kFloat);
   const at::Tensor b = rmsNorm(x, g, 1e-6, NormCast::CastThenMultiply).to(at::kFloat);
   const at::Tensor xf = x.to(at::kFloat);
   const at::Tensor exact = xf * at::rsqrt(xf.pow(2).mean(-1, true) + 1e-6) * 1.7;
-  EXPECT_LE((a - exact).abs().max().item<double>(), 0.02);
-  EXPECT_LE((b - exact).abs().max().item<double>(), 0.05);
+  // bf16 keeps 8 significant bits (a rounding is <= 2^-9 relative); rounding before the multiply
+  // adds one more, so casting last is the closer of the two
+  const at::Tensor scale = exact.abs().clamp_min(1e-3);
+  const double err_a = ((a - exact).abs() / scale).max().item<double>();
+  const double err_b = ((b - exact).abs() / scale).max().item<double>();
+  EXPECT_LE(err_a, std::ldexp(1.0, -7));
+  EXPECT_LE(err_b, std::ldexp(1.0, -6));
+  EXPECT_LE(err_a, err_b);
+  // bf16: the two orders round at different places, so they differ (Qwen3 casts first, OMN-1 after)
+  EXPECT_FALSE(at::equal(a, b));
   // fp32: the two orders are the same computation
   const at::Tensor c = rmsNorm(xf, g.to(at::kFloat), 1e-6, NormCast::MultiplyThenCast);
   const at::Tensor d = rmsNorm(xf, g.to(at::kFloat), 1e-6, NormCast::CastThenMultiply);
