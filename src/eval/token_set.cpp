@@ -1,10 +1,13 @@
 #include "omn/eval/token_set.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "omn/errors.h"
 #include "omn/io/mapped_file.h"
@@ -12,6 +15,15 @@
 
 namespace omn::eval {
 namespace {
+
+// A non-negative decimal below 2^63 (no sign, no spaces), or nothing: shapes and offsets from files
+// (std::stoull accepted "-1" as 2^64-1 and threw, exit 1, on overflow).
+std::optional<std::uint64_t> decimal(std::string_view t) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (t.empty() || ec != std::errc() || end != t.data() + t.size() || v >= (std::uint64_t{1} << 63)) return std::nullopt;
+  return v;
+}
 
 // A .npy file: magic, version, header dict with 'descr', 'fortran_order', 'shape'.
 struct Npy {
@@ -52,8 +64,11 @@ Npy parseNpy(const io::MappedFile& f) {
   n.count = 1;
   int dims = 0;
   while (std::getline(ss, dim, ',')) {
-    if (dim.find_first_not_of(" ") == std::string::npos) continue;
-    n.count *= std::stoull(dim);
+    const auto b = dim.find_first_not_of(' '), e = dim.find_last_not_of(' ');
+    if (b == std::string::npos) continue;
+    const auto v = decimal(std::string_view(dim).substr(b, e - b + 1));
+    if (!v) throw FormatError(path + ": .npy shape (" + shape + "): \"" + dim + "\" is not a dimension (a decimal below 2^63)");
+    n.count = *v;
     ++dims;
   }
   if (dims != 1) throw FormatError(path + ": expected a 1-D .npy array, shape (" + shape + ")");
@@ -154,7 +169,9 @@ TokenSet readTokenSet(const TokenSetSpec& spec) {
         ++line;
         if (tok.find_first_not_of("0123456789") != std::string::npos)
           throw FormatError(spec.offsets + ": entry " + std::to_string(line) + " \"" + tok + "\" is not a token offset");
-        s.doc_starts.push_back(std::stoull(tok));
+        const auto v = decimal(tok);
+        if (!v) throw FormatError(spec.offsets + ": entry " + std::to_string(line) + " \"" + tok + "\" is beyond any token offset");
+        s.doc_starts.push_back(*v);
       }
     }
     for (std::size_t i = 0; i < s.doc_starts.size(); ++i) {

@@ -53,6 +53,21 @@ expect 0 "Float" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" --o
   --tokenizer-revision r --seq-len 64 --num-seqs 2 --dtype fp32 --groups 1
 
 # errors: exit 2 (usage/input) or 4 (integrity), with the place named
+# numbers in files that std::stoull threw on (exit 1) or wrapped: a shape and an offset
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys
+d = sys.argv[1]
+raw = open(d + "/tok.npy", "rb").read()
+for name, shape in (("shape-text", b"(abc,)"), ("shape-negative", b"(-1,)")):
+    open(d + "/" + name + ".npy", "wb").write(raw.replace(b"(20000,)", shape.ljust(8)))
+open(d + "/offsets-huge.txt", "w").write("0\n99999999999999999999999\n")
+PY
+for f in shape-text shape-negative; do
+  expect 2 "$f.npy: .npy shape .* is not a dimension" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/$f.npy" --eos 0 \
+    --tokenizer-revision r --seq-len 64 --num-seqs 2
+done
+expect 2 "offsets-huge.txt: entry 2 .* is beyond any token offset" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" \
+  --offsets "$tmp/offsets-huge.txt" --tokenizer-revision r --seq-len 64 --num-seqs 2
 expect 4 "SHA-256 mismatch" -- "$omn" "${base[@]}" --sha256 "$(printf '%064d' 0)"
 expect 4 "truncated.pt: SHA-256 mismatch" -- "$omn" "${base[@]/$mini/$fx/interop/truncated.pt}" --sha256 "$(printf '%064d' 0)"
 expect 2 "truncated.pt: no zip end" -- "$omn" "${base[@]/$mini/$fx/interop/truncated.pt}"
