@@ -26,3 +26,20 @@ finish() {
   echo "$passes passed, $fails failed"
   [ "$fails" -eq 0 ]
 }
+# mini_manifest [CONDITIONS]: the mini fixture, its token set and configs/manifests/mini-demo.json with
+# their digests pinned and 4 rows, as $tmp/m.json (the first CONDITIONS conditions only, if given).
+# Needs $fx and $src.
+mini_manifest() {
+  cp "$fx/omn1-mini.pt" "$tmp/"
+  /usr/bin/python3 "$src/tools/fixtures/make_tokens.py" -o "$tmp/mini-tokens.bin" >/dev/null
+  /usr/bin/python3 - "$src/configs/manifests/mini-demo.json" "$tmp/m.json" "$(sha256sum "$tmp/omn1-mini.pt" | cut -c1-64)" \
+    "$(sha256sum "$tmp/mini-tokens.bin" | cut -c1-64)" "${1:-}" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["checkpoint"]["sha256"], m["tokens"]["sha256"] = sys.argv[3], sys.argv[4]
+m["rows"]["num_seqs"] = 4
+if sys.argv[5]:
+    m["conditions"] = m["conditions"][:int(sys.argv[5])]
+json.dump(m, open(sys.argv[2], "w"))
+PY
+}

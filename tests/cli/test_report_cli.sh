@@ -4,16 +4,7 @@
 set -u
 omn="$1" fx="$2" src="$3"
 source "$(dirname "$0")/lib.sh"
-cp "$fx/omn1-mini.pt" "$tmp/"
-/usr/bin/python3 "$src/tools/fixtures/make_tokens.py" -o "$tmp/mini-tokens.bin" >/dev/null
-/usr/bin/python3 - "$src/configs/manifests/mini-demo.json" "$tmp/m.json" "$(sha256sum "$tmp/omn1-mini.pt" | cut -c1-64)" \
-  "$(sha256sum "$tmp/mini-tokens.bin" | cut -c1-64)" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-m["checkpoint"]["sha256"], m["tokens"]["sha256"] = sys.argv[3], sys.argv[4]
-m["rows"]["num_seqs"] = 4
-json.dump(m, open(sys.argv[2], "w"))
-PY
+mini_manifest
 "$omn" -q intervene --manifest "$tmp/m.json" --mechanism >/dev/null 2>&1
 "$omn" profile "$tmp/omn1-mini.pt" --json "$tmp/profile.json" --no-tables >/dev/null
 count() { xmllint --xpath "count(//*[local-name()='circle'][contains(concat(' ', @class, ' '), ' point ')])" "$1"; }
