@@ -44,12 +44,15 @@ json assembleResults(const ResultsInput& in) {
   json out = in.base;
   const eval::SequenceScores open = scoresFromRaw(in.control_open.at("scores"));
   const eval::SequenceScores close = scoresFromRaw(in.control_close.at("scores"));
+  // The largest difference over every sequence (the loop once stopped at the first difference, so
+  // the "max" was the first one); identical means every sum equal, NaN matching NaN.
   double max_diff = 0;
   bool identical = open.nll_sum.size() == close.nll_sum.size() && open.tokens == close.tokens;
-  for (std::size_t i = 0; identical && i < open.nll_sum.size(); ++i) {
-    const double d = std::fabs(open.nll_sum[i] - close.nll_sum[i]);
-    max_diff = std::max(max_diff, d);
-    identical = identical && (open.nll_sum[i] == close.nll_sum[i] || (std::isnan(open.nll_sum[i]) && std::isnan(close.nll_sum[i])));
+  const std::size_t n = std::min(open.nll_sum.size(), close.nll_sum.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool both_nan = std::isnan(open.nll_sum[i]) && std::isnan(close.nll_sum[i]);
+    if (!both_nan) max_diff = std::max(max_diff, std::fabs(open.nll_sum[i] - close.nll_sum[i]));
+    identical = identical && (open.nll_sum[i] == close.nll_sum[i] || both_nan);
   }
   out["control"] = {{"open", controlBlock(in.control_open, in.bootstrap, in.groups)},
                     {"close", controlBlock(in.control_close, in.bootstrap, in.groups)},
@@ -118,8 +121,9 @@ std::string resultsCsv(const json& r) {
 
 void printResultsTable(std::ostream& os, const json& r) {
   auto f = [](const json& v, int d) { return v.is_null() ? std::string("nan") : report::fixed(v.get<double>(), d); };
-  report::Table t({"id", "condition", "perplexity", "95% CI", "ratio vs control", "ratio CI", "restore"});
   const auto& ctl = r["control"]["open"]["result"];
+  report::Table t({"id", "condition", "perplexity", report::ciLabel(ctl["perplexity_ci"]["confidence"].get<double>()),
+                   "ratio vs control", "ratio CI", "restore"});
   t.add({"-", "control (checkpoint as is)", f(ctl["perplexity"], 3),
          "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", ""});
   for (const auto& c : r["conditions"]) {

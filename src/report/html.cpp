@@ -48,8 +48,10 @@ struct Grid {
 };
 
 Grid sweepGrid(const json& r) {
-  Grid g{{"id", "condition", "perplexity", "95% CI", "ratio vs control", "ratio CI", "ΔNLL/token", "touched", "restore"}, {}};
   const json& ctl = r["control"]["open"]["result"];
+  Grid g{{"id", "condition", "perplexity", ciLabel(ctl["perplexity_ci"]["confidence"].get<double>()), "ratio vs control",
+          "ratio CI", "ΔNLL/token", "touched", "restore"},
+         {}};
   g.rows.push_back({"—", "control (the checkpoint as is)", f(ctl["perplexity"], 3),
                     "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", "0", "", ""});
   for (const auto& c : r["conditions"]) {

@@ -66,11 +66,11 @@ Figure pplVsConstant(const json& r) {
     c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:1.5");
     legend.emplace_back(colour, targets[t] == "qk" ? "Q and K" : targets[t] == "q" ? "Q only" : "K only");
   }
-  legend.emplace_back("#999", "control (95% CI)");
+  legend.emplace_back("#999", "control (" + ciLabel(r["control"]["open"]["result"]["perplexity_ci"]["confidence"].get<double>()) + ")");
   c.legend(legend);
-  const std::string cap = "Every Q/K gain of all layers replaced by c; whiskers: " +
-                          fixed(100 * r["control"]["open"]["result"]["perplexity_ci"]["confidence"].get<double>(), 0) +
-                          "% bootstrap CI over sequences; band: the unmodified checkpoint. " + sourceLine(r);
+  const std::string cap = "Every Q/K gain of all layers replaced by c; whiskers: bootstrap " +
+                          ciLabel(r["control"]["open"]["result"]["perplexity_ci"]["confidence"].get<double>()) +
+                          " over sequences; band: the unmodified checkpoint. " + sourceLine(r);
   c.caption(cap);
   return {"sweep-ppl-vs-constant.svg", "Perplexity against the constant", cap, c.svg.str()};
 }

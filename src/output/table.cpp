@@ -50,6 +50,8 @@ std::string fixed(double v, int decimals) {
   return b;
 }
 
+std::string ciLabel(double confidence) { return significant(100 * confidence, 4) + "% CI"; }
+
 std::string general(double v) {
   char b[64];
   for (int p = 6; p <= 17; ++p) {

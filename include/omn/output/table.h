@@ -24,4 +24,6 @@ std::string general(double v);              // shortest round-trip form
 
 namespace omn::report {
 std::string significant(double v, int digits);  // "%.*g": differences and tolerances in tables
+// "95% CI" for a confidence of 0.95: the level a result records, never a hard-coded 95
+std::string ciLabel(double confidence);
 }  // namespace omn::report
