@@ -12,6 +12,7 @@ enum ExitCode : int {
   kExitInvalidInput = 2,  // FormatError, UsageError
   kExitRegression = 3,    // RegressionFound
   kExitIntegrity = 4,     // IntegrityError
+  kExitIo = 5,            // IoError
   kExitInterrupted = 130, // Interrupted (SIGINT/SIGTERM): the journal is valid, --resume continues
 };
 
@@ -49,6 +50,14 @@ class IntegrityError : public Error {
  public:
   using Error::Error;
   ExitCode exitCode() const noexcept override { return kExitIntegrity; }
+};
+
+// The system failed a read or write the input and options were right for: disk full, a read
+// error, a rename refused. Not the user's usage (exit 2), not the tool's bug (exit 1).
+class IoError : public Error {
+ public:
+  using Error::Error;
+  ExitCode exitCode() const noexcept override { return kExitIo; }
 };
 
 // A sweep stopped by SIGINT/SIGTERM at a sequence boundary; finished conditions are journaled.

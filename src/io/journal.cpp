@@ -25,13 +25,13 @@ std::string recordDigest(const nlohmann::json& record) {
 
 int lockedOpen(const std::string& path, int flags) {
   const int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
-  if (fd < 0) throw UsageError("journal " + path + ": cannot open: " + std::strerror(errno));
+  if (fd < 0) throw IoError("journal " + path + ": cannot open: " + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int e = errno;
     ::close(fd);
     if (e == EWOULDBLOCK)
       throw UsageError("journal " + path + " is in use by another omn-audit process (it holds the lock): wait for it to finish");
-    throw UsageError("journal " + path + ": cannot lock: " + std::strerror(e));
+    throw IoError("journal " + path + ": cannot lock: " + std::strerror(e));
   }
   return fd;
 }
@@ -54,7 +54,7 @@ Journal Journal::resume(const std::string& path) {
   while (got < bytes.size()) {
     const ssize_t n = ::pread(j.fd_, &bytes[got], bytes.size() - got, static_cast<off_t>(got));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw UsageError("journal " + path + ": read failed: " + std::strerror(errno));
+    if (n <= 0) throw IoError("journal " + path + ": read failed: " + std::strerror(errno));
     got += static_cast<std::size_t>(n);
   }
   // everything after the last newline was torn by a kill or a full disk mid-write: not a record
@@ -85,8 +85,8 @@ Journal Journal::resume(const std::string& path) {
   if (j.header_.value("schema", "") != "omn-audit/journal@1")
     throw FormatError("journal " + path + ": line 1: expected a header with schema \"omn-audit/journal@1\"");
   if (end < bytes.size() && ::ftruncate(j.fd_, static_cast<off_t>(end)) != 0)
-    throw UsageError("journal " + path + ": cannot cut its torn last line: " + std::strerror(errno));
-  if (::lseek(j.fd_, 0, SEEK_END) < 0) throw UsageError("journal " + path + ": seek failed: " + std::strerror(errno));
+    throw IoError("journal " + path + ": cannot cut its torn last line: " + std::strerror(errno));
+  if (::lseek(j.fd_, 0, SEEK_END) < 0) throw IoError("journal " + path + ": seek failed: " + std::strerror(errno));
   return j;
 }
 
@@ -108,11 +108,11 @@ void Journal::writeLine(const nlohmann::json& record) {
     const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw UsageError("journal " + path_ + ": write failed: " + std::strerror(errno));
+      throw IoError("journal " + path_ + ": write failed: " + std::strerror(errno));
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd_) != 0) throw UsageError("journal " + path_ + ": fsync failed: " + std::strerror(errno));
+  if (::fsync(fd_) != 0) throw IoError("journal " + path_ + ": fsync failed: " + std::strerror(errno));
 }
 
 void Journal::append(const nlohmann::json& record) { writeLine(record); }

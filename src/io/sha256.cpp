@@ -64,7 +64,7 @@ std::string sha256File(const std::string& path, const ProgressFn& progress) {
     ssize_t n = ::read(f.fd, buf.data(), buf.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw FormatError(path + ": read error at byte " + std::to_string(done) + ": " + std::strerror(errno));
+      throw IoError(path + ": read error at byte " + std::to_string(done) + ": " + std::strerror(errno));
     }
     if (n == 0) break;
     EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(n));

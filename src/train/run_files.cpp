@@ -45,7 +45,7 @@ std::string RunPaths::stepOptimizer(std::int64_t step) const {
 
 RunLock::RunLock(const std::string& path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw UsageError(path + ": cannot open the run's lock file: " + std::strerror(errno));
+  if (fd_ < 0) throw IoError(path + ": cannot open the run's lock file: " + std::strerror(errno));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd_);
     fd_ = -1;
@@ -146,7 +146,7 @@ void appendLog(const std::string& path, const json& record) {
   std::ofstream out(path, std::ios::app);
   out << record.dump() << "\n";
   out.flush();
-  if (!out) throw UsageError(path + ": cannot append to the training log (disk full?)");
+  if (!out) throw IoError(path + ": cannot append to the training log (disk full?)");
 }
 
 }  // namespace omn::train

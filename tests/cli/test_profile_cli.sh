@@ -77,6 +77,7 @@ check "a symbolic link to standard output stays a link (--force)" -- \
   bash -c '"$1" profile "$2" --json "$3" --force --no-tables >"$4" && test -L "$3" && /usr/bin/python3 -m json.tool "$4" >/dev/null' \
   _ "$omn" "$mini" "$tmp/mystdout" "$tmp/via-link.json"
 expect 0 "" -- "$omn" profile "$mini" --json /dev/null --csv /dev/null --no-tables
+expect 5 "cannot write /dev/full: No space left on device" -- "$omn" profile "$mini" --json /dev/full --no-tables
 mkfifo "$tmp/outfifo"
 expect 2 "outfifo: a FIFO with no reader" -- timeout 20 "$omn" profile "$mini" --json "$tmp/outfifo" --no-tables
 expect 2 "output $tmp/missing/p.json: directory $tmp/missing does not exist" -- "$omn" profile "$mini" --json "$tmp/missing/p.json"
