@@ -74,10 +74,9 @@ Command addProfileCommand(CLI::App& root) {
             const auto rep = audit::checkRegression(doc, baseline, tolerance, a->baseline, a->tolerance);
             text << "\n";
             report::printRegression(text, rep, a->all_rows);
-            if (rep.drifted()) {
-              text << "DRIFT: " << rep.drifted() << " statistic(s) outside tolerance\n";
-              return static_cast<int>(kExitRegression);
-            }
+            if (rep.drifted())  // exit 3, mapped in guard.h like every other typed error
+              throw RegressionFound("DRIFT: " + std::to_string(rep.drifted()) + " statistic(s) outside tolerance of " +
+                                    a->baseline);
             text << "OK: every statistic within tolerance\n";
             return 0;
           }};

@@ -51,10 +51,9 @@ Command addTrackCommand(CLI::App& root) {
             report::printTrack(text, doc);
             if (!json_out->empty()) report::writeFileAtomic(*json_out, report::dumpJson(doc));
             if (!csv_out->empty()) report::writeFileAtomic(*csv_out, report::trackCsv(doc));
-            if (doc["summary"]["drifted"].is_number() && doc["summary"]["drifted"].get<std::size_t>() > 0) {
-              text << "DRIFT: " << doc["summary"]["drifted"] << " checkpoint(s) outside tolerance of " << r->baseline_path << "\n";
-              return static_cast<int>(kExitRegression);
-            }
+            if (doc["summary"]["drifted"].is_number() && doc["summary"]["drifted"].get<std::size_t>() > 0)
+              throw RegressionFound("DRIFT: " + doc["summary"]["drifted"].dump() + " checkpoint(s) outside tolerance of " +
+                                    r->baseline_path);
             return 0;
           }};
 }
