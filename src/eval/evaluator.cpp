@@ -16,8 +16,7 @@ Evaluator::Evaluator(const model::Transformer& model, std::vector<Row> rows, mod
     batches_.push_back({i, n});
     i += n;
   }
-  for (const auto& r : rows_)
-    for (std::size_t t = 1; t < r.doc.size(); ++t) packed_ = packed_ || r.doc[t] != r.doc[t - 1];
+  packed_ = anyRowPacked(rows_);
 }
 
 std::pair<at::Tensor, at::Tensor> Evaluator::tensors(const Batch& b) const {

@@ -65,10 +65,7 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     checkVocabulary(s->tokens, s->config.vocab_size);
     for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
 
-    bool packed = false;
-    for (const auto& r : s->rows)
-      for (std::size_t t = 1; t < r.doc.size(); ++t) packed = packed || r.doc[t] != r.doc[t - 1];
-    s->path = model::chooseAttention(spec.attention, s->device, s->dtype, packed);
+    s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows));
     s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(*s->ck, s->config, s->dtype, s->device));
   } catch (...) {
     verify();  // an integrity failure outranks the error it may have caused

@@ -195,6 +195,13 @@ const char* rowFormName(RowForm f) {
   return f == RowForm::Packed ? "packed" : f == RowForm::PerDocument ? "per-document" : "historical";
 }
 
+bool anyRowPacked(const std::vector<Row>& rows) {
+  for (const Row& r : rows)
+    for (std::size_t t = 1; t < r.doc.size(); ++t)
+      if (r.doc[t] != r.doc[t - 1]) return true;
+  return false;
+}
+
 std::vector<Row> buildRows(const TokenSet& set, RowForm form, std::int64_t seq_len) {
   if (seq_len < 2) throw UsageError("--seq-len must be at least 2, got " + std::to_string(seq_len));
   const std::size_t L = static_cast<std::size_t>(seq_len);

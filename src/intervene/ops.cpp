@@ -61,6 +61,11 @@ void GainState::check(const Condition& c) const {
   if (c.op == Op::CopyLayer && (c.source_layer < 0 || c.source_layer >= config_.n_layers))
     throw UsageError("manifest: " + c.pointer + "/source_layers: layer " + std::to_string(c.source_layer) +
                      " does not exist (the model has " + std::to_string(config_.n_layers) + " layers)");
+  if (c.op == Op::CopyLayer)
+    for (int l : layers)
+      for (const auto* stored : {&stored_q_, &stored_k_})
+        if ((*stored)[static_cast<std::size_t>(l)].sizes() != (*stored)[static_cast<std::size_t>(c.source_layer)].sizes())
+          throw UsageError("manifest: " + c.pointer + ": copy_layer between gains of different shapes");
   if (c.op == Op::SwapQK)
     for (int l : layers)
       if (stored_q_[static_cast<std::size_t>(l)].sizes() != stored_k_[static_cast<std::size_t>(l)].sizes())
@@ -73,6 +78,7 @@ int GainState::firstLayer(const Condition& c) const {
 }
 
 std::vector<std::string> GainState::apply(const Condition& c) {
+  check(c);  // the one validation of source layers and shapes, before any gain is touched
   const std::vector<int> layers = c.layers.resolve(config_.n_layers, c.pointer);
   std::vector<bool> roles;
   if (c.target != Target::K) roles.push_back(true);
@@ -92,9 +98,6 @@ std::vector<std::string> GainState::apply(const Condition& c) {
       }
     global = sum / static_cast<double>(n);
   }
-  if (c.op == Op::CopyLayer && (c.source_layer < 0 || c.source_layer >= config_.n_layers))
-    throw UsageError("manifest: " + c.pointer + "/source_layers: layer " + std::to_string(c.source_layer) +
-                     " does not exist (the model has " + std::to_string(config_.n_layers) + " layers)");
   std::vector<std::string> touched;
   for (int l : layers)
     for (bool q : roles) {
@@ -116,19 +119,8 @@ std::vector<std::string> GainState::apply(const Condition& c) {
           break;
         }
         case Op::SignFix: out = c.mode == "zero" ? g.clamp_min(0) : g.abs(); break;
-        case Op::CopyLayer: {
-          const at::Tensor src = effective(original(c.source_layer, q));
-          if (src.sizes() != g.sizes()) throw UsageError("manifest: " + c.pointer + ": copy_layer between gains of different shapes");
-          out = src;
-          break;
-        }
-        case Op::SwapQK: {
-          const at::Tensor other = effective(original(l, !q));
-          if (other.sizes() != g.sizes())
-            throw UsageError("manifest: " + c.pointer + ": swap_qk needs Q and K gains of one length (this preset's differ)");
-          out = other;
-          break;
-        }
+        case Op::CopyLayer: out = effective(original(c.source_layer, q)); break;  // shapes equal: check()
+        case Op::SwapQK: out = effective(original(l, !q)); break;  // lengths equal: check()
       }
       const at::Tensor stored = storedFrom(out, orig);
       live(l, q).copy_(stored);  // into the working dtype and device

@@ -68,14 +68,22 @@ AttentionPath chooseAttention(const std::string& requested, const at::Device& de
 
 namespace {
 
+// The one definition of which keys a query may see: [L, L], true on and below the diagonal.
+at::Tensor causalMask(std::int64_t L, const at::Device& device) {
+  return at::ones({L, L}, at::TensorOptions().dtype(at::kBool).device(device)).tril();
+}
+
+// ...and within a packed row, only keys of the query's own document: [B, T, T] from doc ids [B, T].
+at::Tensor documentCausalMask(const at::Tensor& doc) {
+  return (doc.unsqueeze(2) == doc.unsqueeze(1)) & causalMask(doc.size(1), doc.device());
+}
+
 // softmax(q k^T · scale + causal mask) v for one [H, L, D] block. The two products run in the
 // working dtype (bf16 through oneDNN: no silent fall-back to slow float32 products), the scores and
 // the softmax in float32, as flash attention does.
 at::Tensor causalBlock(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
-  const std::int64_t L = q.size(1);
   at::Tensor s = at::matmul(q, k.transpose(-2, -1)).to(at::kFloat) * scale;
-  const at::Tensor future = at::ones({L, L}, at::TensorOptions().dtype(at::kBool).device(q.device())).triu(1);
-  s.masked_fill_(future, -std::numeric_limits<float>::infinity());
+  s.masked_fill_(causalMask(q.size(1), q.device()).logical_not(), -std::numeric_limits<float>::infinity());
   return at::matmul(at::softmax(s, -1).to(v.scalar_type()), v);
 }
 
@@ -84,12 +92,8 @@ at::Tensor attendMasked(const at::Tensor& q, const at::Tensor& k, const at::Tens
   // [B, H, T, D]; the same precision policy as the other paths: products in the working dtype,
   // scores and softmax in float32
   const at::Tensor qh = q.transpose(1, 2), kh = k.transpose(1, 2), vh = v.transpose(1, 2);
-  const std::int64_t T = q.size(1);
   at::Tensor s = at::matmul(qh, kh.transpose(-2, -1)).to(at::kFloat) * scale;
-  const at::Tensor doc = l.doc.to(q.device());
-  const at::Tensor same_doc = doc.unsqueeze(2) == doc.unsqueeze(1);  // [B, T, T]
-  const at::Tensor causal = at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(q.device())).tril();
-  const at::Tensor allowed = (same_doc & causal).unsqueeze(1);        // [B, 1, T, T]
+  const at::Tensor allowed = documentCausalMask(l.doc.to(q.device())).unsqueeze(1);  // [B, 1, T, T]
   s.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
   return at::matmul(at::softmax(s, -1).to(v.scalar_type()), vh).transpose(1, 2);
 }
@@ -148,13 +152,8 @@ at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, 
 AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const DocumentLayout& l) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   const at::Tensor qf = q.to(at::kFloat).transpose(1, 2), kf = k.to(at::kFloat).transpose(1, 2);
-  const std::int64_t T = q.size(1);
   at::Tensor s = at::matmul(qf, kf.transpose(-2, -1)) * scale;  // [B, H, T, T]
-  const at::Tensor doc = l.doc.to(q.device());
-  const at::Tensor allowed =
-      ((doc.unsqueeze(2) == doc.unsqueeze(1)) & at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(q.device())).tril())
-          .unsqueeze(1)
-          .expand_as(s);
+  const at::Tensor allowed = documentCausalMask(l.doc.to(q.device())).unsqueeze(1).expand_as(s);
   AttentionStats st;
   st.max_logit = s.masked_select(allowed).max().item<double>();
   s.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());

@@ -42,6 +42,9 @@ struct Row {
   std::uint64_t offset = 0;       // index of the first token in the file
 };
 
+// True when some row holds more than one document (the masks must then keep documents apart).
+bool anyRowPacked(const std::vector<Row>& rows);
+
 // All rows the set yields in this form, in file order.
 std::vector<Row> buildRows(const TokenSet& set, RowForm form, std::int64_t seq_len);
 
