@@ -8,8 +8,9 @@ std::vector<RowScore> scoreRows(const model::Transformer& m, const at::Tensor& f
                                 const at::Tensor& doc, std::int64_t chunk_tokens) {
   const std::int64_t B = final_hidden.size(0), T = final_hidden.size(1), D = final_hidden.size(2);
   const std::int64_t V = m.head().size(0);
-  // ~8 MB of float32 logits per chunk (bf16: the conversion and the log-sum-exp then run from
-  // cache); fp32 writes the logits straight from the product, where taller products pay more.
+  // The default chunk: 2^21 / V tokens in bf16 (8 MiB of float32 logits: the conversion and the
+  // log-sum-exp then run from cache), 2^23 / V in fp32 (32 MiB: fp32 writes the logits straight
+  // from the product, where taller products pay more); at least 16, at most 1,024 tokens.
   // Measured in docs/PERFORMANCE.md.
   const bool f32 = m.head().scalar_type() == at::kFloat;
   if (chunk_tokens <= 0) chunk_tokens = std::clamp<std::int64_t>((std::int64_t{f32 ? 8 : 2} << 20) / V, 16, 1024);
@@ -23,7 +24,7 @@ std::vector<RowScore> scoreRows(const model::Transformer& m, const at::Tensor& f
   const at::Tensor row = at::floor_divide(idx, T - 1);
   at::Tensor nll_per_row = at::zeros({B}, at::TensorOptions().dtype(at::kDouble).device(dev));
   const std::int64_t n = idx.size(0);
-  // one float32 buffer for every chunk: fresh 8 MB tensors would each cost page faults
+  // one float32 buffer for every chunk: a fresh tensor per chunk would cost page faults each time
   at::Tensor buf = at::empty({std::min(chunk_tokens, std::max<std::int64_t>(n, 1)), V},
                              at::TensorOptions().dtype(at::kFloat).device(dev));
   for (std::int64_t s = 0; s < n; s += chunk_tokens) {

@@ -8,9 +8,12 @@
 #include <ATen/ATen.h>
 
 #include "omn/errors.h"
+#include "omn/eval/scorer.h"
 #include "omn/model/attention.h"
 #include "omn/model/rms_norm.h"
 #include "omn/model/rotary.h"
+#include "omn/train/parameters.h"
+#include "omn/train/train_config.h"
 
 using namespace omn::model;
 
@@ -106,6 +109,22 @@ TEST(RmsNorm, CastOrderMatters) {
   EXPECT_TRUE(at::equal(c, d));
 }
 
+// Parity of each cast order with the definition it follows, bitwise in bf16: Qwen3's RMSNorm
+// (normalise in float32, cast to the input dtype, then multiply by the weight in that dtype) and
+// OMN-1's / Llama's (multiply in float32, cast once), the weight wide and partly negative.
+TEST(RmsNorm, EachCastOrderMatchesItsDefinition) {
+  at::manual_seed(5);
+  const at::Tensor x = (at::randn({16, 32}) * 4).to(at::kBFloat16);
+  const at::Tensor w = (at::rand({32}) * 30 - 2).to(at::kBFloat16);
+  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, true) + 1e-6);
+  const at::Tensor qwen3 = w * normed.to(at::kBFloat16);                     // HF Qwen3RMSNorm.forward
+  const at::Tensor llama = (normed * w.to(at::kFloat)).to(at::kBFloat16);  // one cast, last
+  EXPECT_TRUE(at::equal(rmsNorm(x, w, 1e-6, NormCast::CastThenMultiply), qwen3));
+  EXPECT_TRUE(at::equal(rmsNorm(x, w, 1e-6, NormCast::MultiplyThenCast), llama));
+  EXPECT_FALSE(at::equal(qwen3, llama));
+}
+
 TEST(Rope, PositionZeroIsIdentityAndNormsArePreserved) {
   const RopeTables t = ropeTables(16, 8, 10000.0);
   const at::Tensor x = at::randn({1, 16, 2, 8});
@@ -121,4 +140,40 @@ TEST(Rope, PositionZeroIsIdentityAndNormsArePreserved) {
   const at::Tensor n_in = (x.select(-1, 0).pow(2) + x.select(-1, 4).pow(2)).sqrt();
   const at::Tensor n_out = (y.select(-1, 0).pow(2) + y.select(-1, 4).pow(2)).sqrt();
   EXPECT_TRUE(at::allclose(n_in, n_out, 1e-5, 1e-5));
+}
+
+// The scorer's chunk loop: the NLL sums and token counts do not depend on the chunk size (1, 4 and
+// the default single chunk), and equal a float64 log-softmax written out in full; positions whose
+// next token starts another document are not scored.
+TEST(Scorer, ChunksAgreeWithEachOtherAndAFullLogSoftmax) {
+  omn::train::TrainConfig cfg;
+  cfg.model.n_layers = 1;
+  const std::int64_t V = 97;
+  auto tm = omn::train::initModel(cfg, V, 3, at::Device(at::kCPU));
+  at::manual_seed(11);
+  const std::int64_t B = 2, T = 9, D = cfg.model.d_model;
+  const at::Tensor hidden = at::randn({B, T, D});
+  const at::Tensor tokens = at::randint(V, {B, T}, at::kLong);
+  at::Tensor doc = at::zeros({B, T}, at::kLong);
+  doc[0].narrow(0, 4, 5).fill_(1);  // row 0: two documents, 3 + 4 scored positions; row 1: 8
+
+  std::vector<double> ref(B, 0.0);
+  const at::Tensor logp = at::log_softmax(at::matmul(hidden.to(at::kDouble), tm.model->head().to(at::kDouble).t()), -1);
+  std::vector<std::int64_t> ref_tokens(B, 0);
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t t = 0; t + 1 < T; ++t)
+      if (doc[b][t].item<std::int64_t>() == doc[b][t + 1].item<std::int64_t>()) {
+        ref[static_cast<std::size_t>(b)] -= logp[b][t][tokens[b][t + 1].item<std::int64_t>()].item<double>();
+        ++ref_tokens[static_cast<std::size_t>(b)];
+      }
+  ASSERT_EQ(ref_tokens[0], 7);
+  ASSERT_EQ(ref_tokens[1], 8);
+  for (std::int64_t chunk : {0, 1, 4}) {
+    const auto got = omn::eval::scoreRows(*tm.model, hidden, tokens, doc, chunk);
+    ASSERT_EQ(got.size(), 2u);
+    for (std::size_t b = 0; b < 2; ++b) {
+      EXPECT_EQ(got[b].tokens, ref_tokens[b]) << "chunk " << chunk;
+      EXPECT_NEAR(got[b].nll, ref[b], 1e-4 * std::abs(ref[b])) << "chunk " << chunk << " row " << b;
+    }
+  }
 }

@@ -16,7 +16,8 @@ struct RowScore {
 };
 
 // final_hidden [B, T, D] (after the final norm), tokens/doc [B, T]. Position t is scored when
-// t + 1 < T and doc[t + 1] == doc[t]. `chunk_tokens` 0: chosen from the vocabulary size (~256 MB).
+// t + 1 < T and doc[t + 1] == doc[t]. `chunk_tokens` 0: the default chunk (scorer.cpp, the one place
+// that states its size); tests pass a small one to exercise the multi-chunk loop.
 std::vector<RowScore> scoreRows(const model::Transformer& m, const at::Tensor& final_hidden, const at::Tensor& tokens,
                                 const at::Tensor& doc, std::int64_t chunk_tokens = 0);
 
