@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "omn/eval/bootstrap.h"
+#include "omn/eval/session_spec.h"
 #include "omn/eval/scores_json.h"
 #include "omn/eval/token_set.h"
 #include "omn/io/checkpoint.h"
@@ -17,21 +18,6 @@
 #include "omn/model/transformer.h"
 
 namespace omn::eval {
-
-struct SessionSpec {
-  std::string checkpoint, sha256, preset, state_key;
-  bool allow_unverified = true;  // false: a missing sha256 is a UsageError
-  TokenSetSpec tokens;
-  std::string tokens_sha256;  // expected digest of the token file (empty: not checked)
-  std::string tokenizer_revision;
-  std::int64_t seq_len = 2048;
-  std::size_t num_seqs = 50;
-  std::string selection = "first";
-  std::uint64_t selection_seed = 0;
-  std::string row_form = "packed";
-  std::string attention = "auto", dtype = "auto", device = "cpu";
-  int batch = 1, threads = 0;
-};
 
 struct Session {
   SessionSpec spec;

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "omn/eval/bootstrap.h"
-#include "omn/eval/session.h"
+#include "omn/eval/session_spec.h"
 
 namespace omn::intervene {
 
