@@ -5,6 +5,8 @@
 # intervention/study manifests and training configs (config), and resumed journals (journal).
 # Prints executions and findings; exit 1 on a finding.
 #   tools/fuzz.sh [SECONDS] [TARGET...]
+# SECONDS 0 means no time limit; OMN_FUZZ_RUNS=N stops each target after N executions (the
+# campaign in docs/RELIABILITY.md: OMN_FUZZ_RUNS=10000000 tools/fuzz.sh 0).
 # tools/test.sh runs it for a few seconds per target where clang is installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -63,8 +65,11 @@ PY
 # --- run ---------------------------------------------------------------------------------------
 status=0
 for t in "${targets[@]}"; do
-  echo "== fuzz_$t for ${secs}s"
-  if ! OMN_FUZZ_PROFILE="$profile" "$build/tests/fuzz/fuzz_$t" "$c/$t" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \
+  echo "== fuzz_$t for ${secs}s${OMN_FUZZ_RUNS:+ or $OMN_FUZZ_RUNS runs}"
+  limits=()
+  [ "$secs" = 0 ] || limits+=(-max_total_time="$secs")
+  [ -z "${OMN_FUZZ_RUNS:-}" ] || limits+=(-runs="$OMN_FUZZ_RUNS")
+  if ! OMN_FUZZ_PROFILE="$profile" "$build/tests/fuzz/fuzz_$t" "$c/$t" "${limits[@]}" -max_len=65536 -rss_limit_mb=2048 \
        -timeout=10 -artifact_prefix="$build/findings/$t-" -print_final_stats=1 2>"$build/fuzz_$t.log"; then
     status=1
     echo "FINDING: see $build/fuzz_$t.log and $build/findings/"

@@ -9,8 +9,8 @@
 #include "omn/io/checkpoint.h"
 #include "omn/io/sha256.h"
 #include "omn/model/preset.h"
-#include "omn/report/progress.h"
-#include "omn/report/provenance.h"
+#include "omn/output/progress.h"
+#include "omn/output/provenance.h"
 
 namespace omn::audit {
 
@@ -56,18 +56,18 @@ std::string pinned(const ProfileRequest& req, const std::string& path) {
 }  // namespace
 
 json profileCheckpoint(const ProfileRequest& req) {
-  report::ProvenanceInfo prov;
-  prov.started_utc = report::utcNow();
+  output::ProvenanceInfo prov;
+  prov.started_utc = output::utcNow();
   const std::string expected = expectedDigest(req);
 
   // The hash streams the whole file while the parser touches only the directory, the pickle and
   // the gain records: run it beside the parse, and release nothing until it is checked.
-  std::unique_ptr<report::ProgressBar> bar;  // made and used on the hashing thread only
+  std::unique_ptr<output::ProgressBar> bar;  // made and used on the hashing thread only
   const bool hash = req.hash || !expected.empty();
   auto hashing = std::async(hash ? std::launch::async : std::launch::deferred, [&]() -> std::string {
     if (!hash) return "";
     return io::sha256File(req.checkpoint, [&](std::uint64_t done, std::uint64_t total) {
-      if (!bar) bar = std::make_unique<report::ProgressBar>("sha256", total, req.progress && total >= (256u << 20));
+      if (!bar) bar = std::make_unique<output::ProgressBar>("sha256", total, req.progress && total >= (256u << 20));
       bar->update(done);
     });
   });
@@ -122,9 +122,9 @@ json profileCheckpoint(const ProfileRequest& req) {
   if (hash) prov.inputs.push_back({"checkpoint", req.checkpoint, digest, !expected.empty()});
   for (const auto& f : extra_files)
     if (f["sha256"].is_string()) prov.inputs.push_back({"checkpoint-shard", f["path"], f["sha256"], f["sha256_verified"]});
-  prov.finished_utc = report::utcNow();
+  prov.finished_utc = output::utcNow();
 
-  json out = {{"schema", "omn-audit/profile@1"}, {"provenance", report::provenance(prov)}};
+  json out = {{"schema", "omn-audit/profile@1"}, {"provenance", output::provenance(prov)}};
   out["checkpoint"] = {{"path", req.checkpoint},
                        {"sha256", hash ? json(digest) : json(nullptr)},
                        {"sha256_verified", !expected.empty()},

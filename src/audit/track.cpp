@@ -6,7 +6,7 @@
 #include "omn/audit/profile_run.h"
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
-#include "omn/report/provenance.h"
+#include "omn/output/provenance.h"
 
 namespace omn::audit {
 
@@ -62,8 +62,8 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
 }
 
 json trackCheckpoints(const TrackRequest& req) {
-  report::ProvenanceInfo prov;
-  prov.started_utc = report::utcNow();
+  output::ProvenanceInfo prov;
+  prov.started_utc = output::utcNow();
   const std::vector<std::string> paths = expandTrackInputs(req.inputs);
   const auto key = digestKey;  // a listed path and a checkpoint path: the same file when they resolve to one place
   std::map<std::string, std::string> digests;
@@ -135,9 +135,9 @@ json trackCheckpoints(const TrackRequest& req) {
     if (e.point["drift"].is_object() && e.point["drift"]["drifted"].get<std::size_t>() > 0) ++drifted_steps;
     points.push_back(std::move(e.point));
   }
-  prov.finished_utc = report::utcNow();
+  prov.finished_utc = output::utcNow();
   return {{"schema", "omn-audit/track@1"},
-          {"provenance", report::provenance(prov)},
+          {"provenance", output::provenance(prov)},
           {"order", req.order == TrackOrder::Step ? "step" : "given"},
           {"options", {{"threshold", req.options.threshold}}},
           {"digests", req.digests_path.empty() ? json(nullptr) : json(req.digests_path)},

@@ -13,7 +13,7 @@
 #include "omn/errors.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
 namespace omn::data {
 namespace fs = std::filesystem;
@@ -27,7 +27,7 @@ bool heldOut(const std::string& name, const std::string& salt, double fraction) 
 }
 
 CorpusConfig loadCorpusConfig(const std::string& path) {
-  const json j = report::readJsonFile(path, "corpus config");
+  const json j = output::readJsonFile(path, "corpus config");
   const io::JsonReader r("corpus config " + path);
   r.object(j, "", {"schema", "name", "inputs", "extension", "heldout_fraction", "split_salt", "tokenizer", "max_sentence_bytes"});
   r.schema(j, "omn-audit/corpus-config@1");
@@ -59,7 +59,7 @@ CorpusFiles openCorpus(const std::string& dir_or_json) {
   CorpusFiles f;
   f.json_path = fs::is_directory(dir_or_json, ec) ? (fs::path(dir_or_json) / "corpus.json").string() : dir_or_json;
   f.dir = fs::path(f.json_path).parent_path().string();
-  const json j = report::readJsonFile(f.json_path, "corpus");
+  const json j = output::readJsonFile(f.json_path, "corpus");
   const io::JsonReader r("corpus " + f.json_path);
   if (!j.is_object() || !j.contains("schema") || j["schema"] != "omn-audit/corpus@1")
     r.fail("/schema", "expected \"omn-audit/corpus@1\" (written by omn-audit corpus)");

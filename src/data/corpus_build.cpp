@@ -12,8 +12,8 @@
 #include "omn/data/corpus.h"
 #include "omn/errors.h"
 #include "omn/io/sha256.h"
-#include "omn/report/json_file.h"
-#include "omn/report/provenance.h"
+#include "omn/output/json_file.h"
+#include "omn/output/provenance.h"
 
 namespace omn::data {
 namespace fs = std::filesystem;
@@ -94,7 +94,7 @@ void writeTokens(const std::string& path, const std::vector<std::uint32_t>& ids,
   bytes.reserve(ids.size() * (u16 ? 2 : 4));
   for (std::uint32_t v : ids)
     for (int i = 0; i < (u16 ? 2 : 4); ++i) bytes.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-  report::writeFileAtomic(path, bytes);
+  output::writeFileAtomic(path, bytes);
 }
 
 }  // namespace
@@ -108,10 +108,10 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
   if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec)) throw UsageError("--out " + out_dir + ": exists and is not a directory");
   fs::create_directories(out_dir, ec);
   if (ec) throw UsageError("--out " + out_dir + ": cannot create the directory: " + ec.message());
-  for (const auto& p : {json_path, model_path, train_path, heldout_path}) report::checkOutputPath(p, force, {c.source});
+  for (const auto& p : {json_path, model_path, train_path, heldout_path}) output::checkOutputPath(p, force, {c.source});
 
-  report::ProvenanceInfo prov;
-  prov.started_utc = report::utcNow();
+  output::ProvenanceInfo prov;
+  prov.started_utc = output::utcNow();
   std::vector<Document> docs = collect(c);
   std::size_t n_train = 0, n_heldout = 0;
   for (const auto& d : docs) (d.heldout ? n_heldout : n_train)++;
@@ -168,7 +168,7 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
   ce_heldout /= static_cast<double>(heldout.size());
 
   const bool u16 = sp.GetPieceSize() <= 65536;
-  report::writeFileAtomic(model_path, model_proto);
+  output::writeFileAtomic(model_path, model_proto);
   writeTokens(train_path, train, u16);
   writeTokens(heldout_path, heldout, u16);
 
@@ -181,9 +181,9 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
                 {"n_documents", n_docs}};
   };
   prov.inputs.push_back({"corpus-config", c.source, c.config_sha256, false});
-  prov.finished_utc = report::utcNow();
+  prov.finished_utc = output::utcNow();
   json doc = {{"schema", "omn-audit/corpus@1"},
-              {"provenance", report::provenance(prov)},
+              {"provenance", output::provenance(prov)},
               {"name", c.name},
               {"config", {{"path", c.source}, {"sha256", c.config_sha256}}},
               {"split", {{"method", "sha256(salt + \"\\n\" + document name) / 2^64 < heldout_fraction"},
@@ -199,7 +199,7 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
               {"unigram", {{"train_entropy", h_train}, {"heldout_cross_entropy", ce_heldout},
                            {"note", "add-one smoothed unigram model of the training tokens, nats per token"}}},
               {"documents", documents}};
-  report::writeFileAtomic(json_path, report::dumpJson(doc));
+  output::writeFileAtomic(json_path, output::dumpJson(doc));
   return doc;
 }
 

@@ -2,12 +2,12 @@
 
 #include <cmath>
 
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
 namespace omn::eval {
 
 nlohmann::json scoresJson(const SequenceScores& sc, const BootstrapSpec& b, int groups) {
-  using report::finiteOrNull;
+  using output::finiteOrNull;
   const Interval ci = bootstrapPerplexity(sc, b);
   nlohmann::json g = nlohmann::json::array();
   for (const auto& x : groupPerplexities(sc, groups))

@@ -13,7 +13,7 @@
 #include "omn/errors.h"
 #include "omn/io/sha256.h"
 #include "omn/model/weights.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
 namespace omn::eval {
 

@@ -14,7 +14,7 @@
 #include "omn/model/device_spec.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
-#include "omn/report/table.h"
+#include "omn/output/table.h"
 
 namespace omn::intervene {
 
@@ -99,7 +99,7 @@ LayerSpec parseLayers(const json& v, const std::string& ptr, const Reader& r) {
   return s;
 }
 
-std::string fmt(double v) { return report::general(v); }
+std::string fmt(double v) { return output::general(v); }
 
 }  // namespace
 

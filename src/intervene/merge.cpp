@@ -6,9 +6,9 @@
 #include "omn/errors.h"
 #include "omn/intervene/results.h"
 #include "omn/io/json_reader.h"
-#include "omn/report/json_file.h"
-#include "omn/report/provenance.h"
-#include "omn/report/shard_set.h"
+#include "omn/output/json_file.h"
+#include "omn/output/provenance.h"
+#include "omn/output/shard_set.h"
 
 namespace omn::intervene {
 
@@ -37,7 +37,7 @@ json conditionRecord(const json& c) {
 
 json mergeShards(const std::vector<std::string>& paths) {
   // what must be the same in every shard, by JSON pointer
-  const std::vector<json> docs = report::readShardSet(
+  const std::vector<json> docs = output::readShardSet(
       paths, "omn-audit/intervention@1",
       {"/manifest/sha256", "/checkpoint/sha256", "/tokens/sha256", "/tokens/tokenizer_revision",
        "/provenance/model_code_fingerprint", "/provenance/git_revision", "/provenance/libtorch", "/model/config", "/model/dtype",
@@ -49,8 +49,8 @@ json mergeShards(const std::vector<std::string>& paths) {
   in.base.erase("control");
   in.base.erase("conditions");
   in.base["shard"] = nullptr;
-  in.base["merged_from"] = report::mergedFrom(paths, docs);
-  in.base["provenance"]["finished_utc"] = report::utcNow();
+  in.base["merged_from"] = output::mergedFrom(paths, docs);
+  in.base["provenance"]["finished_utc"] = output::utcNow();
   in.control_open = controlRecord(first["control"]["open"], "control_open");
   in.control_close = controlRecord(first["control"]["close"], "control_close");
   for (const auto& d : docs)

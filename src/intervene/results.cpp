@@ -5,8 +5,8 @@
 
 #include "omn/errors.h"
 #include "omn/eval/scores_json.h"
-#include "omn/report/json_file.h"
-#include "omn/report/table.h"
+#include "omn/output/json_file.h"
+#include "omn/output/table.h"
 
 namespace omn::intervene {
 
@@ -14,7 +14,7 @@ using nlohmann::json;
 
 json scoresRaw(const eval::SequenceScores& s) {
   json nll = json::array();
-  for (double x : s.nll_sum) nll.push_back(report::finiteOrNull(x));
+  for (double x : s.nll_sum) nll.push_back(output::finiteOrNull(x));
   return {{"nll_sum", nll}, {"tokens", s.tokens}};
 }
 
@@ -28,7 +28,7 @@ eval::SequenceScores scoresFromRaw(const json& raw) {
 namespace {
 
 json interval(const eval::Interval& i) {
-  return {{"estimate", report::finiteOrNull(i.estimate)}, {"low", report::finiteOrNull(i.low)}, {"high", report::finiteOrNull(i.high)}};
+  return {{"estimate", output::finiteOrNull(i.estimate)}, {"low", output::finiteOrNull(i.low)}, {"high", output::finiteOrNull(i.high)}};
 }
 
 json controlBlock(const json& rec, const eval::BootstrapSpec& b, int groups) {
@@ -84,7 +84,7 @@ json assembleResults(const ResultsInput& in) {
   out["conditions"] = conds;
   if (in.exact_control && !identical)
     throw IntegrityError("the closing control did not reproduce the opening one bitwise (largest NLL difference " +
-                         report::general(max_diff) + "): the restore or the evaluation is not deterministic");
+                         output::general(max_diff) + "): the restore or the evaluation is not deterministic");
   return out;
 }
 
@@ -92,7 +92,7 @@ std::string resultsCsv(const json& r) {
   std::ostringstream os;
   os << "id,label,op,target,layers,parameter,perplexity,ci_low,ci_high,ppl_ratio,ratio_low,ratio_high,"
         "delta_nll_per_token,delta_low,delta_high,tokens,restore_ok\n";
-  auto num = [](const json& v) { return v.is_null() ? std::string("nan") : report::general(v.get<double>()); };
+  auto num = [](const json& v) { return v.is_null() ? std::string("nan") : output::general(v.get<double>()); };
   auto quote = [](std::string s) {
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -120,9 +120,9 @@ std::string resultsCsv(const json& r) {
 }
 
 void printResultsTable(std::ostream& os, const json& r) {
-  auto f = [](const json& v, int d) { return v.is_null() ? std::string("nan") : report::fixed(v.get<double>(), d); };
+  auto f = [](const json& v, int d) { return v.is_null() ? std::string("nan") : output::fixed(v.get<double>(), d); };
   const auto& ctl = r["control"]["open"]["result"];
-  report::Table t({"id", "condition", "perplexity", report::ciLabel(ctl["perplexity_ci"]["confidence"].get<double>()),
+  output::Table t({"id", "condition", "perplexity", output::ciLabel(ctl["perplexity_ci"]["confidence"].get<double>()),
                    "ratio vs control", "ratio CI", "restore"});
   t.add({"-", "control (checkpoint as is)", f(ctl["perplexity"], 3),
          "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", ""});
@@ -136,7 +136,7 @@ void printResultsTable(std::ostream& os, const json& r) {
   t.print(os);
   os << "closing control " << (r["control"]["reproduced_bitwise"].get<bool>() ? "reproduced the opening one bitwise"
                                                                                   : "differs from the opening one by up to " +
-                                                                                        report::general(r["control"]["max_abs_nll_difference"].get<double>()))
+                                                                                        output::general(r["control"]["max_abs_nll_difference"].get<double>()))
      << "\n";
 }
 

@@ -13,10 +13,10 @@
 #include "omn/io/journal.h"
 #include "omn/intervene/ops.h"
 #include "omn/intervene/results.h"
-#include "omn/report/json_file.h"
-#include "omn/report/progress.h"
-#include "omn/report/provenance.h"
-#include "omn/report/table.h"
+#include "omn/output/json_file.h"
+#include "omn/output/progress.h"
+#include "omn/output/provenance.h"
+#include "omn/output/table.h"
 
 namespace omn::intervene {
 
@@ -28,10 +28,10 @@ json mechanismJson(const std::vector<model::LayerMechanism>& m) {
   json a = json::array();
   for (std::size_t l = 0; l < m.size(); ++l)
     a.push_back({{"layer", l},
-                 {"mean_attention_entropy", report::finiteOrNull(m[l].mean_entropy)},
-                 {"max_logit", report::finiteOrNull(m[l].max_logit)},
-                 {"q_rms", report::finiteOrNull(m[l].q_rms)},
-                 {"k_rms", report::finiteOrNull(m[l].k_rms)}});
+                 {"mean_attention_entropy", output::finiteOrNull(m[l].mean_entropy)},
+                 {"max_logit", output::finiteOrNull(m[l].max_logit)},
+                 {"q_rms", output::finiteOrNull(m[l].q_rms)},
+                 {"k_rms", output::finiteOrNull(m[l].k_rms)}});
   return a;
 }
 
@@ -42,16 +42,16 @@ std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const S
   // --output replaces the manifest's whole /output block: its csv too, unless --csv is given
   const std::string csv = !o.output_csv.empty() ? o.output_csv : o.output_json.empty() ? m.output_csv : "";
   if (out.empty()) throw UsageError("no output: give --output or /output/json in the manifest");
-  report::checkJournaledOutput(out, "the sweep's JSON output");
-  report::checkDistinctOutputs({{"the JSON output", out}, {"the CSV output", csv}, {"the journal", out + ".journal"}});
+  output::checkJournaledOutput(out, "the sweep's JSON output");
+  output::checkDistinctOutputs({{"the JSON output", out}, {"the CSV output", csv}, {"the journal", out + ".journal"}});
   for (const auto& p : {out, csv})
-    if (!p.empty()) report::checkOutputPath(p, o.force, inputs);
+    if (!p.empty()) output::checkOutputPath(p, o.force, inputs);
   return {out, csv};
 }
 
 json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
-  report::ProvenanceInfo prov;
-  prov.started_utc = report::utcNow();
+  output::ProvenanceInfo prov;
+  prov.started_utc = output::utcNow();
   std::vector<std::string> inputs = {m.path, s.spec.checkpoint, s.tokens.path};
   if (!s.tokens.offsets_path.empty()) inputs.push_back(s.tokens.offsets_path);
   const auto [out, csv] = checkSweepOutputs(m, o, inputs);
@@ -101,7 +101,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   };
 
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
-  const bool tty = o.progress && report::ProgressBar::stderrIsTerminal();
+  const bool tty = o.progress && output::ProgressBar::stderrIsTerminal();
 
   // the activation cache: the residual stream entering the first layer any condition touches
   eval::ActivationCache cache;
@@ -124,7 +124,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   double sweep_seconds = 0;  // time spent in the passes run so far (for the ETA)
   auto score = [&](const std::string& what, bool capture, bool from_cache, json* mech_out) {
     ++step;
-    report::ProgressBar bar("[" + std::to_string(step) + "/" + std::to_string(total_steps) + "] " + what, ev.size(), tty, false,
+    output::ProgressBar bar("[" + std::to_string(step) + "/" + std::to_string(total_steps) + "] " + what, ev.size(), tty, false,
                             "rows");
     eval::ScoreOptions so;
     std::int64_t tokens_done = 0;
@@ -136,9 +136,9 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
       const double frac = static_cast<double>(p.rows_done) / static_cast<double>(std::max<std::size_t>(1, p.rows_total));
       const double per_pass = (sweep_seconds + here) / (static_cast<double>(passes_run) + frac);
       const double eta = per_pass * (static_cast<double>(total_steps - step) + (1 - frac));
-      bar.update(p.rows_done, "ppl " + report::fixed(std::exp(p.nll_done / std::max<std::int64_t>(1, p.tokens_done)), 3) + ", " +
-                                  report::fixed(static_cast<double>(p.tokens_done) / std::max(here, 1e-9), 0) + " tok/s, sweep ETA " +
-                                  report::fixed(eta, 0) + " s");
+      bar.update(p.rows_done, "ppl " + output::fixed(std::exp(p.nll_done / std::max<std::int64_t>(1, p.tokens_done)), 3) + ", " +
+                                  output::fixed(static_cast<double>(p.tokens_done) / std::max(here, 1e-9), 0) + " tok/s, sweep ETA " +
+                                  output::fixed(eta, 0) + " s");
     };
     so.stop = o.stop;
     std::vector<model::LayerMechanism> mech;
@@ -243,10 +243,10 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
                  {"checkpoint", s.spec.checkpoint, s.checkpoint_sha256, !s.spec.sha256.empty()},
                  {"tokens", s.tokens.path, s.tokens.sha256, !s.spec.tokens_sha256.empty()}};
   if (!s.tokens.offsets_path.empty()) prov.inputs.push_back({"offsets", s.tokens.offsets_path, s.tokens.offsets_sha256, false});
-  prov.finished_utc = report::utcNow();
+  prov.finished_utc = output::utcNow();
   ResultsInput in;
   in.base = {{"schema", "omn-audit/intervention@1"},
-             {"provenance", report::provenance(prov)},
+             {"provenance", output::provenance(prov)},
              {"manifest", {{"path", m.path}, {"sha256", m.sha256}, {"verbatim", m.verbatim}}},
              {"checkpoint", eval::checkpointJson(s)},
              {"model", eval::modelJson(s)},
@@ -264,8 +264,8 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   in.groups = m.groups;
   in.exact_control = s.device.is_cpu();
   const json doc = assembleResults(in);
-  report::writeFileAtomic(out, report::dumpJson(doc));
-  if (!csv.empty()) report::writeFileAtomic(csv, resultsCsv(doc));
+  output::writeFileAtomic(out, output::dumpJson(doc));
+  if (!csv.empty()) output::writeFileAtomic(csv, resultsCsv(doc));
   ::unlink(jpath.c_str());  // the result holds everything the journal did
   return doc;
 }

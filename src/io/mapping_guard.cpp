@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "omn/errors.h"
-#include "omn/report/terminal_text.h"
+#include "omn/io/terminal_text.h"
 
 // Why a handler that only writes and exits. A read from a page of a file mapping that lies past
 // the file's current end (someone truncated the checkpoint while it was mapped) raises SIGBUS in
@@ -114,7 +114,7 @@ int remember(const void* begin, std::size_t len, const std::string& path) {
     Slot& s = g_slots[i];
     if (s.begin.load(std::memory_order_relaxed)) continue;
     // escaped here, where allocating is allowed: the handler only copies these bytes out
-    const std::string shown = report::terminalSafe(path, kPathBytes / 4 - 8);
+    const std::string shown = io::terminalSafe(path, kPathBytes / 4 - 8);
     s.path_len = std::min(shown.size(), kPathBytes);
     std::memcpy(s.path, shown.data(), s.path_len);
     s.len.store(len, std::memory_order_relaxed);

@@ -1,5 +1,5 @@
-#include "omn/report/table.h"
-#include "omn/report/terminal_text.h"
+#include "omn/output/table.h"
+#include "omn/io/terminal_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace omn::report {
+namespace omn::output {
 
 namespace {
 bool numeric(const std::string& s) {
@@ -20,7 +20,7 @@ void Table::print(std::ostream& os, const std::string& indent) const {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : rows_) {
     rows.emplace_back();
-    for (const auto& cell : r) rows.back().push_back(terminalSafe(cell, 200));
+    for (const auto& cell : r) rows.back().push_back(io::terminalSafe(cell, 200));
   }
   std::vector<std::size_t> w(header_.size(), 0);
   for (std::size_t c = 0; c < header_.size(); ++c) w[c] = header_[c].size();
@@ -61,12 +61,12 @@ std::string general(double v) {
   return b;
 }
 
-}  // namespace omn::report
+}  // namespace omn::output
 
-namespace omn::report {
+namespace omn::output {
 std::string significant(double v, int digits) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*g", digits, v);
   return b;
 }
-}  // namespace omn::report
+}  // namespace omn::output

@@ -11,9 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "omn/report/svg.h"
-#include "omn/report/table.h"
+#include "omn/output/table.h"
 
 namespace omn::report::chart {
+using output::general;
+
 
 using nlohmann::json;
 

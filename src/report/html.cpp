@@ -4,9 +4,14 @@
 #include <sstream>
 
 #include "omn/report/svg.h"
-#include "omn/report/table.h"
+#include "omn/output/table.h"
 
 namespace omn::report {
+using output::fixed;
+using output::general;
+using output::significant;
+using output::ciLabel;
+
 
 using nlohmann::json;
 

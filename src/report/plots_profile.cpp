@@ -8,9 +8,13 @@
 #include <map>
 
 #include "omn/errors.h"
+#include "omn/output/table.h"
 #include "chart.h"
 
 namespace omn::report {
+using output::fixed;
+using output::general;
+
 
 using nlohmann::json;
 

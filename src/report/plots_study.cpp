@@ -7,8 +7,13 @@
 #include "chart.h"
 #include "omn/errors.h"
 #include "omn/report/plots.h"
+#include "omn/output/table.h"
 
 namespace omn::report {
+using output::fixed;
+using output::general;
+using output::significant;
+
 
 namespace {
 

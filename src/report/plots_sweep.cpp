@@ -4,8 +4,14 @@
 
 #include "chart.h"
 #include "omn/report/plots.h"
+#include "omn/output/table.h"
 
 namespace omn::report {
+using output::fixed;
+using output::general;
+using output::significant;
+using output::ciLabel;
+
 
 namespace {
 

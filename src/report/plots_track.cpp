@@ -3,8 +3,11 @@
 // depth. Everything from the track document alone.
 #include "chart.h"
 #include "omn/report/plots.h"
+#include "omn/output/table.h"
 
 namespace omn::report {
+using output::fixed;
+
 
 namespace {
 

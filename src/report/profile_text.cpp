@@ -2,10 +2,16 @@
 
 #include <sstream>
 
-#include "omn/report/table.h"
-#include "omn/report/terminal_text.h"
+#include "omn/output/table.h"
+#include "omn/io/terminal_text.h"
 
 namespace omn::report {
+using output::Table;
+using output::fixed;
+using output::general;
+using output::significant;
+using io::terminalSafe;
+
 
 using nlohmann::json;
 

@@ -2,9 +2,13 @@
 
 #include <sstream>
 
-#include "omn/report/table.h"
+#include "omn/output/table.h"
 
 namespace omn::report {
+using output::Table;
+using output::fixed;
+using output::general;
+
 
 using nlohmann::json;
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "omn/errors.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
 namespace omn::study {
 
@@ -81,7 +81,7 @@ Summary summarise(const std::vector<double>& x, double confidence) {
 }
 
 json summaryJson(const Summary& s) {
-  using report::finiteOrNull;
+  using output::finiteOrNull;
   return {{"n", s.n}, {"mean", finiteOrNull(s.mean)}, {"sd", finiteOrNull(s.sd)}, {"ci_low", finiteOrNull(s.low)},
           {"ci_high", finiteOrNull(s.high)}};
 }
@@ -196,7 +196,7 @@ json gridJson(const StudyManifest& m) {
 }
 
 json analyseArms(const std::vector<json>& runs, const json& grid, double confidence) {
-  using report::finiteOrNull;
+  using output::finiteOrNull;
   const std::vector<double> lrs = grid.at("lrs").get<std::vector<double>>();
   json arms = json::array();
   for (const auto& arm_name : grid.at("arms")) {
@@ -286,7 +286,7 @@ json analyseArms(const std::vector<json>& runs, const json& grid, double confide
 }
 
 json compareArms(const std::vector<json>& runs, const json& arms, double confidence) {
-  using report::finiteOrNull;
+  using output::finiteOrNull;
   auto find = [&](const json& arm, double lr, std::uint64_t seed) -> const json* {
     for (const auto& r : runs)
       if (r.at("arm") == arm && r.at("lr").get<double>() == lr && r.at("seed").get<std::uint64_t>() == seed) return &r;

@@ -10,7 +10,7 @@
 #include "omn/io/json_document.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
 namespace omn::study {
 
@@ -60,7 +60,7 @@ StudyManifest parseStudyManifest(const json& j, const std::string& path, const s
   if (const json* v = r.opt(j, "description")) m.description = r.str(*v, "/description");
   if (const json* v = r.opt(j, "confidence")) m.confidence = r.num(*v, "/confidence", 0, 1, true, true);
   m.base_path = io::resolveAgainst(r.str(r.need(j, "", "base"), "/base"), path);
-  json base = report::readJsonFile(m.base_path, "base training config (/base of " + path + ")");
+  json base = output::readJsonFile(m.base_path, "base training config (/base of " + path + ")");
   m.base_sha256 = io::sha256File(m.base_path);
   if (const json* v = r.opt(j, "set")) {
     r.object(*v, "/set", {"name", "init", "model", "optimizer", "schedule", "clip_grad_norm", "steps", "batch_size", "seq_len",

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "omn/errors.h"
-#include "omn/report/provenance.h"
-#include "omn/report/shard_set.h"
+#include "omn/output/provenance.h"
+#include "omn/output/shard_set.h"
 #include "omn/study/analysis.h"
 
 namespace omn::study {
@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 json mergeStudyShards(const std::vector<std::string>& paths, const std::string& out) {
   const std::vector<json> docs =
-      report::readShardSet(paths, "omn-audit/study@1",
+      output::readShardSet(paths, "omn-audit/study@1",
                            {"/manifest/sha256", "/base_config/sha256", "/corpus/sha256", "/grid", "/confidence",
                             "/provenance/model_code_fingerprint", "/provenance/git_revision", "/provenance/libtorch"},
                            "study");
@@ -57,8 +57,8 @@ json mergeStudyShards(const std::vector<std::string>& paths, const std::string& 
   base["runs_dir"] = (fs::absolute(paths[0]).parent_path() / docs[0].value("runs_dir", "")).lexically_normal().lexically_relative(out_dir).string();
   for (const char* k : {"runs", "arms", "comparison"}) base.erase(k);
   base["shard"] = nullptr;
-  base["merged_from"] = report::mergedFrom(paths, docs);
-  base["provenance"]["finished_utc"] = report::utcNow();
+  base["merged_from"] = output::mergedFrom(paths, docs);
+  base["provenance"]["finished_utc"] = output::utcNow();
   return assembleStudy(base, runs);
 }
 

@@ -13,8 +13,8 @@
 #include "omn/io/journal.h"
 #include "omn/io/json_document.h"
 #include "omn/io/sha256.h"
-#include "omn/report/json_file.h"
-#include "omn/report/provenance.h"
+#include "omn/output/json_file.h"
+#include "omn/output/provenance.h"
 #include "omn/study/analysis.h"
 #include "omn/train/trainer.h"
 
@@ -43,12 +43,12 @@ std::string relativeTo(const std::string& path, const std::string& document) {
 }  // namespace
 
 json runStudy(const StudyManifest& m, const StudyOptions& o) {
-  report::ProvenanceInfo prov;
-  prov.started_utc = report::utcNow();
+  output::ProvenanceInfo prov;
+  prov.started_utc = output::utcNow();
   const std::string out = o.output_json.empty() ? m.output_json : o.output_json;
   const std::string csv = !o.output_csv.empty() ? o.output_csv : o.output_json.empty() ? m.output_csv : "";
-  report::checkJournaledOutput(out, "the study JSON");
-  report::checkDistinctOutputs({{"the study JSON", out}, {"the study CSV", csv}, {"the journal", out + ".journal"}});
+  output::checkJournaledOutput(out, "the study JSON");
+  output::checkDistinctOutputs({{"the study JSON", out}, {"the study CSV", csv}, {"the journal", out + ".journal"}});
   const std::string jpath = out + ".journal";
   // --resume of an interrupted study may replace its own outputs (written just before the journal
   // was removed); anything else needs --force
@@ -57,7 +57,7 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
   for (const auto& p : {out, csv}) {
     // a study's outputs may name directories still to be made (they are the study's own)
     if (!p.empty() && !fs::path(p).parent_path().empty()) fs::create_directories(fs::path(p).parent_path(), ec);
-    if (!p.empty()) report::checkOutputPath(p, o.force || own_outputs, {m.path, m.base_path});
+    if (!p.empty()) output::checkOutputPath(p, o.force || own_outputs, {m.path, m.base_path});
   }
   const data::CorpusFiles corpus = data::openCorpus(m.corpus);
   const std::vector<Cell> cells = shardCells(m.cells, o.shard_index, o.shard_count);
@@ -99,10 +99,10 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
       runs.push_back(rec);
       continue;
     }
-    const std::string config_text = report::dumpJson(c.config);
+    const std::string config_text = output::dumpJson(c.config);
     const std::string config_sha = io::sha256Bytes(config_text.data(), config_text.size());
     json previous;
-    if (fs::exists(train_json)) previous = report::readJsonFile(train_json, "training record");
+    if (fs::exists(train_json)) previous = output::readJsonFile(train_json, "training record");
     auto field = [&](const char* a, const char* b) {
       return previous.is_object() && previous.contains(a) && previous[a].is_object() ? previous[a].value(b, "") : std::string();
     };
@@ -121,7 +121,7 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
     if (holds_run && ours && !o.resume && !o.force)
       throw UsageError("run directory " + dir + " already holds this cell's run: pass --resume to continue the study or --force to start over");
     if (!fs::exists(config_path) || data::readTextFile(config_path, "cell config") != config_text)
-      report::writeFileAtomic(config_path, config_text);
+      output::writeFileAtomic(config_path, config_text);
     train::TrainOptions t;
     t.config = train::loadTrainConfig(config_path);
     t.out_dir = dir;
@@ -144,9 +144,9 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
 
   prov.inputs = {{"manifest", m.path, m.sha256, true}, {"base_config", m.base_path, m.base_sha256, false},
                  {"corpus", corpus.json_path, corpus.json_sha256, false}};
-  prov.finished_utc = report::utcNow();
+  prov.finished_utc = output::utcNow();
   json base = {{"schema", "omn-audit/study@1"},
-               {"provenance", report::provenance(prov)},
+               {"provenance", output::provenance(prov)},
                {"manifest", {{"path", m.path}, {"sha256", m.sha256}, {"verbatim", m.verbatim}, {"description", m.description}}},
                {"base_config", {{"path", m.base_path}, {"sha256", m.base_sha256}}},
                {"corpus", {{"path", corpus.json_path}, {"sha256", corpus.json_sha256},
@@ -156,8 +156,8 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
                {"confidence", m.confidence},
                {"shard", shard}};
   const json doc = assembleStudy(base, runs);
-  report::writeFileAtomic(out, report::dumpJson(doc));
-  if (!csv.empty()) report::writeFileAtomic(csv, studyCsv(doc));
+  output::writeFileAtomic(out, output::dumpJson(doc));
+  if (!csv.empty()) output::writeFileAtomic(csv, studyCsv(doc));
   ::unlink(jpath.c_str());
   return doc;
 }

@@ -15,7 +15,7 @@
 #include "omn/io/json_document.h"
 #include "omn/io/sha256.h"
 #include "omn/model/weights.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
 namespace omn::train {
 namespace fs = std::filesystem;
@@ -67,7 +67,7 @@ std::string writeWeights(const std::string& path, const TrainableModel& m, const
                          {"seed", static_cast<std::int64_t>(seed & 0x7FFFFFFFFFFFFFFFull)},
                          {"omn_audit", record.dump()}};
   const std::string bytes = io::torchCheckpointBytes(recs, envelope, "model", "archive");
-  report::writeFileAtomic(path, bytes);
+  output::writeFileAtomic(path, bytes);
   return io::sha256Bytes(bytes.data(), bytes.size());
 }
 
@@ -89,7 +89,7 @@ void writeOptimizer(const std::string& path, const OptimizerState& s, const std:
   if (s.muon)
     for (std::size_t i = 0; i < s.muon->momentum().size(); ++i) add("muon.momentum." + muon_names[i], s.muon->momentum()[i]);
   const json envelope = {{"format", "omn-audit/optimizer@1"}, {"step", step}, {"adamw_steps", s.adamw->steps()}};
-  report::writeFileAtomic(path, io::torchCheckpointBytes(recs, envelope, "state", "archive"));
+  output::writeFileAtomic(path, io::torchCheckpointBytes(recs, envelope, "state", "archive"));
 }
 
 void readOptimizer(const std::string& path, const OptimizerState& s, const std::vector<at::Tensor>& adamw_params,
@@ -138,7 +138,7 @@ std::vector<json> truncateLog(const std::string& path, std::int64_t step) {
     text += line + "\n";
     kept.push_back(std::move(j));
   }
-  report::writeFileAtomic(path, text);
+  output::writeFileAtomic(path, text);
   return kept;
 }
 

@@ -8,7 +8,7 @@
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
 #include "omn/model/device_spec.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
 namespace omn::train {
 
@@ -118,7 +118,7 @@ TrainConfig parseTrainConfig(const json& j, const std::string& path, const std::
 }
 
 TrainConfig loadTrainConfig(const std::string& path) {
-  const json j = report::readJsonFile(path, "training config");
+  const json j = output::readJsonFile(path, "training config");
   return parseTrainConfig(j, path, io::sha256File(path));
 }
 

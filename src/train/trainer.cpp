@@ -15,17 +15,17 @@
 #include "omn/eval/token_set.h"
 #include "omn/io/sha256.h"
 #include "omn/model/attention.h"
-#include "omn/report/json_file.h"
-#include "omn/report/progress.h"
-#include "omn/report/provenance.h"
-#include "omn/report/table.h"
+#include "omn/output/json_file.h"
+#include "omn/output/progress.h"
+#include "omn/output/provenance.h"
+#include "omn/output/table.h"
 #include "omn/train/batches.h"
 #include "omn/train/run_files.h"
 
 namespace omn::train {
 namespace fs = std::filesystem;
 using nlohmann::json;
-using report::finiteOrNull;
+using output::finiteOrNull;
 
 namespace {
 
@@ -94,8 +94,8 @@ void removeRunFiles(const RunPaths& p, const std::string& keep) {
 
 json runTraining(const TrainOptions& o) {
   const TrainConfig& c = o.config;
-  report::ProvenanceInfo prov;
-  prov.started_utc = report::utcNow();
+  output::ProvenanceInfo prov;
+  prov.started_utc = output::utcNow();
   const RunPaths paths(o.out_dir);
 
   // --- everything checked before the first expensive step -------------------------------------
@@ -112,7 +112,7 @@ json runTraining(const TrainOptions& o) {
   json previous;
   if (o.resume) {
     if (!fs::exists(paths.train_json)) throw UsageError("--resume: " + paths.train_json + " does not exist (nothing to resume)");
-    previous = report::readJsonFile(paths.train_json, "training record");
+    previous = output::readJsonFile(paths.train_json, "training record");
     if (previous.value("status", "") != "running")
       throw UsageError("--resume: the run in " + o.out_dir + " is " + previous.value("status", "?") + ", not running");
     if (!previous.is_object() || !previous.contains("config") || !previous["config"].is_object() ||
@@ -127,8 +127,8 @@ json runTraining(const TrainOptions& o) {
   } else if (has_run && !o.force) {
     throw UsageError("--out " + o.out_dir + " already holds a run: pass --resume to continue it or --force to start over");
   }
-  if (c.init_from) report::checkOutputPath(paths.final_checkpoint, true, {*c.init_from});
-  if (!o.dump_grads.empty()) report::checkOutputPath(o.dump_grads, o.force, {c.path});
+  if (c.init_from) output::checkOutputPath(paths.final_checkpoint, true, {*c.init_from});
+  if (!o.dump_grads.empty()) output::checkOutputPath(o.dump_grads, o.force, {c.path});
 
   int threads = o.threads;
   if (threads <= 0)
@@ -196,8 +196,8 @@ json runTraining(const TrainOptions& o) {
                             {"heldout_unigram_cross_entropy", corpus.heldout_unigram_cross_entropy}};
   const json record = {{"architecture", arch}, {"qk_norm", m.config.qk_norm}, {"config", c.raw},
                        {"config_sha256", c.sha256}, {"optimizer_groups", groups}, {"corpus", corpus_json},
-                       {"tool_version", report::toolVersion()}, {"git_revision", report::gitRevision()}};
-  if (!o.resume && !fs::equivalent(c.path, paths.config, ec)) report::writeFileAtomic(paths.config, data::readTextFile(c.path, "training config"));
+                       {"tool_version", output::toolVersion()}, {"git_revision", output::gitRevision()}};
+  if (!o.resume && !fs::equivalent(c.path, paths.config, ec)) output::writeFileAtomic(paths.config, data::readTextFile(c.path, "training config"));
 
   // --- state rebuilt from the log (a resume continues exactly where the checkpoint stood) -------
   std::vector<json> log = o.resume ? truncateLog(paths.log, start) : std::vector<json>{};
@@ -224,7 +224,7 @@ json runTraining(const TrainOptions& o) {
   const std::int64_t tokens_per_step = c.batch_size * c.seq_len;
   const eval::Evaluator ev(*m.model, rows, model::chooseAttention("auto", device, at::kFloat, false), 8, device);
   auto trainJson = [&](const std::string& status, std::int64_t step, double last_loss, const std::string& reason) {
-    prov.finished_utc = report::utcNow();
+    prov.finished_utc = output::utcNow();
     prov.device = device.str();
     prov.inputs = {{"config", c.path, c.sha256, false}, {"corpus", corpus.json_path, corpus.json_sha256, false},
                    {"train_tokens", corpus.train_path, corpus.train_sha256, true},
@@ -235,7 +235,7 @@ json runTraining(const TrainOptions& o) {
     for (std::size_t i = 0; i < reached.size(); ++i)
       thr.push_back({{"threshold", c.loss_thresholds[i]}, {"step", reached[i] ? json(*reached[i]) : json(nullptr)}});
     json doc = {{"schema", "omn-audit/train@1"},
-                {"provenance", report::provenance(prov)},
+                {"provenance", output::provenance(prov)},
                 {"name", c.name},
                 {"status", status},
                 {"config", {{"path", c.path}, {"sha256", c.sha256}, {"values", c.raw}}},
@@ -262,7 +262,7 @@ json runTraining(const TrainOptions& o) {
                 {"checkpoints", checkpoints},
                 {"log", "log.jsonl"}};
     if (status == "finished") doc["final_checkpoint"] = {{"path", "final.pt"}, {"sha256", io::sha256File(paths.final_checkpoint)}};
-    report::writeFileAtomic(paths.train_json, report::dumpJson(doc));
+    output::writeFileAtomic(paths.train_json, output::dumpJson(doc));
     return doc;
   };
   auto saveCheckpoint = [&](std::int64_t step, double loss) {
@@ -276,7 +276,7 @@ json runTraining(const TrainOptions& o) {
   spdlog::info("train {}: {} parameters ({}), {} steps of {}x{} tokens, {} threads{}", c.name, m.count(),
                m.config.qk_norm ? "QK-norm on" : "QK-norm off", c.steps, c.batch_size, c.seq_len, threads,
                start > 0 ? ", resumed at step " + std::to_string(start) : "");
-  report::ProgressBar bar("train", static_cast<std::uint64_t>(c.steps), o.progress, false, "steps");
+  output::ProgressBar bar("train", static_cast<std::uint64_t>(c.steps), o.progress, false, "steps");
   const auto t_start = std::chrono::steady_clock::now();
   auto t_interval = t_start;
   double last_loss = NAN;
@@ -295,7 +295,7 @@ json runTraining(const TrainOptions& o) {
       std::vector<Parameter> grads = m.params;
       for (auto& g : grads) g.value = g.value.grad();
       std::vector<at::Tensor> keep;
-      report::writeFileAtomic(o.dump_grads, io::torchCheckpointBytes(tensorRecords(grads, keep), {{"step", step}}));
+      output::writeFileAtomic(o.dump_grads, io::torchCheckpointBytes(tensorRecords(grads, keep), {{"step", step}}));
     }
     const double gnorm = gradNorm(m.params);
     if (c.clip_grad_norm > 0 && gnorm > c.clip_grad_norm) {
@@ -309,7 +309,7 @@ json runTraining(const TrainOptions& o) {
 
     if (!std::isfinite(last_loss) || !std::isfinite(gnorm)) divergence = "non-finite loss or gradient";
     else if (step > c.schedule.warmup_steps && step > 1 && last_loss > initial_loss)
-      divergence = "train loss " + report::fixed(last_loss, 4) + " above the initial loss " + report::fixed(initial_loss, 4) +
+      divergence = "train loss " + output::fixed(last_loss, 4) + " above the initial loss " + output::fixed(initial_loss, 4) +
                    " after warm-up";
     const bool last = step == c.steps || !divergence.empty();
     if (step % c.log_every == 0 || step == 1 || last || step % c.eval_every == 0) {
@@ -332,10 +332,10 @@ json runTraining(const TrainOptions& o) {
       }
       appendLog(paths.log, rec);
       log.push_back(rec);
-      const std::string held = rec.contains("eval") ? "  held-out " + report::fixed(last_eval["heldout_loss"].is_number() ? last_eval["heldout_loss"].get<double>() : NAN, 4) : "";
-      if (!o.progress) spdlog::info("step {}/{}  loss {}{}", step, c.steps, report::fixed(last_loss, 4), held);
+      const std::string held = rec.contains("eval") ? "  held-out " + output::fixed(last_eval["heldout_loss"].is_number() ? last_eval["heldout_loss"].get<double>() : NAN, 4) : "";
+      if (!o.progress) spdlog::info("step {}/{}  loss {}{}", step, c.steps, output::fixed(last_loss, 4), held);
     }
-    bar.update(static_cast<std::uint64_t>(step), "loss " + report::fixed(last_loss, 3));
+    bar.update(static_cast<std::uint64_t>(step), "loss " + output::fixed(last_loss, 3));
     if (!divergence.empty()) break;
     if (c.checkpoint_every > 0 && step % c.checkpoint_every == 0 && step < c.steps) saveCheckpoint(step, last_loss);
   }
@@ -350,7 +350,7 @@ json runTraining(const TrainOptions& o) {
   json doc = trainJson("finished", step, last_loss, "");
   doc["timing"] = {{"seconds", secs},
                    {"tokens_per_second", static_cast<double>((step - start) * tokens_per_step) / std::max(secs, 1e-9)}};
-  report::writeFileAtomic(paths.train_json, report::dumpJson(doc));
+  output::writeFileAtomic(paths.train_json, output::dumpJson(doc));
   return doc;
 }
 

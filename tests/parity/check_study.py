@@ -279,7 +279,7 @@ check("no checkpoint files" in r.stderr, "track: a directory without checkpoints
 pj = os.path.join(work, "p.json")
 run("profile", os.path.join(run_dir, "checkpoints", "step-000010.pt"), "--json", pj, "--force", "--no-tables")
 r = run("track", run_dir, "--baseline", pj, expect=3)
-check("DRIFT: 3 checkpoint(s)" in r.stderr and "DRIFT" not in r.stdout, "track --baseline: the steps that drifted from step 10's profile are flagged, exit 3, the verdict on stderr")
+check("DRIFT: 3 checkpoint(s)" in r.stderr and "DRIFT:" not in r.stdout, "track --baseline: the steps that drifted from step 10's profile are flagged, exit 3, the verdict on stderr")
 run("plot", track_json, "-o", os.path.join(work, "track-fig"))
 check(all(os.path.exists(os.path.join(work, "track-fig", f)) for f in ("track-heatmap-q.svg", "track-heatmap-k.svg", "track-layer-means.svg")),
       "plot of a track: the Q and K heatmaps and the per-layer lines")

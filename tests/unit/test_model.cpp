@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
 
 #include "omn/errors.h"
 #include "omn/eval/scorer.h"
@@ -146,6 +147,7 @@ TEST(Rope, PositionZeroIsIdentityAndNormsArePreserved) {
 // the default single chunk), and equal a float64 log-softmax written out in full; positions whose
 // next token starts another document are not scored.
 TEST(Scorer, ChunksAgreeWithEachOtherAndAFullLogSoftmax) {
+  c10::InferenceMode inference;  // as eval scores: the trainable weights require grad
   omn::train::TrainConfig cfg;
   cfg.model.n_layers = 1;
   const std::int64_t V = 97;

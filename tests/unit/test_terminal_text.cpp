@@ -1,9 +1,9 @@
 // Text from files is escaped before it reaches a terminal (issue 9, class 7).
 #include <gtest/gtest.h>
 
-#include "omn/report/terminal_text.h"
+#include "omn/io/terminal_text.h"
 
-using omn::report::terminalSafe;
+using omn::io::terminalSafe;
 
 TEST(TerminalSafe, ControlCharactersAndEscapesBecomeVisible) {
   EXPECT_EQ(terminalSafe("a\nOK: every statistic within tolerance\n"), "a\\nOK: every statistic within tolerance\\n");

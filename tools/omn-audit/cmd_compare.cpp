@@ -8,8 +8,8 @@
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
 #include "omn/io/json_document.h"
-#include "omn/report/json_file.h"
-#include "omn/report/table.h"
+#include "omn/output/json_file.h"
+#include "omn/output/table.h"
 
 namespace omn::cli {
 
@@ -25,7 +25,7 @@ Command addCompareCommand(CLI::App& root) {
               const auto b = io::readDocument((*paths)[1], "profile", {io::DocumentKind::profile}).json;
               std::map<std::string, double> vb;
               for (const auto& [p, v] : audit::comparableStatistics(b)) vb[p] = v;
-              report::Table t({"statistic", "A", "B", "B - A"});
+              output::Table t({"statistic", "A", "B", "B - A"});
               std::size_t differ = 0, total = 0;
               for (const auto& [p, v] : audit::comparableStatistics(a)) {
                 ++total;
@@ -33,8 +33,8 @@ Command addCompareCommand(CLI::App& root) {
                 const bool same = it != vb.end() && it->second == v;
                 differ += !same;
                 if (same && !*all) continue;
-                t.add({p, report::general(v), it == vb.end() ? "missing" : report::general(it->second),
-                       it == vb.end() ? "" : report::general(it->second - v)});
+                t.add({p, output::general(v), it == vb.end() ? "missing" : output::general(it->second),
+                       it == vb.end() ? "" : output::general(it->second - v)});
               }
               std::cout << "A " << (*paths)[0] << "  sha256 " << a["checkpoint"]["sha256"].get<std::string>() << "\n"
                         << "B " << (*paths)[1] << "  sha256 " << b["checkpoint"]["sha256"].get<std::string>() << "\n"

@@ -3,7 +3,7 @@
 
 #include "commands.h"
 #include "omn/io/sha256.h"
-#include "omn/report/progress.h"
+#include "omn/output/progress.h"
 
 namespace omn::cli {
 
@@ -13,11 +13,11 @@ Command addHashCommand(CLI::App& root) {
   app->add_option("files", *files, "files to hash")->required()->check(CLI::ExistingFile);
   return {app, [files] {
             for (const auto& f : *files) {
-              std::unique_ptr<report::ProgressBar> bar;
+              std::unique_ptr<output::ProgressBar> bar;
               const std::string d = io::sha256File(f, [&](std::uint64_t done, std::uint64_t total) {
                 if (!bar)
-                  bar = std::make_unique<report::ProgressBar>("sha256", total,
-                                                              report::ProgressBar::stderrIsTerminal() && total >= (256u << 20));
+                  bar = std::make_unique<output::ProgressBar>("sha256", total,
+                                                              output::ProgressBar::stderrIsTerminal() && total >= (256u << 20));
                 bar->update(done);
               });
               if (bar) bar->finish();

@@ -6,7 +6,7 @@
 #include "omn/intervene/merge.h"
 #include "omn/io/json_document.h"
 #include "omn/intervene/results.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 #include "omn/study/analysis.h"
 #include "omn/study/study_merge.h"
 
@@ -24,20 +24,20 @@ Command addMergeCommand(CLI::App& root) {
   app->add_flag("--force", *force, "overwrite existing outputs");
   return {app, [=] {
             return readingDocuments(*paths, [&] {
-              report::checkDistinctOutputs({{"-o", *out}, {"--csv", *csv}});
-              std::ostream& text = report::isStdout(*out) || report::isStdout(*csv) ? std::cerr : std::cout;  // "-": stdout is the document's
-              report::checkOutputPath(*out, *force, *paths);
-              if (!csv->empty()) report::checkOutputPath(*csv, *force, *paths);
+              output::checkDistinctOutputs({{"-o", *out}, {"--csv", *csv}});
+              std::ostream& text = output::isStdout(*out) || output::isStdout(*csv) ? std::cerr : std::cout;  // "-": stdout is the document's
+              output::checkOutputPath(*out, *force, *paths);
+              if (!csv->empty()) output::checkOutputPath(*csv, *force, *paths);
               // the first shard's schema says which kind of job the shards are from
               const auto head = io::readDocument(paths->front(), "shard", {io::DocumentKind::intervention, io::DocumentKind::study});
               if (head.kind == io::DocumentKind::study) {
                 const nlohmann::json doc = study::mergeStudyShards(*paths, *out);
-                report::writeFileAtomic(*out, report::dumpJson(doc));
-                if (!csv->empty()) report::writeFileAtomic(*csv, study::studyCsv(doc));
+                output::writeFileAtomic(*out, output::dumpJson(doc));
+                if (!csv->empty()) output::writeFileAtomic(*csv, study::studyCsv(doc));
               } else {
                 const nlohmann::json doc = intervene::mergeShards(*paths);
-                report::writeFileAtomic(*out, report::dumpJson(doc));
-                if (!csv->empty()) report::writeFileAtomic(*csv, intervene::resultsCsv(doc));
+                output::writeFileAtomic(*out, output::dumpJson(doc));
+                if (!csv->empty()) output::writeFileAtomic(*csv, intervene::resultsCsv(doc));
                 intervene::printResultsTable(text, doc);
               }
               text << "merged " << paths->size() << " shards into " << *out << "\n";

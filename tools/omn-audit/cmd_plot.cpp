@@ -9,7 +9,7 @@
 #include "guard.h"
 #include "omn/errors.h"
 #include "omn/io/json_document.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 #include "omn/report/plots.h"
 
 namespace omn::cli {
@@ -32,9 +32,9 @@ Command addPlotCommand(CLI::App& root) {
               std::error_code ec;  // created if missing, parents too (as --help says)
               std::filesystem::create_directories(*dir, ec);
               if (ec || !std::filesystem::is_directory(*dir)) throw UsageError("-o " + *dir + ": cannot create the directory" + (ec ? ": " + ec.message() : ""));
-              for (const auto& f : figs) report::checkOutputPath(*dir + "/" + f.name, *force, {*input});
+              for (const auto& f : figs) output::checkOutputPath(*dir + "/" + f.name, *force, {*input});
               for (const auto& f : figs) {
-                report::writeFileAtomic(*dir + "/" + f.name, f.svg);
+                output::writeFileAtomic(*dir + "/" + f.name, f.svg);
                 std::cout << *dir << "/" << f.name << "\n";
               }
               return 0;

@@ -11,9 +11,9 @@
 #include "omn/audit/regression.h"
 #include "omn/embedded.h"
 #include "omn/errors.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 #include "omn/report/profile_text.h"
-#include "omn/report/progress.h"
+#include "omn/output/progress.h"
 
 namespace omn::cli {
 
@@ -54,22 +54,22 @@ Command addProfileCommand(CLI::App& root) {
   return {app, [a]() -> int {
             if (a->baseline.empty() && !a->tolerance.empty()) throw UsageError("--tolerance needs --baseline");
             if (a->baseline.empty() && a->all_rows) throw UsageError("--all needs --baseline (it lists the checked statistics)");
-            report::checkDistinctOutputs({{"--json", a->json_out}, {"--csv", a->csv_out}});
+            output::checkDistinctOutputs({{"--json", a->json_out}, {"--csv", a->csv_out}});
             // --json - / --csv -: standard output carries that document alone; the text goes to stderr
-            std::ostream& text = report::isStdout(a->json_out) || report::isStdout(a->csv_out) ? std::cerr : std::cout;
+            std::ostream& text = output::isStdout(a->json_out) || output::isStdout(a->csv_out) ? std::cerr : std::cout;
             for (const auto& out : {a->json_out, a->csv_out})
               if (!out.empty())
-                report::checkOutputPath(out, a->force, {a->req.checkpoint, a->baseline, a->tolerance, a->req.digests_path});
+                output::checkOutputPath(out, a->force, {a->req.checkpoint, a->baseline, a->tolerance, a->req.digests_path});
             // parse the baseline and tolerance first: a typo must not cost a 3.5 GB hash
             nlohmann::json baseline, tolerance;
             if (!a->req.digests_path.empty()) a->req.digests = audit::readDigestList(a->req.digests_path);
             if (!a->baseline.empty()) baseline = loadBaseline(a->baseline);
             if (!a->tolerance.empty()) tolerance = loadTolerance(a->tolerance);
-            a->req.progress = report::ProgressBar::stderrIsTerminal();
+            a->req.progress = output::ProgressBar::stderrIsTerminal();
             const nlohmann::json doc = audit::profileCheckpoint(a->req);
             if (!a->quiet_tables) report::printProfile(text, doc);
-            if (!a->json_out.empty()) report::writeFileAtomic(a->json_out, report::dumpJson(doc));
-            if (!a->csv_out.empty()) report::writeFileAtomic(a->csv_out, report::profileCsv(doc));
+            if (!a->json_out.empty()) output::writeFileAtomic(a->json_out, output::dumpJson(doc));
+            if (!a->csv_out.empty()) output::writeFileAtomic(a->csv_out, report::profileCsv(doc));
             if (a->baseline.empty()) return 0;
             const auto rep = audit::checkRegression(doc, baseline, tolerance, a->baseline, a->tolerance);
             text << "\n";

@@ -9,7 +9,7 @@
 #include "omn/errors.h"
 #include "omn/io/json_document.h"
 #include "omn/report/html.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
 namespace omn::cli {
 
@@ -33,22 +33,22 @@ Command addReportCommand(CLI::App& root) {
                 if (!slot.is_null()) throw UsageError(p + ": two documents of the same kind; give one result and one profile");
                 slot = std::move(d.json);
               }
-              report::checkOutputPath(*out, *force, *inputs);
-              if (*markdown && report::standardStream(*out))
+              output::checkOutputPath(*out, *force, *inputs);
+              if (*markdown && output::standardStream(*out))
                 throw UsageError("-o " + *out + ": --markdown writes its figures beside the report; give a file");
               if (*markdown) {
                 const std::string dir = *out + ".figures";
                 const std::string rel = dir.substr(dir.rfind('/') + 1);
                 if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw UsageError("cannot create directory " + dir);
                 const auto figs = report::reportFigures(in);
-                for (const auto& f : figs) report::checkOutputPath(dir + "/" + f.name, *force, *inputs);  // all before any is written
-                for (const auto& f : figs) report::writeFileAtomic(dir + "/" + f.name, f.svg);
-                report::writeFileAtomic(*out, report::markdownReport(in, rel));
+                for (const auto& f : figs) output::checkOutputPath(dir + "/" + f.name, *force, *inputs);  // all before any is written
+                for (const auto& f : figs) output::writeFileAtomic(dir + "/" + f.name, f.svg);
+                output::writeFileAtomic(*out, report::markdownReport(in, rel));
               } else {
-                report::writeFileAtomic(*out, report::htmlReport(in));
+                output::writeFileAtomic(*out, report::htmlReport(in));
               }
               for (const auto& w : report::reportWarnings(in)) std::cerr << "omn-audit: warning: " << w << "\n";
-              if (!report::standardStream(*out)) std::cout << *out << "\n";
+              if (!output::standardStream(*out)) std::cout << *out << "\n";
               return 0;
             });
           }};

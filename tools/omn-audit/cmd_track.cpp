@@ -6,7 +6,7 @@
 #include "commands.h"
 #include "omn/audit/track.h"
 #include "omn/errors.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 #include "omn/report/track_text.h"
 
 namespace omn::cli {
@@ -34,23 +34,23 @@ Command addTrackCommand(CLI::App& root) {
   app->add_flag("--force", *force, "overwrite existing --json/--csv outputs");
   return {app, [=] {
             if (!r->tolerance_path.empty() && r->baseline_path.empty()) throw UsageError("--tolerance needs --baseline");
-            report::checkDistinctOutputs({{"--json", *json_out}, {"--csv", *csv_out}});
+            output::checkDistinctOutputs({{"--json", *json_out}, {"--csv", *csv_out}});
             // --json - / --csv -: standard output carries that document alone; the text goes to stderr
-            std::ostream& text = report::isStdout(*json_out) || report::isStdout(*csv_out) ? std::cerr : std::cout;
+            std::ostream& text = output::isStdout(*json_out) || output::isStdout(*csv_out) ? std::cerr : std::cout;
             r->order = *order == "given" ? audit::TrackOrder::Given : audit::TrackOrder::Step;
             std::vector<std::string> inputs = audit::expandTrackInputs(r->inputs);
             for (const auto& p : {r->baseline_path, r->tolerance_path, r->digests_path})
               if (!p.empty()) inputs.push_back(p);
             for (const auto& out : {*json_out, *csv_out})
-              if (!out.empty()) report::checkOutputPath(out, *force, inputs);
+              if (!out.empty()) output::checkOutputPath(out, *force, inputs);
             // everything parsed before the first checkpoint is read
             if (!r->digests_path.empty()) r->digests = audit::readDigestList(r->digests_path);
             if (!r->baseline_path.empty()) r->baseline = loadBaseline(r->baseline_path);
             if (!r->tolerance_path.empty()) r->tolerance = loadTolerance(r->tolerance_path);
             const nlohmann::json doc = audit::trackCheckpoints(*r);
             report::printTrack(text, doc);
-            if (!json_out->empty()) report::writeFileAtomic(*json_out, report::dumpJson(doc));
-            if (!csv_out->empty()) report::writeFileAtomic(*csv_out, report::trackCsv(doc));
+            if (!json_out->empty()) output::writeFileAtomic(*json_out, output::dumpJson(doc));
+            if (!csv_out->empty()) output::writeFileAtomic(*csv_out, report::trackCsv(doc));
             if (doc["summary"]["drifted"].is_number() && doc["summary"]["drifted"].get<std::size_t>() > 0)
               throw RegressionFound("DRIFT: " + doc["summary"]["drifted"].dump() + " checkpoint(s) outside tolerance of " +
                                     r->baseline_path);

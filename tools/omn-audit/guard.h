@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "omn/errors.h"
-#include "omn/report/terminal_text.h"
+#include "omn/io/terminal_text.h"
 
 namespace omn::cli {
 
@@ -17,10 +17,10 @@ inline int runGuarded(const std::function<int()>& body) {
   try {
     return body();
   } catch (const omn::Error& e) {
-    std::cerr << "omn-audit: error: " << report::terminalSafe(e.what()) << "\n";
+    std::cerr << "omn-audit: error: " << io::terminalSafe(e.what()) << "\n";
     return e.exitCode();
   } catch (const std::exception& e) {
-    std::cerr << "omn-audit: unexpected error: " << report::terminalSafe(e.what()) << "\n";
+    std::cerr << "omn-audit: unexpected error: " << io::terminalSafe(e.what()) << "\n";
     return omn::kExitUnexpected;
   }
 }
@@ -70,7 +70,7 @@ inline int parseAndRun(CLI::App& app, std::vector<Command>& commands, int argc, 
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
     std::string where = "omn-audit";
     for (const CLI::App* sub : a->get_subcommands()) where += " " + sub->get_name();
-    return "omn-audit: error: " + report::terminalSafe(e.what()) + " (see " + where + " --help)\n";
+    return "omn-audit: error: " + io::terminalSafe(e.what()) + " (see " + where + " --help)\n";
   });
   try {
     app.parse(argc, argv);

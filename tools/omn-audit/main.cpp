@@ -6,8 +6,8 @@
 #include "commands.h"
 #include "guard.h"
 #include "omn/errors.h"
-#include "omn/report/provenance.h"
-#include "omn/report/terminal_text.h"
+#include "omn/output/provenance.h"
+#include "omn/io/terminal_text.h"
 #include "plugin_loader.h"
 
 namespace {
@@ -64,7 +64,7 @@ int unknownCommand(const std::string& word) {
     const std::string n = e.name;
     if ((word.size() >= 2 && n.rfind(word, 0) == 0) || editDistance(word, n) <= 2) near += (near.empty() ? "" : " or ") + n;
   }
-  std::cerr << "omn-audit: error: unknown command '" << omn::report::terminalSafe(word) << "'"
+  std::cerr << "omn-audit: error: unknown command '" << omn::io::terminalSafe(word) << "'"
             << (near.empty() ? "" : " (did you mean " + near + "?)") << "; omn-audit --help lists the commands\n";
   return omn::kExitInvalidInput;
 }
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     break;
   }
   CLI::App app{"omn-audit: verify LLM checkpoints, profile their Q/K-norm gains, run controlled interventions"};
-  app.set_version_flag("--version", "omn-audit " + omn::report::toolVersion() + " (" + omn::report::gitRevision() + ")");
+  app.set_version_flag("--version", "omn-audit " + omn::output::toolVersion() + " (" + omn::output::gitRevision() + ")");
   app.require_subcommand(1);
   app.fallthrough();  // -v / -q also after the command: "omn-audit profile X -q"
   bool verbose = false, quiet = false;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace omn::report {
+namespace omn::output {
 
 class Table {
  public:
@@ -20,10 +20,10 @@ class Table {
 std::string fixed(double v, int decimals);  // "3.460332"; "nan"/"inf" spelled out
 std::string general(double v);              // shortest round-trip form
 
-}  // namespace omn::report
+}  // namespace omn::output
 
-namespace omn::report {
+namespace omn::output {
 std::string significant(double v, int digits);  // "%.*g": differences and tolerances in tables
 // "95% CI" for a confidence of 0.95: the level a result records, never a hard-coded 95
 std::string ciLabel(double confidence);
-}  // namespace omn::report
+}  // namespace omn::output

@@ -4,7 +4,7 @@
 
 #include "../commands.h"
 #include "omn/data/corpus.h"
-#include "omn/report/table.h"
+#include "omn/output/table.h"
 
 namespace omn::cli {
 
@@ -22,7 +22,7 @@ Command addCorpusCommand(CLI::App& root) {
             const data::CorpusConfig c = data::loadCorpusConfig(*config);
             const int n = *threads > 0 ? *threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
             const nlohmann::json doc = data::buildCorpus(c, *out, *force, n);
-            report::Table t({"split", "documents", "tokens", "sha256"});
+            output::Table t({"split", "documents", "tokens", "sha256"});
             for (const char* s : {"train", "heldout"})
               t.add({s, std::to_string(doc[s]["n_documents"].get<long long>()), std::to_string(doc[s]["n_tokens"].get<long long>()),
                      doc[s]["sha256"].get<std::string>()});
@@ -30,7 +30,7 @@ Command addCorpusCommand(CLI::App& root) {
             std::cout << "tokenizer  " << doc["tokenizer"]["model_type"].get<std::string>() << ", vocabulary "
                       << doc["tokenizer"]["vocab_size"] << ", sha256 " << doc["tokenizer"]["sha256"].get<std::string>()
                       << " (the tokenizer revision)\n";
-            std::cout << "unigram    held-out cross-entropy " << report::fixed(doc["unigram"]["heldout_cross_entropy"], 4)
+            std::cout << "unigram    held-out cross-entropy " << output::fixed(doc["unigram"]["heldout_cross_entropy"], 4)
                       << " nats/token (a context-free model's loss)\n";
             std::cout << "wrote " << *out << "/corpus.json\n";
             return 0;

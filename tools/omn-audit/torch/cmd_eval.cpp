@@ -11,11 +11,11 @@
 #include "model_commands.h"
 #include "omn/errors.h"
 #include "omn/eval/evaluator.h"
-#include "omn/report/json_file.h"
-#include "omn/report/npy.h"
-#include "omn/report/progress.h"
-#include "omn/report/provenance.h"
-#include "omn/report/table.h"
+#include "omn/output/json_file.h"
+#include "omn/output/npy.h"
+#include "omn/output/progress.h"
+#include "omn/output/provenance.h"
+#include "omn/output/table.h"
 #include "session_options.h"
 
 namespace omn::cli {
@@ -41,25 +41,25 @@ Command addEvalCommand(CLI::App& root) {
             // like the others (never over an input or another output, replaced only with --force)
             const char* trace_env = std::getenv("OMN_AUDIT_PROFILE");
             const std::string trace_path = trace_env ? trace_env : "";
-            report::checkDistinctOutputs({{"--json", a->json_out}, {"--dump-logits", a->dump_logits}, {"OMN_AUDIT_PROFILE", trace_path}});
-            if (report::isStdout(a->dump_logits) || report::isStdout(trace_path))
+            output::checkDistinctOutputs({{"--json", a->json_out}, {"--dump-logits", a->dump_logits}, {"OMN_AUDIT_PROFILE", trace_path}});
+            if (output::isStdout(a->dump_logits) || output::isStdout(trace_path))
               throw UsageError("--dump-logits and OMN_AUDIT_PROFILE write files; only --json may be '-' (standard output)");
             for (const auto& out : {a->json_out, a->dump_logits, trace_path})
-              if (!out.empty()) report::checkOutputPath(out, a->force, {a->o.session.checkpoint, a->o.session.tokens.path});
-            report::ProvenanceInfo prov;
-            prov.started_utc = report::utcNow();
+              if (!out.empty()) output::checkOutputPath(out, a->force, {a->o.session.checkpoint, a->o.session.tokens.path});
+            output::ProvenanceInfo prov;
+            prov.started_utc = output::utcNow();
             auto s = eval::openSession(a->o.session);  // weights load outside inference mode
             c10::InferenceMode guard;
             std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
             if (!trace_path.empty()) trace = std::make_unique<torch::autograd::profiler::RecordProfile>(trace_path);
             eval::Evaluator ev(*s->model, s->rows, s->path, s->spec.batch, s->device);
-            const bool tty = report::ProgressBar::stderrIsTerminal();
-            report::ProgressBar bar("eval", ev.size(), tty, false, "rows");
+            const bool tty = output::ProgressBar::stderrIsTerminal();
+            output::ProgressBar bar("eval", ev.size(), tty, false, "rows");
             const auto t0 = std::chrono::steady_clock::now();
             eval::ScoreOptions so;
             so.progress = [&](const eval::Progress& p) {
               const double ppl = std::exp(p.nll_done / std::max<std::int64_t>(1, p.tokens_done));
-              bar.update(p.rows_done, "ppl " + report::fixed(ppl, 3));
+              bar.update(p.rows_done, "ppl " + output::fixed(ppl, 3));
               if (!tty) spdlog::debug("eval: {}/{} rows, running perplexity {:.4f}", p.rows_done, p.rows_total, ppl);
             };
             const eval::SequenceScores sc = ev.score(so);
@@ -69,7 +69,7 @@ Command addEvalCommand(CLI::App& root) {
             eval::requireCheckpointUnchanged(*s, "after scoring", true);
             if (!a->dump_logits.empty()) {
               const at::Tensor l = ev.rowLogits(0).contiguous();
-              report::writeNpyFloat32(a->dump_logits, l.data_ptr<float>(), {l.size(0), l.size(1)});
+              output::writeNpyFloat32(a->dump_logits, l.data_ptr<float>(), {l.size(0), l.size(1)});
             }
             nlohmann::json doc = {{"schema", "omn-audit/eval@1"}};
             prov.device = s->device.str();
@@ -77,8 +77,8 @@ Command addEvalCommand(CLI::App& root) {
             prov.inputs.push_back({"tokens", s->tokens.path, s->tokens.sha256, false});
             if (!s->tokens.offsets_path.empty())
               prov.inputs.push_back({"offsets", s->tokens.offsets_path, s->tokens.offsets_sha256, false});
-            prov.finished_utc = report::utcNow();
-            doc["provenance"] = report::provenance(prov);
+            prov.finished_utc = output::utcNow();
+            doc["provenance"] = output::provenance(prov);
             doc["checkpoint"] = eval::checkpointJson(*s);
             doc["model"] = eval::modelJson(*s);
             doc["tokens"] = eval::tokensJson(*s);
@@ -86,22 +86,22 @@ Command addEvalCommand(CLI::App& root) {
             doc["result"] = eval::scoresJson(sc, a->o.bootstrap, a->o.groups);
             doc["timing"] = {{"seconds", secs}, {"tokens_per_second", static_cast<double>(sc.totalTokens()) / secs}};
             const auto& r = doc["result"];
-            std::ostream& text = report::isStdout(a->json_out) ? std::cerr : std::cout;  // --json -: stdout is the JSON's
-            text << "perplexity " << report::fixed(sc.perplexity(), 4) << "  [" << a->o.bootstrap.confidence * 100
-                      << "% CI " << (r["perplexity_ci"]["low"].is_null() ? "nan" : report::fixed(r["perplexity_ci"]["low"], 4))
-                      << ", " << (r["perplexity_ci"]["high"].is_null() ? "nan" : report::fixed(r["perplexity_ci"]["high"], 4))
+            std::ostream& text = output::isStdout(a->json_out) ? std::cerr : std::cout;  // --json -: stdout is the JSON's
+            text << "perplexity " << output::fixed(sc.perplexity(), 4) << "  [" << a->o.bootstrap.confidence * 100
+                      << "% CI " << (r["perplexity_ci"]["low"].is_null() ? "nan" : output::fixed(r["perplexity_ci"]["low"], 4))
+                      << ", " << (r["perplexity_ci"]["high"].is_null() ? "nan" : output::fixed(r["perplexity_ci"]["high"], 4))
                       << "]  over " << sc.totalTokens() << " tokens in " << sc.nll_sum.size() << " sequences\n";
             text << "model " << s->preset.name << ", " << model::attentionName(s->path) << " attention, "
                       << c10::toString(s->dtype) << ", " << s->device.str() << ", " << s->threads << " threads: "
-                      << report::fixed(static_cast<double>(sc.totalTokens()) / secs, 1) << " tokens/s\n";
-            report::Table t({"group", "sequences", "tokens", "perplexity"});
+                      << output::fixed(static_cast<double>(sc.totalTokens()) / secs, 1) << " tokens/s\n";
+            output::Table t({"group", "sequences", "tokens", "perplexity"});
             for (std::size_t g = 0; g < r["groups"].size(); ++g) {
               const auto& x = r["groups"][g];
               t.add({std::to_string(g), std::to_string(x["count"].get<long long>()), std::to_string(x["tokens"].get<long long>()),
-                     x["perplexity"].is_null() ? "nan" : report::fixed(x["perplexity"], 4)});
+                     x["perplexity"].is_null() ? "nan" : output::fixed(x["perplexity"], 4)});
             }
             t.print(text);
-            if (!a->json_out.empty()) report::writeFileAtomic(a->json_out, report::dumpJson(doc));
+            if (!a->json_out.empty()) output::writeFileAtomic(a->json_out, output::dumpJson(doc));
             return 0;
           }};
 }

@@ -12,9 +12,9 @@
 #include "omn/errors.h"
 #include "omn/intervene/manifest.h"
 #include "omn/intervene/results.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 #include "omn/intervene/sweep.h"
-#include "omn/report/progress.h"
+#include "omn/output/progress.h"
 
 namespace omn::cli {
 
@@ -60,7 +60,7 @@ Command addInterveneCommand(CLI::App& root) {
             a->o.stop = [] { return g_stop.load(); };
             c10::InferenceMode guard;
             const nlohmann::json doc = intervene::runSweep(m, *s, a->o);
-            std::ostream& text = report::isStdout(a->o.output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
+            std::ostream& text = output::isStdout(a->o.output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
             intervene::printResultsTable(text, doc);
             text << "result: " << (a->o.output_json.empty() ? m.output_json : a->o.output_json) << "\n";
             return 0;

@@ -5,23 +5,23 @@
 #include "model_commands.h"
 #include "shard_option.h"
 #include "training_heap.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 #include "omn/errors.h"
-#include "omn/report/progress.h"
-#include "omn/report/table.h"
+#include "omn/output/progress.h"
+#include "omn/output/table.h"
 #include "omn/study/study_run.h"
 
 namespace omn::cli {
 
 namespace {
 
-std::string num(const nlohmann::json& v, int digits) { return v.is_number() ? report::fixed(v.get<double>(), digits) : "-"; }
-std::string sig(const nlohmann::json& v) { return v.is_number() ? report::significant(v.get<double>(), 3) : "-"; }
+std::string num(const nlohmann::json& v, int digits) { return v.is_number() ? output::fixed(v.get<double>(), digits) : "-"; }
+std::string sig(const nlohmann::json& v) { return v.is_number() ? output::significant(v.get<double>(), 3) : "-"; }
 
 }  // namespace
 
 void printStudySummary(std::ostream& out, const nlohmann::json& doc) {
-  report::Table t({"arm", "runs", "diverged", "LR sensitivity", "largest stable LR", "best LR", "best held-out loss", "seed sd"});
+  output::Table t({"arm", "runs", "diverged", "LR sensitivity", "largest stable LR", "best LR", "best held-out loss", "seed sd"});
   for (const auto& a : doc["arms"])
     t.add({a["arm"].get<std::string>(), std::to_string(a["runs"].get<int>()), std::to_string(a["diverged"].get<int>()),
            num(a["lr_sensitivity"], 4), sig(a["largest_stable_lr"]), sig(a["best_lr"]), num(a["best_loss"], 4),
@@ -45,10 +45,10 @@ Command addStudyCommand(CLI::App& root) {
             if (o->resume && o->force) throw UsageError("--resume and --force: choose one");
             if (!shard->empty()) std::tie(o->shard_index, o->shard_count) = parseShard(*shard);
             const study::StudyManifest m = study::loadStudyManifest(*manifest);
-            o->progress = report::ProgressBar::stderrIsTerminal();
+            o->progress = output::ProgressBar::stderrIsTerminal();
             keepFreedMemoryInHeap();
             const nlohmann::json doc = study::runStudy(m, *o);
-            std::ostream& text = report::isStdout(o->output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
+            std::ostream& text = output::isStdout(o->output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
             printStudySummary(text, doc);
             text << "study      " << doc["runs"].size() << " runs in " << doc["runs_dir"].get<std::string>() << "\n";
             return 0;

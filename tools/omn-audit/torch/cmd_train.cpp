@@ -4,8 +4,8 @@
 #include "model_commands.h"
 #include "training_heap.h"
 #include "omn/errors.h"
-#include "omn/report/progress.h"
-#include "omn/report/table.h"
+#include "omn/output/progress.h"
+#include "omn/output/table.h"
 #include "omn/train/trainer.h"
 
 namespace omn::cli {
@@ -27,10 +27,10 @@ Command addTrainCommand(CLI::App& root) {
             a->config = train::loadTrainConfig(*config);
             if (!corpus->empty()) a->config.corpus = *corpus;
             if (a->resume && a->force) throw UsageError("--resume and --force: choose one");
-            a->progress = report::ProgressBar::stderrIsTerminal();
+            a->progress = output::ProgressBar::stderrIsTerminal();
             keepFreedMemoryInHeap();
             const nlohmann::json doc = train::runTraining(*a);
-            auto num = [](const nlohmann::json& v) { return v.is_number() ? report::fixed(v.get<double>(), 4) : std::string("-"); };
+            auto num = [](const nlohmann::json& v) { return v.is_number() ? output::fixed(v.get<double>(), 4) : std::string("-"); };
             std::cout << "run        " << a->out_dir << " (" << doc["status"].get<std::string>() << " after "
                       << doc["steps_done"] << " of " << doc["steps"] << " steps, " << doc["tokens_seen"] << " tokens)\n";
             std::cout << "model      " << doc["model"]["parameters"] << " parameters, QK-norm "

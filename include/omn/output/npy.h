@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-namespace omn::report {
+namespace omn::output {
 
 void writeNpyFloat32(const std::string& path, const float* data, const std::vector<std::int64_t>& shape);
 
-}  // namespace omn::report
+}  // namespace omn::output

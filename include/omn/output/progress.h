@@ -6,7 +6,7 @@
 #include <mutex>
 #include <string>
 
-namespace omn::report {
+namespace omn::output {
 
 class ProgressBar {
  public:
@@ -26,4 +26,4 @@ class ProgressBar {
   std::mutex mu_;
 };
 
-}  // namespace omn::report
+}  // namespace omn::output

@@ -1,9 +1,9 @@
-#include "omn/report/shard_set.h"
+#include "omn/output/shard_set.h"
 
 #include "omn/errors.h"
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
-namespace omn::report {
+namespace omn::output {
 
 using nlohmann::json;
 
@@ -50,4 +50,4 @@ json mergedFrom(const std::vector<std::string>& paths, const std::vector<json>& 
   return from;
 }
 
-}  // namespace omn::report
+}  // namespace omn::output

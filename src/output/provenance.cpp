@@ -1,4 +1,4 @@
-#include "omn/report/provenance.h"
+#include "omn/output/provenance.h"
 
 #include <ctime>
 #include <thread>
@@ -13,7 +13,7 @@
 #define OMN_LIBTORCH_VERSION "unknown"
 #endif
 
-namespace omn::report {
+namespace omn::output {
 
 std::string utcNow() {
   const std::time_t t = std::time(nullptr);
@@ -45,4 +45,4 @@ nlohmann::json provenance(const ProvenanceInfo& info) {
   };
 }
 
-}  // namespace omn::report
+}  // namespace omn::output

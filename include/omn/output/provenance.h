@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace omn::report {
+namespace omn::output {
 
 struct InputHash {
   std::string role;    // "checkpoint", "tokens", "manifest", ...
@@ -28,4 +28,4 @@ std::string gitRevision();
 //  started_utc, finished_utc}
 nlohmann::json provenance(const ProvenanceInfo& info);
 
-}  // namespace omn::report
+}  // namespace omn::output

@@ -1,8 +1,8 @@
-#include "omn/report/terminal_text.h"
+#include "omn/io/terminal_text.h"
 
 #include <cstdio>
 
-namespace omn::report {
+namespace omn::io {
 
 namespace {
 
@@ -59,4 +59,4 @@ std::string terminalSafe(const std::string& s, std::size_t max_chars) {
   return out;
 }
 
-}  // namespace omn::report
+}  // namespace omn::io

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace omn::report {
+namespace omn::output {
 
 // The documents in the order given; throws UsageError naming the file and the pointer that differs.
 std::vector<nlohmann::json> readShardSet(const std::vector<std::string>& paths, const std::string& schema,
@@ -17,4 +17,4 @@ std::vector<nlohmann::json> readShardSet(const std::vector<std::string>& paths, 
 // /merged_from of the merged document: each shard's path, shard and start time.
 nlohmann::json mergedFrom(const std::vector<std::string>& paths, const std::vector<nlohmann::json>& docs);
 
-}  // namespace omn::report
+}  // namespace omn::output

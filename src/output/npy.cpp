@@ -1,10 +1,10 @@
-#include "omn/report/npy.h"
+#include "omn/output/npy.h"
 
 #include <cstring>
 
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
-namespace omn::report {
+namespace omn::output {
 
 void writeNpyFloat32(const std::string& path, const float* data, const std::vector<std::int64_t>& shape) {
   std::string dims;
@@ -29,4 +29,4 @@ void writeNpyFloat32(const std::string& path, const float* data, const std::vect
   writeFileAtomic(path, out);
 }
 
-}  // namespace omn::report
+}  // namespace omn::output

@@ -1,4 +1,4 @@
-#include "omn/report/json_file.h"
+#include "omn/output/json_file.h"
 
 #include <filesystem>
 
@@ -17,7 +17,7 @@
 
 #include "omn/errors.h"
 
-namespace omn::report {
+namespace omn::output {
 
 std::optional<int> standardStream(const std::string& path) {
   if (path == "-") return 1;
@@ -102,7 +102,7 @@ void writeAll(int fd, const std::string& text, const std::string& name) {
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw UsageError("cannot write " + name + ": " + std::strerror(errno));
+    if (n < 0) throw IoError("cannot write " + name + ": " + std::strerror(errno));
     done += static_cast<std::size_t>(n);
   }
 }
@@ -128,7 +128,7 @@ void writeFileAtomic(const std::string& given, const std::string& text) {
     // replaced /dev/stdout itself with a regular file); a FIFO nobody reads is an error, not a hang
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0 && errno == ENXIO) throw UsageError("cannot write " + path + ": a FIFO with no reader");
-    if (fd < 0) throw UsageError("cannot write " + path + ": " + std::strerror(errno));
+    if (fd < 0) throw IoError("cannot write " + path + ": " + std::strerror(errno));
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     try {
       writeAll(fd, text, path);
@@ -141,7 +141,7 @@ void writeFileAtomic(const std::string& given, const std::string& text) {
   }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw UsageError("cannot write " + tmp + ": " + std::strerror(errno));
+  if (fd < 0) throw IoError("cannot write " + tmp + ": " + std::strerror(errno));
   try {
     writeAll(fd, text, tmp);
   } catch (...) {
@@ -154,7 +154,7 @@ void writeFileAtomic(const std::string& given, const std::string& text) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
-    throw UsageError("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+    throw IoError("cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
   }
 }
 
@@ -162,4 +162,4 @@ std::string dumpJson(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace omn::report
+}  // namespace omn::output

@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <string>
 
-namespace omn::report {
+namespace omn::io {
 
 // `max_chars` > 0: longer text is cut there (at a character boundary) and says how much was cut.
 std::string terminalSafe(const std::string& text, std::size_t max_chars = 0);
 
-}  // namespace omn::report
+}  // namespace omn::io

@@ -11,7 +11,7 @@
 
 #include "omn/io/json_document.h"
 
-namespace omn::report {
+namespace omn::output {
 
 // Throws FormatError naming the file (and the parse position) when it is missing or not JSON
 // (io/json_document.h: depth-bounded; documents omn-audit wrote are read with io::readDocument).
@@ -39,9 +39,9 @@ void writeFileAtomic(const std::string& path, const std::string& text);
 // dump() with full precision, invalid UTF-8 replaced, two-space indent, trailing newline.
 std::string dumpJson(const nlohmann::json& j);
 
-}  // namespace omn::report
+}  // namespace omn::output
 
-namespace omn::report {
+namespace omn::output {
 // A finite number as itself, NaN/inf as null (the document carries a flag beside it).
 inline nlohmann::json finiteOrNull(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-}  // namespace omn::report
+}  // namespace omn::output

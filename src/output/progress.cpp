@@ -1,10 +1,10 @@
-#include "omn/report/progress.h"
+#include "omn/output/progress.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 
-namespace omn::report {
+namespace omn::output {
 
 ProgressBar::ProgressBar(std::string label, std::uint64_t total, bool enabled, bool unit_bytes, std::string unit)
     : label_(std::move(label)), unit_(std::move(unit)), total_(total), enabled_(enabled), bytes_(unit_bytes),
@@ -44,4 +44,4 @@ void ProgressBar::finish() {
   std::fflush(stderr);
 }
 
-}  // namespace omn::report
+}  // namespace omn::output
