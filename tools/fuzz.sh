@@ -6,7 +6,9 @@
 # Prints executions and findings; exit 1 on a finding.
 #   tools/fuzz.sh [SECONDS] [TARGET...]
 # SECONDS 0 means no time limit; OMN_FUZZ_RUNS=N stops each target after N executions (the
-# campaign in docs/RELIABILITY.md: OMN_FUZZ_RUNS=10000000 tools/fuzz.sh 0).
+# campaign in docs/RELIABILITY.md: OMN_FUZZ_RUNS=10000000 OMN_FUZZ_TIMEOUT=600 tools/fuzz.sh 0).
+# OMN_FUZZ_TIMEOUT (default 10) is libFuzzer's per-input limit in wall-clock seconds: raise it for
+# a long campaign that shares the machine, where a starved process would report false hangs.
 # tools/test.sh runs it for a few seconds per target where clang is installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -70,7 +72,7 @@ for t in "${targets[@]}"; do
   [ "$secs" = 0 ] || limits+=(-max_total_time="$secs")
   [ -z "${OMN_FUZZ_RUNS:-}" ] || limits+=(-runs="$OMN_FUZZ_RUNS")
   if ! OMN_FUZZ_PROFILE="$profile" "$build/tests/fuzz/fuzz_$t" "$c/$t" "${limits[@]}" -max_len=65536 -rss_limit_mb=2048 \
-       -timeout=10 -artifact_prefix="$build/findings/$t-" -print_final_stats=1 2>"$build/fuzz_$t.log"; then
+       -timeout="${OMN_FUZZ_TIMEOUT:-10}" -artifact_prefix="$build/findings/$t-" -print_final_stats=1 2>"$build/fuzz_$t.log"; then
     status=1
     echo "FINDING: see $build/fuzz_$t.log and $build/findings/"
     grep -E "ERROR|SUMMARY|==[0-9]+==" "$build/fuzz_$t.log" | head -5
