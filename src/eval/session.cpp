@@ -20,14 +20,19 @@ namespace omn::eval {
 std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   auto s = std::make_unique<Session>();
   s->spec = spec;
+  const OptionNames& n = spec.names;
+  // every option that can be refused without the checkpoint is refused before it is hashed
   if (spec.tokenizer_revision.empty())
-    throw UsageError("--tokenizer-revision is required: the tokenization is recorded, never implied");
+    throw UsageError(n.tokenizer_revision + " is required: the tokenization is recorded, never implied");
   if (spec.sha256.empty() && !spec.allow_unverified)
     throw UsageError("the checkpoint's sha256 is required (or pass --allow-unverified)");
-  const std::string expected = spec.sha256.empty() ? "" : io::normaliseSha256(spec.sha256, "checkpoint sha256");
+  const std::string expected = spec.sha256.empty() ? "" : io::normaliseSha256(spec.sha256, n.sha256);
   if (spec.device.rfind("cuda", 0) == 0 && !at::hasCUDA())
-    throw UsageError("--device " + spec.device + ": this libtorch has no CUDA support or no GPU is visible");
+    throw UsageError(n.device + " " + spec.device + ": this libtorch has no CUDA support or no GPU is visible");
   s->device = at::Device(spec.device);
+  if (spec.dtype == model::DtypeRequest::FP16 && s->device.is_cpu())
+    throw UsageError(n.dtype + " fp16 on the CPU: libtorch has no fp16 matrix product there; use bf16 or fp32");
+  model::checkAttentionRequest(spec.attention, s->device, spec.dtype, n.attention, n.dtype);
   // --threads N; else OMP_NUM_THREADS when set; else every online CPU (libtorch's own default
   // here is 1: OpenBLAS's OpenMP initialisation leaves omp_get_max_threads() at 1)
   int threads = spec.threads;
@@ -51,21 +56,21 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     s->ck = io::openCheckpoint(spec.checkpoint, oo);
     s->preset = model::resolvePreset(spec.preset, s->ck->index, s->ck->metadata, spec.checkpoint);
     s->config = model::inferConfig(s->preset, s->ck->index);
-    s->dtype = model::parseDtype(spec.dtype, s->ck->index.at(s->config.name("wq", 0)).dtype);
-    if (s->dtype == at::kHalf && s->device.is_cpu())
-      throw UsageError("--dtype fp16 on the CPU: libtorch has no fp16 matrix product there; use bf16 or fp32");
+    s->dtype = model::workingDtype(spec.dtype, s->ck->index.at(s->config.name("wq", 0)).dtype);
+    if (s->dtype == at::kHalf && s->device.is_cpu())  // auto on an fp16 checkpoint
+      throw UsageError(n.dtype + " auto: the checkpoint is fp16, which the CPU cannot multiply; use bf16 or fp32");
 
     // the token set and the rows
     s->tokens = readTokenSet(spec.tokens);
     if (!spec.tokens_sha256.empty()) io::requireSha256(spec.tokens.path, spec.tokens_sha256, s->tokens.sha256);
-    s->row_form = parseRowForm(spec.row_form);
+    s->row_form = spec.row_form;
     std::vector<Row> all = buildRows(s->tokens, s->row_form, spec.seq_len);
     s->rows_available = all.size();
     s->selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed);
     checkVocabulary(s->tokens, s->config.vocab_size);
     for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
 
-    s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows));
+    s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows), n.attention, n.dtype);
     s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(*s->ck, s->config, s->dtype, s->device));
   } catch (...) {
     verify();  // an integrity failure outranks the error it may have caused
@@ -117,7 +122,7 @@ nlohmann::json modelJson(const Session& s) {
           {"dtype", std::string(c10::toString(s.dtype))},
           {"device", s.device.str()},
           {"attention", model::attentionName(s.path)},
-          {"attention_requested", s.spec.attention},
+          {"attention_requested", io::choiceName(model::kAttentionRequests, s.spec.attention)},
           {"threads", s.threads},
           {"batch", s.spec.batch},
           {"weights", {{"zero_copy", w.zero_copy}, {"copied", w.copied}}},

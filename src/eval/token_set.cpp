@@ -184,17 +184,6 @@ TokenSet readTokenSet(const TokenSetSpec& spec) {
   return s;
 }
 
-RowForm parseRowForm(const std::string& s) {
-  if (s == "packed") return RowForm::Packed;
-  if (s == "per-document") return RowForm::PerDocument;
-  if (s == "historical") return RowForm::Historical;
-  throw UsageError("row form: expected packed, per-document or historical, got \"" + s + "\"");
-}
-
-const char* rowFormName(RowForm f) {
-  return f == RowForm::Packed ? "packed" : f == RowForm::PerDocument ? "per-document" : "historical";
-}
-
 bool anyRowPacked(const std::vector<Row>& rows) {
   for (const Row& r : rows)
     for (std::size_t t = 1; t < r.doc.size(); ++t)

@@ -149,6 +149,11 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   r.schema(j, "omn-audit/manifest@1");
   if (const json* d = r.opt(j, "description")) r.str(*d, "/description");
   auto& s = m.session;
+  // an error about an option names where the manifest set it, not a CLI flag
+  for (auto [field, ptr] : {std::pair{&s.names.sha256, "/checkpoint/sha256"}, {&s.names.tokenizer_revision, "/tokens/tokenizer_revision"},
+                            {&s.names.row_form, "/rows/form"}, {&s.names.attention, "/model/attention"},
+                            {&s.names.dtype, "/model/dtype"}, {&s.names.device, "/model/device"}})
+    *field = r.label() + ": " + ptr;
   // checkpoint
   const json& ck = r.object(r.need(j, "", "checkpoint"), "/checkpoint", {"path", "sha256", "preset", "state_key"});
   s.checkpoint = resolvePath(r.str(r.need(ck, "/checkpoint", "path"), "/checkpoint/path"), path);
@@ -185,7 +190,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   s.num_seqs = static_cast<std::size_t>(r.integer(r.need(rw, "/rows", "num_seqs"), "/rows/num_seqs", 1));
   if (const json* v = r.opt(rw, "selection")) s.selection = r.oneOf(*v, "/rows/selection", {"first", "seeded"});
   if (const json* v = r.opt(rw, "seed")) s.selection_seed = static_cast<std::uint64_t>(r.integer(*v, "/rows/seed", 0));
-  if (const json* v = r.opt(rw, "form")) s.row_form = r.oneOf(*v, "/rows/form", {"packed", "per-document", "historical"});
+  if (const json* v = r.opt(rw, "form")) s.row_form = r.choice(*v, "/rows/form", eval::kRowForms);
   // groups, bootstrap
   if (const json* v = r.opt(j, "groups")) m.groups = static_cast<int>(r.integer(*v, "/groups", 1, std::numeric_limits<int>::max()));
   if (m.groups > static_cast<int>(s.num_seqs)) r.fail("/groups", "more groups than sequences (" + std::to_string(s.num_seqs) + ")");
@@ -201,8 +206,8 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   // model
   if (const json* md = r.opt(j, "model")) {
     r.object(*md, "/model", {"attention", "dtype", "device", "batch", "threads"});
-    if (const json* v = r.opt(*md, "attention")) s.attention = r.oneOf(*v, "/model/attention", {"auto", "flash", "per-document", "masked"});
-    if (const json* v = r.opt(*md, "dtype")) s.dtype = r.oneOf(*v, "/model/dtype", {"auto", "bf16", "fp16", "fp32"});
+    if (const json* v = r.opt(*md, "attention")) s.attention = r.choice(*v, "/model/attention", model::kAttentionRequests);
+    if (const json* v = r.opt(*md, "dtype")) s.dtype = r.choice(*v, "/model/dtype", model::kDtypeRequests);
     if (const json* v = r.opt(*md, "device")) s.device = model::checkDeviceSpec(r.str(*v, "/model/device"), r.label() + ": /model/device");
     if (const json* v = r.opt(*md, "batch")) s.batch = static_cast<int>(r.integer(*v, "/model/batch", 1, std::numeric_limits<int>::max()));
     if (const json* v = r.opt(*md, "threads")) s.threads = static_cast<int>(r.integer(*v, "/model/threads", 0, 4096));

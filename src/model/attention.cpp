@@ -49,19 +49,28 @@ DocumentLayout documentLayout(const at::Tensor& doc) {
   return l;
 }
 
-AttentionPath chooseAttention(const std::string& requested, const at::Device& device, at::ScalarType dtype, bool packed) {
-  if (requested == "masked") return AttentionPath::Masked;
-  if (requested == "per-document") return AttentionPath::PerDocument;
-  if (requested == "flash") {
-    if (!OMN_HAVE_FLASH)
-      throw UsageError("--attention flash: this build has no flash path (it needs libtorch >= 2.1 with CUDA; this is libtorch " +
-                       std::string(TORCH_VERSION) + (device.is_cuda() ? "" : ", CPU") + ")");
-    if (!device.is_cuda()) throw UsageError("--attention flash runs on CUDA devices only");
-    if (dtype != at::kBFloat16 && dtype != at::kHalf) throw UsageError("--attention flash needs --dtype bf16 or fp16");
-    return AttentionPath::Flash;
+void checkAttentionRequest(AttentionRequest requested, const at::Device& device, DtypeRequest dtype,
+                           const std::string& attention_flag, const std::string& dtype_flag) {
+  if (requested != AttentionRequest::Flash) return;
+  if (!OMN_HAVE_FLASH)
+    throw UsageError(attention_flag + " flash: this build has no flash path (it needs libtorch >= 2.1 with CUDA; this is libtorch " +
+                     std::string(TORCH_VERSION) + (device.is_cuda() ? "" : ", CPU") + ")");
+  if (!device.is_cuda()) throw UsageError(attention_flag + " flash runs on CUDA devices only");
+  if (dtype == DtypeRequest::FP32) throw UsageError(attention_flag + " flash needs " + dtype_flag + " bf16 or fp16");
+}
+
+AttentionPath chooseAttention(AttentionRequest requested, const at::Device& device, at::ScalarType dtype, bool packed,
+                              const std::string& attention_flag, const std::string& dtype_flag) {
+  switch (requested) {
+    case AttentionRequest::Masked: return AttentionPath::Masked;
+    case AttentionRequest::PerDocument: return AttentionPath::PerDocument;
+    case AttentionRequest::Flash: {
+      const DtypeRequest d = dtype == at::kBFloat16 ? DtypeRequest::BF16 : dtype == at::kHalf ? DtypeRequest::FP16 : DtypeRequest::FP32;
+      checkAttentionRequest(requested, device, d, attention_flag, dtype_flag);
+      return AttentionPath::Flash;
+    }
+    case AttentionRequest::Auto: break;
   }
-  if (requested != "auto")
-    throw UsageError("--attention: expected auto, flash, per-document or masked, got \"" + requested + "\"");
   if (OMN_HAVE_FLASH && device.is_cuda() && (dtype == at::kBFloat16 || dtype == at::kHalf)) return AttentionPath::Flash;
   return packed ? AttentionPath::PerDocument : AttentionPath::Masked;
 }

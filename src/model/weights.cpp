@@ -22,16 +22,16 @@ at::ScalarType scalarType(io::DType d) {
   return at::kFloat;
 }
 
-at::ScalarType parseDtype(const std::string& s, io::DType checkpoint_dtype) {
-  if (s == "bf16") return at::kBFloat16;
-  if (s == "fp16") return at::kHalf;
-  if (s == "fp32") return at::kFloat;
-  if (s == "auto") {
-    const at::ScalarType t = scalarType(checkpoint_dtype);
-    if (t == at::kBFloat16 || t == at::kHalf || t == at::kFloat) return t;
-    return at::kFloat;
+at::ScalarType workingDtype(DtypeRequest d, io::DType checkpoint_dtype) {
+  switch (d) {
+    case DtypeRequest::BF16: return at::kBFloat16;
+    case DtypeRequest::FP16: return at::kHalf;
+    case DtypeRequest::FP32: return at::kFloat;
+    case DtypeRequest::Auto: break;
   }
-  throw UsageError("--dtype: expected bf16, fp16, fp32 or auto, got \"" + s + "\"");
+  const at::ScalarType t = scalarType(checkpoint_dtype);
+  if (t == at::kBFloat16 || t == at::kHalf || t == at::kFloat) return t;
+  return at::kFloat;
 }
 
 at::Tensor toTensor(const io::TensorRef& ref, at::ScalarType want, const at::Device& device, bool owned, bool* zero_copy) {

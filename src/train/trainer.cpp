@@ -222,7 +222,7 @@ json runTraining(const TrainOptions& o) {
     if (it->contains("eval")) last_eval = (*it)["eval"];
 
   const std::int64_t tokens_per_step = c.batch_size * c.seq_len;
-  const eval::Evaluator ev(*m.model, rows, model::chooseAttention("auto", device, at::kFloat, false), 8, device);
+  const eval::Evaluator ev(*m.model, rows, model::chooseAttention(model::AttentionRequest::Auto, device, at::kFloat, false), 8, device);
   auto trainJson = [&](const std::string& status, std::int64_t step, double last_loss, const std::string& reason) {
     prov.finished_utc = output::utcNow();
     prov.device = device.str();

@@ -109,6 +109,14 @@ mk e7.json 'm["conditions"][0]["op"] = "clamp"'
 expect 2 "/conditions/0/op: expected one of constant" -- "$omn" -q intervene --manifest "$tmp/e7.json"
 mk e8.json 'm["conditions"][2]["seeds"] = [1]'
 expect 2 "/conditions/2/seeds: not a parameter of vector_mean" -- "$omn" -q intervene --manifest "$tmp/e8.json"
+# options parsed once into types; a refusal names the manifest pointer that set the value, not a
+# CLI flag, and comes before the checkpoint is hashed (a wrong digest beside it is not reached)
+mk o1.json 'm.setdefault("model", {})["dtype"] = "fp16"; m["checkpoint"]["sha256"] = "1" * 64; m["output"] = {"json": "o1o.json"}'
+expect 2 "o1.json: /model/dtype fp16 on the CPU" -- "$omn" -q intervene --manifest "$tmp/o1.json"
+mk o2.json 'm.setdefault("model", {})["attention"] = "flash"; m["checkpoint"]["sha256"] = "1" * 64; m["output"] = {"json": "o2o.json"}'
+expect 2 "o2.json: /model/attention flash" -- "$omn" -q intervene --manifest "$tmp/o2.json"
+mk o3.json 'm["rows"]["form"] = "packd"'
+expect 2 "o3.json: /rows/form: expected packed, per-document or historical, got \"packd\"" -- "$omn" -q intervene --manifest "$tmp/o3.json"
 mk e9.json 'm["checkpoint"]["sha256"] = "1" * 64; m["output"] = {"json": "e9o.json"}'
 expect 4 "SHA-256 mismatch" -- "$omn" -q intervene --manifest "$tmp/e9.json"
 mk e10.json 'm["tokens"]["sha256"] = "2" * 64; m["output"] = {"json": "e10o.json"}'

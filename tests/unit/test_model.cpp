@@ -78,11 +78,24 @@ INSTANTIATE_TEST_SUITE_P(DtypeDevice, AttentionParity,
                          caseName);
 
 TEST(AttentionChooser, AutoAndExplicit) {
-  EXPECT_EQ(chooseAttention("auto", at::kCPU, at::kBFloat16, true), AttentionPath::PerDocument);
-  EXPECT_EQ(chooseAttention("auto", at::kCPU, at::kFloat, false), AttentionPath::Masked);
-  EXPECT_EQ(chooseAttention("masked", at::kCPU, at::kFloat, true), AttentionPath::Masked);
-  if (!flashCompiled()) EXPECT_THROW(chooseAttention("flash", at::kCPU, at::kBFloat16, true), omn::UsageError);
-  EXPECT_THROW(chooseAttention("sdpa", at::kCPU, at::kFloat, true), omn::UsageError);
+  using R = AttentionRequest;
+  EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kBFloat16, true), AttentionPath::PerDocument);
+  EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kFloat, false), AttentionPath::Masked);
+  EXPECT_EQ(chooseAttention(R::Masked, at::kCPU, at::kFloat, true), AttentionPath::Masked);
+  // flash on a CPU device is refused in every build, naming the option that asked for it
+  try {
+    chooseAttention(R::Flash, at::kCPU, at::kBFloat16, true, "manifest m.json: /model/attention");
+    ADD_FAILURE() << "flash on the CPU was accepted";
+  } catch (const omn::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("manifest m.json: /model/attention flash", 0), 0u) << e.what();
+  }
+  EXPECT_EQ(omn::io::parseChoice(kAttentionRequests, "per-document", "--attention"), R::PerDocument);
+  try {
+    omn::io::parseChoice(kAttentionRequests, "sdpa", "--attention");
+    ADD_FAILURE() << "sdpa was accepted";
+  } catch (const omn::UsageError& e) {
+    EXPECT_STREQ(e.what(), "--attention: expected auto, flash, per-document or masked, got \"sdpa\"");
+  }
 }
 
 TEST(RmsNorm, CastOrderMatters) {

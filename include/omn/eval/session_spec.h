@@ -7,8 +7,16 @@
 #include <string>
 
 #include "omn/eval/token_set.h"
+#include "omn/model/model_options.h"
 
 namespace omn::eval {
+
+// Where each option came from, for messages: the CLI flag by default; a manifest sets its label and
+// JSON pointer ("manifest m.json: /model/dtype"), so an error names what the user wrote.
+struct OptionNames {
+  std::string sha256 = "--sha256", tokenizer_revision = "--tokenizer-revision", row_form = "--row-form",
+              attention = "--attention", dtype = "--dtype", device = "--device";
+};
 
 struct SessionSpec {
   std::string checkpoint, sha256, preset, state_key;
@@ -20,9 +28,12 @@ struct SessionSpec {
   std::size_t num_seqs = 50;
   std::string selection = "first";
   std::uint64_t selection_seed = 0;
-  std::string row_form = "packed";
-  std::string attention = "auto", dtype = "auto", device = "cpu";
+  RowForm row_form = RowForm::Packed;
+  model::AttentionRequest attention = model::AttentionRequest::Auto;
+  model::DtypeRequest dtype = model::DtypeRequest::Auto;
+  std::string device = "cpu";  // checked by model::checkDeviceSpec where it was read
   int batch = 1, threads = 0;
+  OptionNames names;
 };
 
 }  // namespace omn::eval

@@ -1,12 +1,15 @@
 // Pre-tokenized evaluation sets (tokenization happens upstream; its revision is recorded, never
 // implied) and the deterministic construction of rows from them. No libtorch.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "omn/io/choice.h"
 
 namespace omn::eval {
 
@@ -33,8 +36,9 @@ enum class RowForm {
   PerDocument,  // one document per row; documents longer than L are split into consecutive rows
   Historical,   // EOS stripped, no document metadata: the historical OMN panel's form
 };
-RowForm parseRowForm(const std::string& s);  // "packed" | "per-document" | "historical"
-const char* rowFormName(RowForm f);
+inline constexpr std::array<io::Named<RowForm>, 3> kRowForms{
+    {{"packed", RowForm::Packed}, {"per-document", RowForm::PerDocument}, {"historical", RowForm::Historical}}};
+inline const char* rowFormName(RowForm f) { return io::choiceName(kRowForms, f); }
 
 struct Row {
   std::vector<std::int64_t> tokens;

@@ -2,6 +2,7 @@
 // every accessor names the document and the JSON pointer it failed at, and every number is
 // range-checked before it is narrowed. One definition for every config reader. No libtorch.
 #pragma once
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "omn/errors.h"
+#include "omn/io/choice.h"
 
 namespace omn::io {
 
@@ -82,6 +84,11 @@ class JsonReader {
       list += std::string(list.empty() ? "" : ", ") + c;
     }
     fail(ptr, "expected one of " + list + ", got \"" + s + "\"");
+  }
+  // One of a closed set (io/choice.h), as its value: "<label>: <ptr>: expected a, b or c, got ...".
+  template <class E, std::size_t N>
+  E choice(const json& v, const std::string& ptr, const std::array<Named<E>, N>& table) const {
+    return parseChoice(table, str(v, ptr), label_ + ": " + (ptr.empty() ? "/" : ptr));
   }
   // A scalar or an array of scalars, as a list (sweeps).
   std::vector<json> list(const json& v, const std::string& ptr) const {

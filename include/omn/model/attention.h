@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "omn/model/model_options.h"
+
 namespace omn::model {
 
 enum class AttentionPath {
@@ -27,10 +29,16 @@ struct DocumentLayout {
 };
 DocumentLayout documentLayout(const at::Tensor& doc);  // doc [B, T] on CPU
 
-// `requested`: auto | masked | per-document | flash. auto: flash on CUDA with bf16/fp16 where
-// compiled, else per-document for rows holding several documents, else masked. Throws UsageError
-// for a path this build or device cannot run.
-AttentionPath chooseAttention(const std::string& requested, const at::Device& device, at::ScalarType dtype, bool packed);
+// auto: flash on CUDA with bf16/fp16 where compiled, else per-document for rows holding several
+// documents, else masked. Throws UsageError for a path this build, device or dtype cannot run,
+// naming the option that asked for it (`attention_flag`, `dtype_flag`: "--attention" or a manifest's
+// "/model/attention").
+AttentionPath chooseAttention(AttentionRequest requested, const at::Device& device, at::ScalarType dtype, bool packed,
+                              const std::string& attention_flag = "--attention", const std::string& dtype_flag = "--dtype");
+// What chooseAttention can refuse before the checkpoint is read: flash without the path compiled
+// in, on a CPU device, or with an explicit fp32 working dtype.
+void checkAttentionRequest(AttentionRequest requested, const at::Device& device, DtypeRequest dtype,
+                           const std::string& attention_flag, const std::string& dtype_flag);
 
 // q, k, v [B, T, H, D] (k/v already repeated to the query heads) → [B, T, H, D] in q's dtype.
 at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

@@ -8,11 +8,13 @@
 
 #include "omn/io/checkpoint.h"
 #include "omn/model/config.h"
+#include "omn/model/model_options.h"
 
 namespace omn::model {
 
 at::ScalarType scalarType(io::DType d);
-at::ScalarType parseDtype(const std::string& s, io::DType checkpoint_dtype);  // bf16 | fp16 | fp32 | auto
+// The working dtype for a request; auto: the checkpoint's bf16/fp16/fp32, else fp32.
+at::ScalarType workingDtype(DtypeRequest d, io::DType checkpoint_dtype);
 
 // A tensor of dtype `want` on `device`. `owned`: always a private copy.
 at::Tensor toTensor(const io::TensorRef& ref, at::ScalarType want, const at::Device& device, bool owned, bool* zero_copy = nullptr);

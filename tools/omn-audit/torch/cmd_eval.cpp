@@ -16,6 +16,7 @@
 #include "omn/output/progress.h"
 #include "omn/output/provenance.h"
 #include "omn/output/table.h"
+#include "omn/eval/session.h"
 #include "session_options.h"
 
 namespace omn::cli {

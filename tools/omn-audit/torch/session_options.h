@@ -7,7 +7,9 @@
 
 #include "omn/eval/bootstrap.h"
 #include "omn/errors.h"
-#include "omn/eval/session.h"
+#include "omn/eval/session_spec.h"
+#include "omn/io/choice.h"
+#include "omn/model/model_options.h"
 #include "omn/model/device_spec.h"
 
 namespace omn::cli {
@@ -41,6 +43,22 @@ inline std::string finiteNonNegative(const std::string& v) {
   return "expected a number in [0, 1e9], got \"" + v + "\"";
 }
 
+// An option whose value is one of a closed set (io/choice.h): checked by the set's own parser while
+// the command line is parsed, stored as its value.
+template <class E, std::size_t N>
+CLI::Option* addChoice(CLI::App* app, const std::string& flag, E& var, const std::array<io::Named<E>, N>& table,
+                       const std::string& help) {
+  return app
+      ->add_option_function<std::string>(flag, [&var, &table, flag](const std::string& v) { var = io::parseChoice(table, v, flag); },
+                                         help + " (" + io::choiceList(table) + ")")
+      ->check([&table](const std::string& v) {  // a validator returns its message; CLI11 adds the flag
+        for (const auto& c : table)
+          if (v == c.name) return std::string();
+        return "expected " + io::choiceList(table) + ", got \"" + v + "\"";
+      })
+      ->default_str(io::choiceName(table, var));
+}
+
 inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   auto& s = o.session;
   app->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a later flag wins
@@ -58,10 +76,9 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--num-seqs", s.num_seqs, "rows to score")->default_val(50)->check(CLI::Range(1.0, 1e9));
   app->add_option("--selection", s.selection, "first | seeded")->default_val("first");
   app->add_option("--selection-seed", s.selection_seed, "seed of the seeded selection")->default_val(0)->check(CLI::NonNegativeNumber);
-  app->add_option("--row-form", s.row_form, "packed | per-document | historical (EOS stripped, no packing metadata)")
-      ->default_val("packed");
-  app->add_option("--attention", s.attention, "auto | flash | per-document | masked")->default_val("auto");
-  app->add_option("--dtype", s.dtype, "auto (the checkpoint's) | bf16 | fp16 | fp32")->default_val("auto");
+  addChoice(app, "--row-form", s.row_form, eval::kRowForms, "row form; historical: EOS stripped, no document metadata");
+  addChoice(app, "--attention", s.attention, model::kAttentionRequests, "attention path");
+  addChoice(app, "--dtype", s.dtype, model::kDtypeRequests, "working dtype (auto: the checkpoint's)");
   app->add_option("--device", s.device, "cpu | cuda | cuda:N")->default_val("cpu")->check([](const std::string& v) {
     try {
       model::checkDeviceSpec(v, "device");
