@@ -20,21 +20,6 @@ namespace omn::intervene {
 
 using nlohmann::json;
 
-const char* opName(Op op) {
-  switch (op) {
-    case Op::Constant: return "constant";
-    case Op::Scale: return "scale";
-    case Op::VectorMean: return "vector_mean";
-    case Op::GlobalMean: return "global_mean";
-    case Op::Permute: return "permute";
-    case Op::SignFix: return "sign_fix";
-    case Op::CopyLayer: return "copy_layer";
-    case Op::SwapQK: return "swap_qk";
-  }
-  return "?";
-}
-
-const char* targetName(Target t) { return t == Target::Q ? "q" : t == Target::K ? "k" : "qk"; }
 
 namespace {
 
@@ -128,13 +113,13 @@ json Condition::describe() const {
       for (int i = a; i <= b; ++i) l.push_back(i);
     j["layers"] = l;
   }
-  switch (op) {
-    case Op::Constant:
-    case Op::Scale: j["value"] = value; break;
-    case Op::Permute: j["seed"] = seed; break;
-    case Op::SignFix: j["mode"] = mode; break;
-    case Op::CopyLayer: j["source_layer"] = source_layer; break;
-    default: break;
+  const OpInfo& info = opInfo(op);
+  switch (info.param) {
+    case ParamKind::Number: j[info.record_key] = value; break;
+    case ParamKind::Seed: j[info.record_key] = seed; break;
+    case ParamKind::Mode: j[info.record_key] = mode; break;
+    case ParamKind::SourceLayer: j[info.record_key] = source_layer; break;
+    case ParamKind::None: break;
   }
   return j;
 }
@@ -226,33 +211,19 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   for (std::size_t i = 0; i < cs.size(); ++i) {
     const std::string p = "/conditions/" + std::to_string(i);
     const json& c = r.object(cs[i], p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers"});
-    const std::string op = r.oneOf(r.need(c, p, "op"), p + "/op",
-                                   {"constant", "scale", "vector_mean", "global_mean", "permute", "sign_fix", "copy_layer", "swap_qk"});
     Condition base;
     base.pointer = p;
-    base.op = op == "constant" ? Op::Constant : op == "scale" ? Op::Scale : op == "vector_mean" ? Op::VectorMean
-            : op == "global_mean" ? Op::GlobalMean : op == "permute" ? Op::Permute : op == "sign_fix" ? Op::SignFix
-            : op == "copy_layer" ? Op::CopyLayer : Op::SwapQK;
+    base.op = r.choice(r.need(c, p, "op"), p + "/op", kOpNames);
+    const OpInfo& info = opInfo(base.op);
     base.layers = c.contains("layers") ? parseLayers(c["layers"], p + "/layers", r) : LayerSpec{};
-    auto expect_only = [&](std::initializer_list<const char*> keys) {
-      for (const char* k : {"values", "seeds", "modes", "source_layers"})
-        if (c.contains(k) && std::none_of(keys.begin(), keys.end(), [&](const char* x) { return std::string(x) == k; }))
-          r.fail(p + "/" + k, std::string("not a parameter of ") + op);
-    };
-    std::vector<json> params{json()};
-    std::string param_key;
-    switch (base.op) {
-      case Op::Constant:
-      case Op::Scale: expect_only({"values"}); param_key = "values"; break;
-      case Op::Permute: expect_only({"seeds"}); param_key = "seeds"; break;
-      case Op::SignFix: expect_only({"modes"}); param_key = "modes"; break;
-      case Op::CopyLayer: expect_only({"source_layers"}); param_key = "source_layers"; break;
-      default: expect_only({}); break;
-    }
-    if (!param_key.empty()) params = r.list(r.need(c, p, param_key.c_str()), p + "/" + param_key);
+    for (const OpInfo& other : kOps)  // another op's parameter list
+      if (other.list_key && c.contains(other.list_key) && !(info.list_key && std::string(info.list_key) == other.list_key))
+        r.fail(p + "/" + other.list_key, std::string("not a parameter of ") + info.name);
+    const std::string param_key = info.list_key ? info.list_key : "";
+    const std::vector<json> params = info.list_key ? r.list(r.need(c, p, info.list_key), p + "/" + param_key) : std::vector<json>{json()};
     std::vector<json> targets = c.contains("targets") ? r.list(c["targets"], p + "/targets") : std::vector<json>{json("qk")};
-    if (base.op == Op::SwapQK) {
-      if (c.contains("targets")) r.fail(p + "/targets", "swap_qk always exchanges Q and K");
+    if (info.fixed_targets) {
+      if (c.contains("targets")) r.fail(p + "/targets", std::string(info.name) + " acts on Q and K together: it takes no targets");
       targets = {json("qk")};
     }
     for (std::size_t a = 0; a < params.size(); ++a)
@@ -260,30 +231,32 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
         Condition x = base;
         const std::string pp = p + "/" + param_key + (c.contains(param_key) && c[param_key].is_array() ? "/" + std::to_string(a) : "");
         const std::string tp = p + "/targets" + (c.contains("targets") && c["targets"].is_array() ? "/" + std::to_string(t) : "");
-        const std::string tgt = r.oneOf(targets[t], tp, {"q", "k", "qk"});
-        x.target = tgt == "q" ? Target::Q : tgt == "k" ? Target::K : Target::QK;
+        x.target = r.choice(targets[t], tp, kTargets);
         std::string param_text;
-        switch (x.op) {
-          case Op::Constant:
-          case Op::Scale:
+        switch (info.param) {
+          case ParamKind::Number:
             x.value = r.num(params[a], pp);
             if (!std::isfinite(x.value)) r.fail(pp, "expected a finite number");
-            param_text = " " + fmt(x.value);
+            param_text = fmt(x.value);
             break;
-          case Op::Permute:
+          case ParamKind::Seed:
             x.seed = static_cast<std::uint64_t>(r.integer(params[a], pp, 0, std::numeric_limits<int>::max()));
-            param_text = " seed " + std::to_string(x.seed);
+            param_text = std::to_string(x.seed);
             break;
-          case Op::SignFix:
-            x.mode = r.oneOf(params[a], pp, {"zero", "abs"});
-            param_text = " " + x.mode;
+          case ParamKind::Mode: {
+            x.mode = r.str(params[a], pp);
+            if (std::find_if(kSignFixModes.begin(), kSignFixModes.end(), [&](const char* m) { return x.mode == m; }) == kSignFixModes.end())
+              r.fail(pp, std::string("expected ") + kSignFixModes[0] + " or " + kSignFixModes[1] + ", got \"" + x.mode + "\"");
+            param_text = x.mode;
             break;
-          case Op::CopyLayer:
+          }
+          case ParamKind::SourceLayer:
             x.source_layer = static_cast<int>(r.integer(params[a], pp, 0, std::numeric_limits<int>::max()));
-            param_text = " from " + std::to_string(x.source_layer);
+            param_text = std::to_string(x.source_layer);
             break;
-          default: break;
+          case ParamKind::None: break;
         }
+        if (!param_text.empty()) param_text = std::string(" ") + (*info.label_word ? std::string(info.label_word) + " " : "") + param_text;
         x.label = std::string(opName(x.op)) + param_text + " " + targetName(x.target) + " " +
                   (x.layers.all ? "all" : x.layers.text);
         if (c.contains("name")) {

@@ -65,3 +65,46 @@ TEST(InterveneManifest, LongLayerListIsSharedNotCopiedPerCondition) {
   EXPECT_EQ(m.conditions[0].layers.ranges->size(), 20000u);
   EXPECT_LT(m.conditions[0].label.size(), 160u) << m.conditions[0].label;
 }
+
+// Every op of the catalog (op_catalog.h) parses from its row alone: its name, its parameter list
+// (or none), its label and its recorded op; another op's parameter and an unknown op are refused
+// with the catalog's own names.
+TEST(InterveneManifest, EveryCatalogOpParsesFromItsRow) {
+  using omn::intervene::kOps;
+  using omn::intervene::ParamKind;
+  for (const auto& info : kOps) {
+    json c = {{"op", info.name}};
+    json sample;
+    switch (info.param) {
+      case ParamKind::Number: sample = 1.5; break;
+      case ParamKind::Seed: sample = 7; break;
+      case ParamKind::Mode: sample = "abs"; break;
+      case ParamKind::SourceLayer: sample = 2; break;
+      case ParamKind::None: break;
+    }
+    if (info.list_key) c[info.list_key] = json::array({sample});
+    const auto m = parseManifest(demoWith(json::array({c})), "m.json", "", true);
+    ASSERT_EQ(m.conditions.size(), 1u) << info.name;
+    const json d = m.conditions[0].describe();
+    EXPECT_EQ(d["op"], info.name);
+    EXPECT_EQ(m.conditions[0].label.rfind(info.name, 0), 0u) << m.conditions[0].label;
+    if (info.record_key) {
+      EXPECT_EQ(d[info.record_key], sample) << info.name;
+    } else {
+      EXPECT_EQ(d.size(), 3u) << d.dump();  // op, target, layers
+    }
+    // a parameter list that belongs to another op
+    json wrong = c;
+    wrong[info.list_key && std::string(info.list_key) == "seeds" ? "values" : "seeds"] = json::array({1});
+    EXPECT_THROW(parseManifest(demoWith(json::array({wrong})), "m.json", "", true), omn::UsageError) << info.name;
+  }
+  try {
+    parseManifest(demoWith(json::parse(R"([{"op": "clamp"}])")), "m.json", "", true);
+    ADD_FAILURE() << "an unknown op was accepted";
+  } catch (const omn::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("/conditions/0/op: expected constant, scale, vector_mean, global_mean, permute, sign_fix, "
+                                         "copy_layer or swap_qk, got \"clamp\""),
+              std::string::npos)
+        << e.what();
+  }
+}

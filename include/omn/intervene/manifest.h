@@ -2,6 +2,7 @@
 // key, a wrong type or an impossible value is a UsageError naming the JSON pointer — and the
 // expansion of sweeps into a flat, ordered list of conditions. No libtorch.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -13,14 +14,14 @@
 
 #include "omn/eval/bootstrap.h"
 #include "omn/eval/session_spec.h"
+#include "omn/intervene/op_catalog.h"
 
 namespace omn::intervene {
 
-enum class Op { Constant, Scale, VectorMean, GlobalMean, Permute, SignFix, CopyLayer, SwapQK };
-const char* opName(Op op);
 
 enum class Target { Q, K, QK };
-const char* targetName(Target t);
+inline constexpr std::array<io::Named<Target>, 3> kTargets{{{"q", Target::Q}, {"k", Target::K}, {"qk", Target::QK}}};
+inline const char* targetName(Target t) { return io::choiceName(kTargets, t); }
 
 struct LayerSpec {
   bool all = true;
@@ -41,10 +42,11 @@ struct Condition {
   Op op = Op::Constant;
   Target target = Target::QK;
   LayerSpec layers;
-  double value = 0;          // constant c, scale α
-  std::uint64_t seed = 0;    // permute
-  std::string mode;          // sign_fix: zero | abs
-  int source_layer = -1;     // copy_layer
+  // the op's one swept parameter, in the field its ParamKind names (op_catalog.h)
+  double value = 0;          // Number: constant c, scale α
+  std::uint64_t seed = 0;    // Seed: permute
+  std::string mode;          // Mode: sign_fix zero | abs
+  int source_layer = -1;     // SourceLayer: copy_layer
   nlohmann::json describe() const;  // the expanded op as recorded in results
 };
 
