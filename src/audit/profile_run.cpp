@@ -7,6 +7,7 @@
 #include "omn/audit/gain_set.h"
 #include "omn/errors.h"
 #include "omn/io/checkpoint.h"
+#include "omn/io/hash_beside.h"
 #include "omn/io/sha256.h"
 #include "omn/model/preset.h"
 #include "omn/output/progress.h"
@@ -64,12 +65,9 @@ json profileCheckpoint(const ProfileRequest& req) {
   // the gain records: run it beside the parse, and release nothing until it is checked.
   std::unique_ptr<output::ProgressBar> bar;  // made and used on the hashing thread only
   const bool hash = req.hash || !expected.empty();
-  auto hashing = std::async(hash ? std::launch::async : std::launch::deferred, [&]() -> std::string {
-    if (!hash) return "";
-    return io::sha256File(req.checkpoint, [&](std::uint64_t done, std::uint64_t total) {
-      if (!bar) bar = std::make_unique<output::ProgressBar>("sha256", total, req.progress && total >= (256u << 20));
-      bar->update(done);
-    });
+  io::HashBeside hashing(req.checkpoint, expected, hash, [&](std::uint64_t done, std::uint64_t total) {
+    if (!bar) bar = std::make_unique<output::ProgressBar>("sha256", total, req.progress && total >= (256u << 20));
+    bar->update(done);
   });
   std::unique_ptr<io::Checkpoint> ck;
   json doc;
@@ -85,10 +83,8 @@ json profileCheckpoint(const ProfileRequest& req) {
     doc["preset"] = {{"name", preset.name}, {"source", preset.source}, {"detected", detected}};
     doc["tensors"] = {{"matched", match.matched}, {"unmatched", match.unmatched}, {"missing", match.missing}};
   } catch (...) {
-    // never leave the hashing thread running past an error, and let a wrong digest outrank
-    // the parse error it may have caused
-    const std::string digest = hashing.get();
-    if (!expected.empty()) io::requireSha256(req.checkpoint, expected, digest);
+    // a wrong digest outranks the parse error it may have caused
+    hashing.verify();
     for (const auto& [p, d] : req.digests)  // a tampered shard, not the parse error it caused
       if (digestKey(p) != digestKey(req.checkpoint)) io::requireSha256(p, d, io::sha256File(p));
     throw;
@@ -100,9 +96,8 @@ json profileCheckpoint(const ProfileRequest& req) {
       throw UsageError("--digests " + req.digests_path + ": " + p + " is not a shard of " + req.checkpoint +
                        " (its /weight_map names no such file)");
   }
-  const std::string digest = hashing.get();
+  const std::string digest = hashing.verify();
   if (bar) bar->finish();
-  if (!expected.empty()) io::requireSha256(req.checkpoint, expected, digest);
   // the digest was read by path beside the parse of the mapping: both describe one file only if
   // it did not change meanwhile
   io::requireUnchanged(*ck, "after profiling");

@@ -11,6 +11,7 @@
 #include <ATen/Parallel.h>
 
 #include "omn/errors.h"
+#include "omn/io/hash_beside.h"
 #include "omn/io/sha256.h"
 #include "omn/model/weights.h"
 #include "omn/output/json_file.h"
@@ -45,12 +46,8 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   // The hash streams the whole checkpoint beside the parse and the weight loading (the parsers
   // execute nothing); nothing is evaluated before it is checked, and a wrong digest is reported
   // as such even when the file also fails to parse.
-  std::future<std::string> hashing = std::async(std::launch::async, [&] { return io::sha256File(spec.checkpoint); });
-  auto verify = [&] {
-    s->checkpoint_sha256 = hashing.get();
-    if (!expected.empty()) io::requireSha256(spec.checkpoint, expected, s->checkpoint_sha256);
-  };
-  try {
+  io::HashBeside hashing(spec.checkpoint, expected);
+  hashing.guard([&] {
     io::OpenOptions oo;
     oo.state_key = spec.state_key;
     s->ck = io::openCheckpoint(spec.checkpoint, oo);
@@ -72,11 +69,8 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
 
     s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows), n.attention, n.dtype);
     s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(*s->ck, s->config, s->dtype, s->device));
-  } catch (...) {
-    verify();  // an integrity failure outranks the error it may have caused
-    throw;
-  }
-  verify();
+  });  // an integrity failure outranks the error it may have caused
+  s->checkpoint_sha256 = hashing.verify();
   // the digest was read beside the mapping, by path: it describes the mapped file only if that
   // file did not change in between
   requireCheckpointUnchanged(*s, "while it was hashed and loaded", false);
