@@ -198,8 +198,7 @@ PyPtr Machine::rebuildTensor(const std::vector<PyPtr>& a, bool v3) {
   if (v3) {
     if (a[6]->kind != K::Global) fail(op_at_, "_rebuild_tensor_v3: argument 6 must be a dtype");
     GlobalInfo gi;
-    const auto dot = a[6]->s.rfind('.');
-    if (!lookupGlobal(a[6]->s.substr(0, dot), a[6]->s.substr(dot + 1), &gi) || gi.kind != AllowedGlobal::DTypeValue)
+    if (!lookupGlobal(a[6]->s, &gi) || gi.kind != AllowedGlobal::DTypeValue)
       fail(op_at_, "_rebuild_tensor_v3: argument 6 must be a dtype");
     if (!gi.supported) fail(op_at_, "tensor dtype " + a[6]->s + " is not supported by omn-audit");
     t->dtype = gi.dtype;
@@ -212,9 +211,8 @@ PyPtr Machine::rebuildTensor(const std::vector<PyPtr>& a, bool v3) {
 PyPtr Machine::reduce(const PyValue& callable, const PyValue& args, const char* how) {
   if (callable.kind != K::Global) fail(op_at_, std::string(how) + " on a value that is not an allowlisted global");
   if (args.kind != K::Tuple) fail(op_at_, std::string(how) + " of " + callable.s + ": arguments must be a tuple");
-  const auto dot = callable.s.rfind('.');
   GlobalInfo gi;
-  if (!lookupGlobal(callable.s.substr(0, dot), callable.s.substr(dot + 1), &gi))
+  if (!lookupGlobal(callable.s, &gi))
     fail(op_at_, "global '" + callable.s + "' is not allowed");  // unreachable: GLOBAL checked it
   const auto& a = args.items;
   switch (gi.kind) {

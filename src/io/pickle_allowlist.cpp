@@ -4,6 +4,11 @@
 
 namespace omn::io {
 
+bool lookupGlobal(const std::string& qualified, GlobalInfo* out) {
+  const auto dot = qualified.rfind('.');
+  return dot != std::string::npos && lookupGlobal(qualified.substr(0, dot), qualified.substr(dot + 1), out);
+}
+
 bool lookupGlobal(const std::string& module, const std::string& name, GlobalInfo* out) {
   using G = AllowedGlobal;
   static const std::map<std::string, GlobalInfo> table = [] {

@@ -124,8 +124,7 @@ void readTorchZip(Checkpoint& ck, const OpenOptions& options) {
     if (type.kind != K::Global || key.kind != K::Str || loc.kind != K::Str || numel.kind != K::Int || numel.i < 0)
       throw FormatError(here + ": expected ('storage', <torch storage type>, str, str, int >= 0)");
     GlobalInfo gi;
-    const auto dot = type.s.rfind('.');
-    if (!lookupGlobal(type.s.substr(0, dot), type.s.substr(dot + 1), &gi) || gi.kind != AllowedGlobal::StorageType)
+    if (!lookupGlobal(type.s, &gi) || gi.kind != AllowedGlobal::StorageType)
       throw FormatError(here + ": '" + type.s + "' is not a storage type");
     if (!gi.supported) throw FormatError(here + ": storage type " + type.s + " is not supported by omn-audit");
     if (auto it = storages.find(key.s); it != storages.end()) return it->second;

@@ -28,5 +28,7 @@ struct GlobalInfo {
 
 // Looks up "module.name"; returns false when the global is not allowed.
 bool lookupGlobal(const std::string& module, const std::string& name, GlobalInfo* out);
+// The same for a global as the unpickler records it, "module.name" (split at the last dot).
+bool lookupGlobal(const std::string& qualified, GlobalInfo* out);
 
 }  // namespace omn::io
