@@ -49,6 +49,166 @@ std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const S
   return {out, csv};
 }
 
+namespace {
+
+// --- plan: the journal to write or resume, and whether the activation cache is used ----------------
+
+// The journal of this run: a fresh one, or an interrupted run's when its inputs match, with the
+// records it already holds by id (a condition whose restore failed is never reused: it runs again).
+struct Resumed {
+  io::Journal journal;
+  std::map<std::string, json> done;
+  const json* find(const std::string& id) const {
+    const auto it = done.find(id);
+    return it == done.end() ? nullptr : &it->second;
+  }
+};
+
+Resumed openJournal(const std::string& jpath, const json& header, bool resume) {
+  const bool have = ::access(jpath.c_str(), F_OK) == 0;
+  if (have && !resume) throw UsageError("journal " + jpath + " of an interrupted run exists: continue it with --resume, or remove it");
+  Resumed r{have ? io::Journal::resume(jpath) : io::Journal::create(jpath, header), {}};
+  if (!have) return r;
+  const std::string diff = io::journalMismatch(r.journal.header(), header,
+                                               {"manifest_sha256", "checkpoint_sha256", "tokens_sha256", "model_code_fingerprint",
+                                                "shard", "options"});
+  if (!diff.empty()) throw UsageError("cannot resume from " + jpath + ": " + diff);
+  for (const auto& rec : r.journal.records()) {
+    if (rec.contains("restore") && !rec["restore"].value("ok", false)) continue;
+    r.done[rec.at("id").get<std::string>()] = rec;
+  }
+  spdlog::info("resuming: {} finished record(s) in {}", r.done.size(), jpath);
+  return r;
+}
+
+// The residual stream entering the first layer any condition touches, kept when it fits the budget.
+bool planCache(const std::vector<Condition>& conditions, const GainState& gains, const eval::Evaluator& ev, int n_layers,
+               const SweepOptions& o, eval::ActivationCache& cache) {
+  if (!o.cache_activations) return false;
+  int first = n_layers;
+  for (const auto& c : conditions) first = std::min(first, gains.firstLayer(c));
+  const std::size_t bytes = ev.cacheBytes();
+  if (first == 0) {
+    spdlog::info("--cache-activations: a condition touches layer 0, nothing to skip");
+    return false;
+  }
+  if (bytes > o.cache_budget_bytes) {
+    spdlog::warn("--cache-activations: the cache would take {} MiB, over the {} MiB budget: not used", bytes >> 20,
+                 o.cache_budget_bytes >> 20);
+    return false;
+  }
+  cache.layer = first;
+  return true;
+}
+
+// --- run: scoring passes, with one progress line and the sweep's ETA --------------------------------
+
+struct Pass {
+  eval::SequenceScores scores;
+  double seconds = 0;
+  json mechanism;  // per layer, when asked for
+};
+
+// Runs the sweep's passes in order and owns their bookkeeping (step counter, time so far for the
+// ETA); a pass stopped by SIGINT/SIGTERM is Interrupted naming the journal.
+class PassRunner {
+ public:
+  PassRunner(const eval::Evaluator& ev, eval::ActivationCache& cache, const SweepOptions& o, std::size_t total_steps,
+             std::string jpath)
+      : ev_(ev), cache_(cache), o_(o), tty_(o.progress && output::ProgressBar::stderrIsTerminal()), total_(total_steps),
+        jpath_(std::move(jpath)) {}
+
+  void skip() { ++step_; }          // a step whose record the journal already holds
+  void addStep() { ++total_; }      // an extra pass (refilling the cache on resume)
+
+  Pass run(const std::string& what, bool capture, bool from_cache, bool mechanism) {
+    ++step_;
+    output::ProgressBar bar("[" + std::to_string(step_) + "/" + std::to_string(total_) + "] " + what, ev_.size(), tty_, false, "rows");
+    eval::ScoreOptions so;
+    std::int64_t tokens_done = 0;
+    const auto started = std::chrono::steady_clock::now();
+    so.progress = [&](const eval::Progress& p) {
+      tokens_done = p.tokens_done;
+      bar.update(p.rows_done, progressText(p, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()));
+    };
+    so.stop = o_.stop;
+    std::vector<model::LayerMechanism> mech;
+    if (mechanism) so.mech = &mech;
+    if (capture || from_cache) so.cache = &cache_;
+    so.capture = capture;
+    so.from_cache = from_cache;
+    Pass pass;
+    pass.scores = ev_.score(so);
+    bar.finish();
+    pass.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    seconds_ += pass.seconds;
+    ++runs_;
+    if (pass.scores.nll_sum.size() < ev_.size())
+      throw Interrupted("interrupted during " + what + "; finished conditions are in " + jpath_ + ": rerun with --resume");
+    if (mechanism) pass.mechanism = mechanismJson(mech);
+    if (!tty_)
+      spdlog::info("{}: perplexity {:.4f} ({} tokens, {:.1f} s, {:.0f} tokens/s)", what, pass.scores.perplexity(),
+                   pass.scores.totalTokens(), pass.seconds, static_cast<double>(tokens_done) / std::max(pass.seconds, 1e-9));
+    return pass;
+  }
+
+ private:
+  // "ppl 12.345, 3456 tok/s, sweep ETA 78 s": the passes left at the mean duration of those run so far
+  std::string progressText(const eval::Progress& p, double here) const {
+    const double frac = static_cast<double>(p.rows_done) / static_cast<double>(std::max<std::size_t>(1, p.rows_total));
+    const double per_pass = (seconds_ + here) / (static_cast<double>(runs_) + frac);
+    const double eta = per_pass * (static_cast<double>(total_ - step_) + (1 - frac));
+    return "ppl " + output::fixed(std::exp(p.nll_done / std::max<std::int64_t>(1, p.tokens_done)), 3) + ", " +
+           output::fixed(static_cast<double>(p.tokens_done) / std::max(here, 1e-9), 0) + " tok/s, sweep ETA " + output::fixed(eta, 0) + " s";
+  }
+
+  const eval::Evaluator& ev_;
+  eval::ActivationCache& cache_;
+  const SweepOptions& o_;
+  const bool tty_;
+  std::size_t total_, step_ = 0, runs_ = 0;
+  double seconds_ = 0;
+  std::string jpath_;
+};
+
+// --- record: what each pass leaves in the journal ----------------------------------------------------
+
+json controlRecord(const char* id, const Pass& p, const GainState& gains) {
+  return {{"id", id}, {"kind", "control"}, {"scores", scoresRaw(p.scores)}, {"seconds", p.seconds},
+          {"gain_sha256", gains.digest()}, {"mechanism", p.mechanism}};
+}
+
+// One condition: apply, score (from the cache when it starts at or after the cached layer),
+// restore, and the record with the restore's digest. The gains are restored on every path out.
+json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool from_cache, int cache_layer, bool mechanism,
+                  const json& control_open) {
+  const std::vector<std::string> touched = gains.apply(c);
+  Pass pass;
+  try {
+    pass = passes.run(c.id + " " + c.label, false, from_cache, mechanism);
+  } catch (...) {
+    gains.restore();
+    throw;
+  }
+  gains.restore();
+  if (mechanism && from_cache)  // layers before the cache were not run: they equal the control's
+    for (int l = 0; l < cache_layer; ++l) pass.mechanism[static_cast<std::size_t>(l)] = control_open["mechanism"][static_cast<std::size_t>(l)];
+  const std::string after = gains.digest();
+  return {{"id", c.id},
+          {"kind", "condition"},
+          {"label", c.label},
+          {"op", c.describe()},
+          {"manifest_pointer", c.pointer},
+          {"touched", touched},
+          {"start_layer", from_cache ? cache_layer : 0},
+          {"scores", scoresRaw(pass.scores)},
+          {"seconds", pass.seconds},
+          {"restore", {{"sha256", after}, {"expected", gains.originalDigest()}, {"ok", after == gains.originalDigest()}}},
+          {"mechanism", pass.mechanism}};
+}
+
+}  // namespace
+
 json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
@@ -57,34 +217,20 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   const auto [out, csv] = checkSweepOutputs(m, o, inputs);
   const std::vector<Condition> conditions = shardConditions(m.conditions, o.shard_index, o.shard_count);
 
-  // --- the model state: gains saved, their digest known; every condition checked up front ---------
+  // --- plan: the gains saved and every condition checked; the journal; the cache ----------------------
   GainState gains(*s.model, *s.ck);
   for (const auto& c : m.conditions) gains.check(c);
-
-  // --- the journal: a fresh one, or the one of an interrupted run when its inputs match -----------
   const std::string jpath = out + ".journal";
   const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
   const json header = {{"schema", "omn-audit/journal@1"},       {"manifest_sha256", m.sha256},
                        {"checkpoint_sha256", s.checkpoint_sha256}, {"tokens_sha256", s.tokens.sha256},
                        {"model_code_fingerprint", modelCodeFingerprint()}, {"shard", shard},
                        {"options", {{"mechanism", o.mechanism}}}};
-  std::map<std::string, json> done;
-  const bool have_journal = ::access(jpath.c_str(), F_OK) == 0;
-  if (have_journal && !o.resume)
-    throw UsageError("journal " + jpath + " of an interrupted run exists: continue it with --resume, or remove it");
-  io::Journal journal = have_journal ? io::Journal::resume(jpath) : io::Journal::create(jpath, header);
-  if (have_journal) {
-    const std::string diff = io::journalMismatch(journal.header(), header,
-                                                 {"manifest_sha256", "checkpoint_sha256", "tokens_sha256",
-                                                  "model_code_fingerprint", "shard", "options"});
-    if (!diff.empty()) throw UsageError("cannot resume from " + jpath + ": " + diff);
-    for (const auto& r : journal.records()) {
-      // a condition whose restore failed is never reused: the sweep stopped there, it runs again
-      if (r.contains("restore") && !r["restore"].value("ok", false)) continue;
-      done[r.at("id").get<std::string>()] = r;
-    }
-    spdlog::info("resuming: {} finished record(s) in {}", done.size(), jpath);
-  }
+  Resumed resumed = openJournal(jpath, header, o.resume);
+  eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
+  eval::ActivationCache cache;
+  const bool use_cache = planCache(conditions, gains, ev, s.config.n_layers, o, cache);
+  PassRunner passes(ev, cache, o, conditions.size() + 2, jpath);
 
   // The checkpoint must stay the file the session opened: its weights may be views into its
   // mapping. Its identity is checked after every pass, before that pass is journaled (so the
@@ -100,144 +246,52 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
     }
   };
 
-  eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
-  const bool tty = o.progress && output::ProgressBar::stderrIsTerminal();
-
-  // the activation cache: the residual stream entering the first layer any condition touches
-  eval::ActivationCache cache;
-  bool use_cache = false;
-  if (o.cache_activations) {
-    int first = s.config.n_layers;
-    for (const auto& c : conditions) first = std::min(first, gains.firstLayer(c));
-    const std::size_t bytes = ev.cacheBytes();
-    if (first == 0) spdlog::info("--cache-activations: a condition touches layer 0, nothing to skip");
-    else if (bytes > o.cache_budget_bytes)
-      spdlog::warn("--cache-activations: the cache would take {} MiB, over the {} MiB budget: not used", bytes >> 20,
-                   o.cache_budget_bytes >> 20);
-    else {
-      use_cache = true;
-      cache.layer = first;
-    }
-  }
-
-  std::size_t total_steps = conditions.size() + 2, step = 0, passes_run = 0;
-  double sweep_seconds = 0;  // time spent in the passes run so far (for the ETA)
-  auto score = [&](const std::string& what, bool capture, bool from_cache, json* mech_out) {
-    ++step;
-    output::ProgressBar bar("[" + std::to_string(step) + "/" + std::to_string(total_steps) + "] " + what, ev.size(), tty, false,
-                            "rows");
-    eval::ScoreOptions so;
-    std::int64_t tokens_done = 0;
-    const auto started = std::chrono::steady_clock::now();
-    so.progress = [&](const eval::Progress& p) {
-      tokens_done = p.tokens_done;
-      // the sweep's ETA: the passes left at the mean duration of the passes run so far
-      const double here = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const double frac = static_cast<double>(p.rows_done) / static_cast<double>(std::max<std::size_t>(1, p.rows_total));
-      const double per_pass = (sweep_seconds + here) / (static_cast<double>(passes_run) + frac);
-      const double eta = per_pass * (static_cast<double>(total_steps - step) + (1 - frac));
-      bar.update(p.rows_done, "ppl " + output::fixed(std::exp(p.nll_done / std::max<std::int64_t>(1, p.tokens_done)), 3) + ", " +
-                                  output::fixed(static_cast<double>(p.tokens_done) / std::max(here, 1e-9), 0) + " tok/s, sweep ETA " +
-                                  output::fixed(eta, 0) + " s");
-    };
-    so.stop = o.stop;
-    std::vector<model::LayerMechanism> mech;
-    if (mech_out) so.mech = &mech;
-    if (capture || from_cache) so.cache = &cache;
-    so.capture = capture;
-    so.from_cache = from_cache;
-    const auto t0 = std::chrono::steady_clock::now();
-    eval::SequenceScores sc = ev.score(so);
-    bar.finish();
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    sweep_seconds += secs;
-    ++passes_run;
-    if (sc.nll_sum.size() < ev.size())
-      throw Interrupted("interrupted during " + what + "; finished conditions are in " + jpath + ": rerun with --resume");
-    if (mech_out) *mech_out = mechanismJson(mech);
-    if (!tty)
-      spdlog::info("{}: perplexity {:.4f} ({} tokens, {:.1f} s, {:.0f} tokens/s)", what, sc.perplexity(), sc.totalTokens(), secs,
-                   static_cast<double>(tokens_done) / std::max(secs, 1e-9));
-    return std::make_pair(sc, secs);
-  };
-
-  // the unmodified checkpoint, scored: the record journaled for the control
-  auto controlPass = [&](const char* id, const std::string& what, bool capture) {
-    json mech;
-    auto [sc, secs] = score(what, capture, false, o.mechanism ? &mech : nullptr);
-    requireUnchanged("after the " + what + " pass", false);
-    return json{{"id", id}, {"kind", "control"}, {"scores", scoresRaw(sc)}, {"seconds", secs},
-                {"gain_sha256", gains.digest()}, {"mechanism", mech}};
-  };
-
-  // --- the control, first ----------------------------------------------------------------------
+  // --- the control, first ----------------------------------------------------------------------------
   json control_open;
-  if (done.count("control_open")) {
-    control_open = done["control_open"];
-    ++step;
+  if (const json* r = resumed.find("control_open")) {
+    control_open = *r;
+    passes.skip();
     if (use_cache) {  // the cache is not journaled: rebuild it with one pass over the control
-      score("control (refilling the activation cache)", true, false, nullptr);
-      ++total_steps;
+      passes.addStep();
+      passes.run("control (refilling the activation cache)", true, false, false);
     }
   } else {
-    control_open = controlPass("control_open", "control", use_cache);
-    journal.append(control_open);
+    control_open = controlRecord("control_open", passes.run("control", use_cache, false, o.mechanism), gains);
+    requireUnchanged("after the control pass", false);
+    resumed.journal.append(control_open);
   }
 
-  // --- each condition: apply, score, restore, verify ------------------------------------------
+  // --- each condition: apply, score, restore, verify, journal ---------------------------------------
   std::vector<json> records;
   for (const Condition& c : conditions) {
-    if (done.count(c.id)) {
-      records.push_back(done[c.id]);
-      ++step;
+    if (const json* r = resumed.find(c.id)) {
+      records.push_back(*r);
+      passes.skip();
       continue;
     }
-    const std::vector<std::string> touched = gains.apply(c);
     const bool from_cache = use_cache && gains.firstLayer(c) >= cache.layer;
-    json mech;
-    eval::SequenceScores sc;
-    double secs = 0;
-    try {
-      std::tie(sc, secs) = score(c.id + " " + c.label, false, from_cache, o.mechanism ? &mech : nullptr);
-    } catch (...) {
-      gains.restore();
-      throw;
-    }
-    gains.restore();
+    json rec = runCondition(c, gains, passes, from_cache, cache.layer, o.mechanism, control_open);
     requireUnchanged("after condition " + c.id + " (" + c.label + ")", false);
-    const std::string after = gains.digest();
-    const bool ok = after == gains.originalDigest();
-    if (o.mechanism && from_cache)  // layers before the cache were not run: they equal the control's
-      for (int l = 0; l < cache.layer; ++l) mech[static_cast<std::size_t>(l)] = control_open["mechanism"][static_cast<std::size_t>(l)];
-    json rec = {{"id", c.id},
-                {"kind", "condition"},
-                {"label", c.label},
-                {"op", c.describe()},
-                {"manifest_pointer", c.pointer},
-                {"touched", touched},
-                {"start_layer", from_cache ? cache.layer : 0},
-                {"scores", scoresRaw(sc)},
-                {"seconds", secs},
-                {"restore", {{"sha256", after}, {"expected", gains.originalDigest()}, {"ok", ok}}},
-                {"mechanism", mech}};
-    journal.append(rec);
+    resumed.journal.append(rec);
     records.push_back(rec);
-    if (!ok)
-      throw IntegrityError("condition " + c.id + " (" + c.label + "): the gains did not restore bitwise (SHA-256 " + after +
-                           ", expected " + gains.originalDigest() + ")");
+    if (!rec["restore"]["ok"].get<bool>())
+      throw IntegrityError("condition " + c.id + " (" + c.label + "): the gains did not restore bitwise (SHA-256 " +
+                           rec["restore"]["sha256"].get<std::string>() + ", expected " + gains.originalDigest() + ")");
   }
 
-  // --- the control again: it must reproduce the first -------------------------------------------
+  // --- the control again: it must reproduce the first ------------------------------------------------
   json control_close;
-  if (done.count("control_close")) {
-    control_close = done["control_close"];
+  const json* journaled_close = resumed.find("control_close");
+  if (journaled_close) {
+    control_close = *journaled_close;
   } else {
-    control_close = controlPass("control_close", "control (closing)", false);
+    control_close = controlRecord("control_close", passes.run("control (closing)", false, false, o.mechanism), gains);
+    requireUnchanged("after the control (closing) pass", false);
   }
   requireUnchanged("at the end of the sweep (SHA-256 read again)", true);
-  if (!done.count("control_close")) journal.append(control_close);
+  if (!journaled_close) resumed.journal.append(control_close);
 
-  // --- the document -----------------------------------------------------------------------------
+  // --- the document ----------------------------------------------------------------------------------
   prov.device = s.device.str();
   prov.inputs = {{"manifest", m.path, m.sha256, true},
                  {"checkpoint", s.spec.checkpoint, s.checkpoint_sha256, !s.spec.sha256.empty()},
