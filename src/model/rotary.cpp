@@ -1,5 +1,6 @@
 #include "omn/model/rotary.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -22,12 +23,20 @@ RopeTables ropeTables(std::int64_t max_positions, std::int64_t head_dim, double 
   return t;
 }
 
-at::Tensor applyRope(const at::Tensor& x, const at::Tensor& positions, const RopeTables& tables, RopeStyle style) {
+RopeRotation ropeRotation(const at::Tensor& positions, std::int64_t head_dim, double theta, const at::Device& device) {
+  const std::int64_t B = positions.size(0), T = positions.size(1);
+  // positions restart at each document, so T rows of the table cover every one of them
+  const RopeTables t = ropeTables(std::max<std::int64_t>(T, 1), head_dim, theta);
+  const at::Tensor flat = positions.reshape({-1}).to(device);
+  RopeRotation r;  // cos/sin for every token, broadcast over heads: [B, T, 1, D/2]
+  r.cos = t.cos.to(device).index_select(0, flat).view({B, T, 1, head_dim / 2});
+  r.sin = t.sin.to(device).index_select(0, flat).view({B, T, 1, head_dim / 2});
+  return r;
+}
+
+at::Tensor applyRope(const at::Tensor& x, const RopeRotation& r, RopeStyle style) {
   const std::int64_t D = x.size(-1);
-  // cos/sin for every token, broadcast over heads: [B, T, 1, D/2]
-  const at::Tensor flat = positions.reshape({-1});
-  const at::Tensor cos = tables.cos.to(x.device()).index_select(0, flat).view({x.size(0), x.size(1), 1, D / 2});
-  const at::Tensor sin = tables.sin.to(x.device()).index_select(0, flat).view({x.size(0), x.size(1), 1, D / 2});
+  const at::Tensor &cos = r.cos, &sin = r.sin;
   const at::Tensor xf = x.to(at::kFloat);
   at::Tensor out;
   if (style == RopeStyle::RotateHalf) {

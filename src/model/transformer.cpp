@@ -15,14 +15,8 @@ at::Tensor Transformer::norm(const at::Tensor& x, const at::Tensor& gain) const 
   return rmsNorm(x, gain, config_.norm_eps, config_.norm_cast);
 }
 
-const RopeTables& Transformer::rope(std::int64_t positions) const {
-  if (!rope_.cos.defined() || rope_.cos.size(0) < positions)
-    rope_ = ropeTables(positions, config_.head_dim, config_.rope_theta);
-  return rope_;
-}
-
-at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& layout, AttentionPath path,
-                              LayerMechanism* mech) const {
+at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& layout, const RopeRotation& rope,
+                              AttentionPath path, LayerMechanism* mech) const {
   const LayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
   const ModelConfig& c = config_;
   const std::int64_t B = h.size(0), T = h.size(1), hd = c.head_dim;
@@ -51,9 +45,8 @@ at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& 
     mech->k_rms = k.to(at::kFloat).pow(2).mean().sqrt().item<double>();
   }
   // RoPE after the norm; positions restart at every document
-  const RopeTables& tables = rope(T);
-  q = applyRope(q, layout.positions.to(h.device()), tables, c.rope_style);
-  k = applyRope(k, layout.positions.to(h.device()), tables, c.rope_style);
+  q = applyRope(q, rope, c.rope_style);
+  k = applyRope(k, rope, c.rope_style);
   // GQA: each KV head explicitly repeated to its group of query heads
   const std::int64_t group = c.n_heads / c.n_kv_heads;
   const at::Tensor kr = group == 1 ? k : k.repeat_interleave(group, /*dim=*/2);
@@ -86,8 +79,9 @@ at::Tensor Transformer::run(at::Tensor h, int from, const DocumentLayout& layout
                             std::vector<LayerMechanism>* mech,
                             const std::function<void(int, const at::Tensor&)>& after_block) const {
   if (mech) mech->assign(static_cast<std::size_t>(config_.n_layers), LayerMechanism{});
+  const RopeRotation rope = ropeRotation(layout.positions, config_.head_dim, config_.rope_theta, h.device());
   for (int i = from; i < config_.n_layers; ++i) {
-    h = block(i, h, layout, path, mech ? &(*mech)[static_cast<std::size_t>(i)] : nullptr);
+    h = block(i, h, layout, rope, path, mech ? &(*mech)[static_cast<std::size_t>(i)] : nullptr);
     if (after_block) after_block(i, h);
   }
   return norm(h, weights_.final_norm);

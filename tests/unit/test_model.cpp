@@ -140,17 +140,21 @@ TEST(RmsNorm, EachCastOrderMatchesItsDefinition) {
 }
 
 TEST(Rope, PositionZeroIsIdentityAndNormsArePreserved) {
-  const RopeTables t = ropeTables(16, 8, 10000.0);
   const at::Tensor x = at::randn({1, 16, 2, 8});
   const at::Tensor pos = at::arange(16, at::kLong).unsqueeze(0);
+  const RopeRotation t = ropeRotation(pos, 8, 10000.0, at::kCPU);
+  // the rotation is the table's rows for each token's position, whatever the table's length
+  const RopeTables tables = ropeTables(40, 8, 10000.0);
+  EXPECT_TRUE(at::equal(t.cos.view({16, 4}), tables.cos.narrow(0, 0, 16)));
+  EXPECT_TRUE(at::equal(t.sin.view({16, 4}), tables.sin.narrow(0, 0, 16)));
   for (RopeStyle s : {RopeStyle::RotateHalf, RopeStyle::Interleaved}) {
-    const at::Tensor y = applyRope(x, pos, t, s);
+    const at::Tensor y = applyRope(x, t, s);
     EXPECT_TRUE(at::allclose(y[0][0], x[0][0]));
     EXPECT_TRUE(at::allclose(y.norm(2, -1), x.norm(2, -1), 1e-5, 1e-5));
     EXPECT_FALSE(at::allclose(y[0][5], x[0][5]));
   }
   // rotate-half pairs (j, j + 4) rotate together: dims 0 and 4 keep their joint norm
-  const at::Tensor y = applyRope(x, pos, t, RopeStyle::RotateHalf);
+  const at::Tensor y = applyRope(x, t, RopeStyle::RotateHalf);
   const at::Tensor n_in = (x.select(-1, 0).pow(2) + x.select(-1, 4).pow(2)).sqrt();
   const at::Tensor n_out = (y.select(-1, 0).pow(2) + y.select(-1, 4).pow(2)).sqrt();
   EXPECT_TRUE(at::allclose(n_in, n_out, 1e-5, 1e-5));

@@ -8,13 +8,22 @@
 namespace omn::model {
 
 struct RopeTables {
-  at::Tensor cos, sin;  // [max_positions, head_dim/2] float32
+  at::Tensor cos, sin;  // [max_positions, head_dim/2] float32, on the host
 };
 
 RopeTables ropeTables(std::int64_t max_positions, std::int64_t head_dim, double theta);
 
-// x [B, T, H, D], positions [B, T] (int64) → x rotated, same dtype.
+// The rotation of one batch: cos and sin of every token's angle, [B, T, 1, D/2] float32 on the
+// device. Made once per forward pass (Transformer::run) and shared by the Q and K of every layer:
+// one host-to-device copy per pass, not several per layer.
+struct RopeRotation {
+  at::Tensor cos, sin;
+};
+// positions [B, T] int64 (any device); the rotation lands on `device`.
+RopeRotation ropeRotation(const at::Tensor& positions, std::int64_t head_dim, double theta, const at::Device& device);
+
+// x [B, T, H, D] → x rotated, same dtype; the rotation in float32.
 // rotate_half pairs (j, j + D/2); interleaved pairs (2j, 2j + 1).
-at::Tensor applyRope(const at::Tensor& x, const at::Tensor& positions, const RopeTables& tables, RopeStyle style);
+at::Tensor applyRope(const at::Tensor& x, const RopeRotation& r, RopeStyle style);
 
 }  // namespace omn::model

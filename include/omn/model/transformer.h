@@ -32,8 +32,9 @@ class Transformer {
   const Weights& weights() const { return weights_; }
 
   at::Tensor embed(const at::Tensor& tokens) const;  // [B, T] int64 → [B, T, D]
-  // One block: h → h'. `mech` (optional) receives the layer's attention statistics.
-  at::Tensor block(int layer, const at::Tensor& h, const DocumentLayout& layout, AttentionPath path,
+  // One block: h → h', with the batch's RoPE rotation (made once per pass by run()). `mech`
+  // (optional) receives the layer's attention statistics.
+  at::Tensor block(int layer, const at::Tensor& h, const DocumentLayout& layout, const RopeRotation& rope, AttentionPath path,
                    LayerMechanism* mech = nullptr) const;
   // Blocks [from, n_layers) from hidden state h, then the final norm.
   at::Tensor run(at::Tensor h, int from, const DocumentLayout& layout, AttentionPath path,
@@ -44,11 +45,9 @@ class Transformer {
 
  private:
   at::Tensor norm(const at::Tensor& x, const at::Tensor& gain) const;
-  const RopeTables& rope(std::int64_t positions) const;
 
   ModelConfig config_;
   Weights weights_;
-  mutable RopeTables rope_;
 };
 
 }  // namespace omn::model
