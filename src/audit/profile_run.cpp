@@ -1,7 +1,6 @@
 #include "omn/audit/profile_run.h"
 
 #include <filesystem>
-#include <future>
 
 #include "omn/audit/digest_list.h"
 #include "omn/audit/gain_set.h"

@@ -52,11 +52,12 @@ SequenceScores Evaluator::score(const ScoreOptions& opt) const {
   auto* mech = opt.mech;
   if (mech) mech->assign(static_cast<std::size_t>(model_.config().n_layers), model::LayerMechanism{});
   // checked on entry: capture and from_cache both go through the cache
+  // (a caller's bug, not a user's input: std::logic_error, exit 1)
   if ((opt.capture || opt.from_cache) && !opt.cache)
-    throw UsageError("Evaluator::score: capture/from_cache need ScoreOptions::cache");
-  if (opt.capture && opt.from_cache) throw UsageError("Evaluator::score: capture and from_cache exclude each other");
+    throw std::logic_error("Evaluator::score: capture/from_cache need ScoreOptions::cache");
+  if (opt.capture && opt.from_cache) throw std::logic_error("Evaluator::score: capture and from_cache exclude each other");
   if (opt.from_cache && opt.cache->inputs.size() != batches_.size())
-    throw UsageError("Evaluator::score: from_cache with " + std::to_string(opt.cache->inputs.size()) + " cached batches for " +
+    throw std::logic_error("Evaluator::score: from_cache with " + std::to_string(opt.cache->inputs.size()) + " cached batches for " +
                      std::to_string(batches_.size()) + " batches (capture first)");
   if (opt.capture) opt.cache->inputs.clear();
   for (std::size_t bi = 0; bi < batches_.size(); ++bi) {

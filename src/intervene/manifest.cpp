@@ -136,7 +136,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   auto& s = m.session;
   // an error about an option names where the manifest set it, not a CLI flag
   for (auto [field, ptr] : {std::pair{&s.names.sha256, "/checkpoint/sha256"}, {&s.names.tokenizer_revision, "/tokens/tokenizer_revision"},
-                            {&s.names.row_form, "/rows/form"}, {&s.names.attention, "/model/attention"},
+                            {&s.names.attention, "/model/attention"},
                             {&s.names.dtype, "/model/dtype"}, {&s.names.device, "/model/device"}})
     *field = r.label() + ": " + ptr;
   // checkpoint

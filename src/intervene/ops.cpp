@@ -63,9 +63,11 @@ void GainState::check(const Condition& c) const {
                      " does not exist (the model has " + std::to_string(config_.n_layers) + " layers)");
   if (c.op == Op::CopyLayer)
     for (int l : layers)
-      for (const auto* stored : {&stored_q_, &stored_k_})
+      for (const auto* stored : {&stored_q_, &stored_k_}) {
+        if ((stored == &stored_q_ && c.target == Target::K) || (stored == &stored_k_ && c.target == Target::Q)) continue;
         if ((*stored)[static_cast<std::size_t>(l)].sizes() != (*stored)[static_cast<std::size_t>(c.source_layer)].sizes())
           throw UsageError("manifest: " + c.pointer + ": copy_layer between gains of different shapes");
+      }
   if (c.op == Op::SwapQK)
     for (int l : layers)
       if (stored_q_[static_cast<std::size_t>(l)].sizes() != stored_k_[static_cast<std::size_t>(l)].sizes())

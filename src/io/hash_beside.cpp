@@ -17,8 +17,13 @@ HashBeside::~HashBeside() {
 const std::string& HashBeside::verify() {
   if (!done_) {
     done_ = true;
-    digest_ = pending_.get();  // rethrows the hashing thread's error (an unreadable file)
+    try {
+      digest_ = pending_.get();
+    } catch (...) {  // the hashing thread's error (an unreadable file), kept for every later call
+      error_ = std::current_exception();
+    }
   }
+  if (error_) std::rethrow_exception(error_);
   if (!expected_.empty()) requireSha256(path_, expected_, digest_);
   return digest_;
 }

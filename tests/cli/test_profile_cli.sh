@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# omn-audit profile/hash/compare from the outside: exit codes 0/2/3/4, messages that name the file
+# omn-audit profile/hash/compare from the outside: exit codes 0/2/3/4/5, messages that name the file
 # and place, nothing executed, nothing overwritten.
 set -u
 omn="$1" fx="$2" src="$3"

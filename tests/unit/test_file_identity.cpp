@@ -14,6 +14,8 @@
 #include "../support/temp_file.h"
 #include "omn/errors.h"
 #include "omn/io/file_identity.h"
+#include "omn/io/hash_beside.h"
+#include "omn/io/sha256.h"
 #include "omn/io/mapped_file.h"
 
 using omn::io::FileIdentity;
@@ -116,4 +118,28 @@ TEST(MappedFileModificationDeathTest, ReadAfterTruncationIsExit4NotSigbus) {
       },
       ::testing::ExitedWithCode(omn::kExitIntegrity),
       "omn-audit: error: .*ck.bin changed during the run \\(truncated while mapped: byte [0-9]+ of the [0-9]+ bytes");
+}
+
+// Hash beside the parse: the digest, a mismatch that outranks the parse error it may have caused,
+// and the hashing thread's own error given again by every later verify().
+TEST(HashBeside, DigestMismatchOutranksTheParseErrorAndErrorsRepeat) {
+  const omn::test::TempDir dir;
+  const std::string f = dir.file("ck.bin", "abc");
+  const std::string abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+  omn::io::HashBeside ok(f, abc);
+  EXPECT_EQ(ok.verify(), abc);
+  EXPECT_EQ(ok.verify(), abc);
+
+  omn::io::HashBeside wrong(f, std::string(64, '0'));
+  EXPECT_THROW(wrong.guard([]() -> int { throw omn::FormatError("ck.bin: parse error"); }), omn::IntegrityError);
+  omn::io::HashBeside right(f, abc);
+  EXPECT_THROW(right.guard([]() -> int { throw omn::FormatError("ck.bin: parse error"); }), omn::FormatError);
+  EXPECT_EQ(right.guard([] { return 7; }), 7);
+
+  omn::io::HashBeside missing(dir.path() + "/absent.bin", abc);
+  EXPECT_THROW(missing.verify(), omn::FormatError);
+  EXPECT_THROW(missing.verify(), omn::FormatError);  // not "mismatch: got ''" the second time
+
+  omn::io::HashBeside off(f, "", /*hash=*/false);
+  EXPECT_EQ(off.verify(), "");
 }

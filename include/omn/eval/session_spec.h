@@ -14,8 +14,8 @@ namespace omn::eval {
 // Where each option came from, for messages: the CLI flag by default; a manifest sets its label and
 // JSON pointer ("manifest m.json: /model/dtype"), so an error names what the user wrote.
 struct OptionNames {
-  std::string sha256 = "--sha256", tokenizer_revision = "--tokenizer-revision", row_form = "--row-form",
-              attention = "--attention", dtype = "--dtype", device = "--device";
+  std::string sha256 = "--sha256", tokenizer_revision = "--tokenizer-revision", attention = "--attention",
+              dtype = "--dtype", device = "--device";
 };
 
 struct SessionSpec {

@@ -3,6 +3,7 @@
 // and a wrong digest outranks the parse error it may have caused. Used by profile and by the
 // evaluation session. No libtorch.
 #pragma once
+#include <exception>
 #include <future>
 #include <string>
 
@@ -19,11 +20,12 @@ class HashBeside {
   HashBeside& operator=(const HashBeside&) = delete;
   ~HashBeside();  // waits for the thread; never leaves it running past an error
 
-  // Waits for the digest; IntegrityError when it differs from `expected`. Idempotent.
+  // Waits for the digest; IntegrityError when it differs from `expected`, the hashing thread's own
+  // error when it could not read the file. Idempotent: a later call gives the same answer.
   const std::string& verify();
 
-  // Runs `parse`; when it throws, verify() first (an IntegrityError replaces the parse error),
-  // then the parse error goes on.
+  // Runs `parse`; when it throws, verify() first (a wrong digest, or the file unreadable by the
+  // hash, replaces the parse error), then the parse error goes on.
   template <class F>
   decltype(auto) guard(F&& parse) {
     try {
@@ -37,6 +39,7 @@ class HashBeside {
  private:
   std::string path_, expected_, digest_;
   std::future<std::string> pending_;
+  std::exception_ptr error_;
   bool done_ = false;
 };
 

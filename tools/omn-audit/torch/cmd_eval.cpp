@@ -88,8 +88,8 @@ Command addEvalCommand(CLI::App& root) {
             doc["timing"] = {{"seconds", secs}, {"tokens_per_second", static_cast<double>(sc.totalTokens()) / secs}};
             const auto& r = doc["result"];
             std::ostream& text = output::isStdout(a->json_out) ? std::cerr : std::cout;  // --json -: stdout is the JSON's
-            text << "perplexity " << output::fixed(sc.perplexity(), 4) << "  [" << a->o.bootstrap.confidence * 100
-                      << "% CI " << (r["perplexity_ci"]["low"].is_null() ? "nan" : output::fixed(r["perplexity_ci"]["low"], 4))
+            text << "perplexity " << output::fixed(sc.perplexity(), 4) << "  [" << output::ciLabel(a->o.bootstrap.confidence) << " "
+                      << (r["perplexity_ci"]["low"].is_null() ? "nan" : output::fixed(r["perplexity_ci"]["low"], 4))
                       << ", " << (r["perplexity_ci"]["high"].is_null() ? "nan" : output::fixed(r["perplexity_ci"]["high"], 4))
                       << "]  over " << sc.totalTokens() << " tokens in " << sc.nll_sum.size() << " sequences\n";
             text << "model " << s->preset.name << ", " << model::attentionName(s->path) << " attention, "
