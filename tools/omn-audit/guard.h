@@ -1,5 +1,6 @@
 // The one mapping from errors to messages and exit codes, shared by the CLI and its model plugin.
 #pragma once
+#include <algorithm>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -61,6 +62,7 @@ inline void setupLogging(bool verbose, bool quiet) {
 }  // namespace omn::cli
 
 #include "commands.h"
+#include "plugin_commands.h"
 
 namespace omn::cli {
 
@@ -86,8 +88,11 @@ inline int parseAndRun(CLI::App& app, std::vector<Command>& commands, int argc, 
   });
 }
 
-// A plugin's entry: its own CLI11 app with the shared -v/-q flags and the given subcommands.
-inline int runCommandLine(const char* title, const std::vector<Command (*)(CLI::App&)>& adders, int argc, char** argv) {
+// A plugin's entry: its own CLI11 app with the shared -v/-q flags and the given subcommands, which
+// must be exactly the plugin's rows of kPluginCommands (plugin_commands.h): a command the CLI
+// would send here but the plugin lacks, or one it registers that the CLI never lists, is a bug.
+inline int runCommandLine(const char* title, PluginId plugin, const std::vector<Command (*)(CLI::App&)>& adders, int argc,
+                          char** argv) {
   CLI::App app{title};
   app.require_subcommand(1);
   app.fallthrough();  // -v / -q also after the command
@@ -96,6 +101,22 @@ inline int runCommandLine(const char* title, const std::vector<Command (*)(CLI::
   app.add_flag("-q,--quiet", quiet, "log only errors");
   std::vector<Command> commands;
   for (auto add : adders) commands.push_back(add(app));
+  std::vector<std::string> registered;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) registered.push_back(sub->get_name());
+  std::size_t listed = 0;
+  for (const auto& c : kPluginCommands) {
+    if (c.plugin != plugin) continue;
+    ++listed;
+    if (std::find(registered.begin(), registered.end(), c.name) == registered.end()) {
+      std::cerr << "omn-audit: error: " << title << " has no '" << c.name << "' command (plugin_commands.h lists it)\n";
+      return omn::kExitUnexpected;
+    }
+  }
+  if (listed != commands.size()) {
+    std::cerr << "omn-audit: error: " << title << " registers " << commands.size() << " commands, plugin_commands.h lists "
+              << listed << "\n";
+    return omn::kExitUnexpected;
+  }
   return parseAndRun(app, commands, argc, argv, verbose, quiet);
 }
 

@@ -8,6 +8,7 @@
 #include "omn/errors.h"
 #include "omn/output/provenance.h"
 #include "omn/io/terminal_text.h"
+#include "plugin_commands.h"
 #include "plugin_loader.h"
 
 namespace {
@@ -18,29 +19,26 @@ using omn::cli::Plugin;
 const Plugin kTorch{"omn-audit-torch.so", "OMN_AUDIT_TORCH_PLUGIN", "omn_audit_torch_main"};
 const Plugin kText{"omn-audit-text.so", "OMN_AUDIT_TEXT_PLUGIN", "omn_audit_text_main"};
 
+// The CLI's own commands (each carries its --help line); the plugin commands come from
+// plugin_commands.h, the one table both the CLI and the plugins read.
 struct Entry {
   const char* name;
-  Command (*add)(CLI::App&);  // the CLI's own commands
-  const Plugin* plugin;       // or the plugin that parses and runs the whole command line
-  const char* help;           // --help's line for a plugin command (the CLI's own commands carry theirs)
+  Command (*add)(CLI::App&);
+};
+const Entry kOwnCommands[] = {
+    {"hash", omn::cli::addHashCommand},   {"profile", omn::cli::addProfileCommand}, {"track", omn::cli::addTrackCommand},
+    {"compare", omn::cli::addCompareCommand}, {"merge", omn::cli::addMergeCommand}, {"plot", omn::cli::addPlotCommand},
+    {"report", omn::cli::addReportCommand},
 };
 
-const Entry kCommands[] = {
-    {"hash", omn::cli::addHashCommand, nullptr, nullptr},
-    {"profile", omn::cli::addProfileCommand, nullptr, nullptr},
-    {"track", omn::cli::addTrackCommand, nullptr, nullptr},
-    {"compare", omn::cli::addCompareCommand, nullptr, nullptr},
-    {"merge", omn::cli::addMergeCommand, nullptr, nullptr},
-    {"plot", omn::cli::addPlotCommand, nullptr, nullptr},
-    {"report", omn::cli::addReportCommand, nullptr, nullptr},
-    {"eval", nullptr, &kTorch, "score a held-out token set with the model: perplexity with bootstrap CI (see eval --help)"},
-    {"intervene", nullptr, &kTorch, "run a manifest of gain interventions (see intervene --help)"},
-    {"corpus", nullptr, &kText,
-     "build a corpus: held-out split by document, SentencePiece tokenizer, token streams (see corpus --help)"},
-    {"train", nullptr, &kTorch, "train an OMN-style model from scratch on a corpus, QK-norm on or off (see train --help)"},
-    {"study", nullptr, &kTorch,
-     "train a grid: QK-norm on/off x learning rates x seeds; LR sensitivity, largest stable LR (see study --help)"},
-};
+const Plugin& pluginFor(omn::cli::PluginId id) { return id == omn::cli::PluginId::Torch ? kTorch : kText; }
+
+std::vector<std::string> commandNames() {
+  std::vector<std::string> names;
+  for (const auto& e : kOwnCommands) names.push_back(e.name);
+  for (const auto& c : omn::cli::kPluginCommands) names.push_back(c.name);
+  return names;
+}
 
 std::size_t editDistance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -60,8 +58,7 @@ std::size_t editDistance(const std::string& a, const std::string& b) {
 // "unknown command 'prof' (did you mean profile?)": the closest names by prefix or edit distance.
 int unknownCommand(const std::string& word) {
   std::string near;
-  for (const auto& e : kCommands) {
-    const std::string n = e.name;
+  for (const std::string& n : commandNames()) {
     if ((word.size() >= 2 && n.rfind(word, 0) == 0) || editDistance(word, n) <= 2) near += (near.empty() ? "" : " or ") + n;
   }
   std::cerr << "omn-audit: error: unknown command '" << omn::io::terminalSafe(word) << "'"
@@ -75,11 +72,11 @@ int main(int argc, char** argv) {
   // the first word that is not an option names the command (the CLI's own options are flags)
   for (int i = 1; i < argc; ++i) {
     if (argv[i][0] == '-') continue;
-    const Entry* found = nullptr;
-    for (const auto& e : kCommands)
-      if (std::strcmp(argv[i], e.name) == 0) found = &e;
-    if (!found) return unknownCommand(argv[i]);
-    if (found->plugin) return omn::cli::runPlugin(*found->plugin, argc, argv);
+    for (const auto& c : omn::cli::kPluginCommands)
+      if (std::strcmp(argv[i], c.name) == 0) return omn::cli::runPlugin(pluginFor(c.plugin), argc, argv);
+    bool own = false;
+    for (const auto& e : kOwnCommands) own = own || std::strcmp(argv[i], e.name) == 0;
+    if (!own) return unknownCommand(argv[i]);
     break;
   }
   CLI::App app{"omn-audit: verify LLM checkpoints, profile their Q/K-norm gains, run controlled interventions"};
@@ -90,9 +87,8 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "log details on stderr");
   app.add_flag("-q,--quiet", quiet, "log only errors");
   std::vector<Command> commands;
-  for (const auto& e : kCommands) {
-    if (e.add) commands.push_back(e.add(app));
-    else app.add_subcommand(e.name, e.help);  // listed in --help; run by its plugin (above)
-  }
+  for (const auto& e : kOwnCommands) commands.push_back(e.add(app));
+  for (const auto& c : omn::cli::kPluginCommands)  // listed in --help; run by its plugin (above)
+    app.add_subcommand(c.name, std::string(c.help) + " (see " + c.name + " --help)");
   return omn::cli::parseAndRun(app, commands, argc, argv, verbose, quiet);
 }

@@ -1,7 +1,7 @@
 // Commands that live in plugins, loaded only when one of them runs: the model commands (eval,
 // intervene, train) in omn-audit-torch.so -- the CLI itself does not link libtorch (~170 MB of RSS
 // and ~0.6 s at start-up) -- and corpus in omn-audit-text.so (SentencePiece, which cannot share a
-// process with libtorch). main.cpp's command table says which command is where.
+// process with libtorch). plugin_commands.h says which command is where.
 #pragma once
 
 namespace omn::cli {

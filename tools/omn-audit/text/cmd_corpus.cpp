@@ -3,13 +3,14 @@
 #include <thread>
 
 #include "../commands.h"
+#include "../plugin_commands.h"
 #include "omn/data/corpus.h"
 #include "omn/output/table.h"
 
 namespace omn::cli {
 
 Command addCorpusCommand(CLI::App& root) {
-  auto* app = root.add_subcommand("corpus", "build a corpus: document-level held-out split, SentencePiece tokenizer, token streams");
+  auto* app = root.add_subcommand("corpus", pluginCommandHelp("corpus"));
   auto config = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);

@@ -3,5 +3,5 @@
 #include "../guard.h"
 
 extern "C" __attribute__((visibility("default"))) int omn_audit_text_main(int argc, char** argv) {
-  return omn::cli::runCommandLine("omn-audit text commands", {omn::cli::addCorpusCommand}, argc, argv);
+  return omn::cli::runCommandLine("omn-audit text commands", omn::cli::PluginId::Text, {omn::cli::addCorpusCommand}, argc, argv);
 }

@@ -18,6 +18,7 @@
 #include "omn/output/table.h"
 #include "omn/eval/session.h"
 #include "session_options.h"
+#include "../plugin_commands.h"
 
 namespace omn::cli {
 
@@ -31,7 +32,7 @@ struct EvalArgs {
 
 Command addEvalCommand(CLI::App& root) {
   auto a = std::make_shared<EvalArgs>();
-  auto* app = root.add_subcommand("eval", "score a held-out token set: pure cross-entropy, perplexity with bootstrap CI");
+  auto* app = root.add_subcommand("eval", pluginCommandHelp("eval"));
   addSessionOptions(app, a->o);
   app->add_option("--json", a->json_out, "write the raw result (omn-audit/eval@1) here");
   app->add_option("--dump-logits", a->dump_logits, "write the float32 logits of the first row as .npy (parity checks)");

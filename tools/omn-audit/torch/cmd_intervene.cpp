@@ -15,6 +15,7 @@
 #include "omn/output/json_file.h"
 #include "omn/intervene/sweep.h"
 #include "omn/output/progress.h"
+#include "../plugin_commands.h"
 
 namespace omn::cli {
 
@@ -34,7 +35,7 @@ struct InterveneArgs {
 
 Command addInterveneCommand(CLI::App& root) {
   auto a = std::make_shared<InterveneArgs>();
-  auto* app = root.add_subcommand("intervene", "run a manifest of Q/K gain interventions against the unmodified checkpoint");
+  auto* app = root.add_subcommand("intervene", pluginCommandHelp("intervene"));
   app->add_option("--manifest", a->manifest, "the sweep (omn-audit/manifest@1, docs/manifest.md)")->required();
   app->add_option("--output,-o", a->o.output_json, "result JSON (default: the manifest's /output/json)");
   app->add_option("--csv", a->o.output_csv, "one CSV row per condition (default: the manifest's /output/csv)");

@@ -10,6 +10,7 @@
 #include "omn/output/progress.h"
 #include "omn/output/table.h"
 #include "omn/study/study_run.h"
+#include "../plugin_commands.h"
 
 namespace omn::cli {
 
@@ -33,7 +34,7 @@ Command addStudyCommand(CLI::App& root) {
   auto o = std::make_shared<study::StudyOptions>();
   auto manifest = std::make_shared<std::string>();
   auto shard = std::make_shared<std::string>();
-  auto* app = root.add_subcommand("study", "train a grid of models (QK-norm on/off x learning rates x seeds): LR sensitivity, largest stable LR, matched comparison");
+  auto* app = root.add_subcommand("study", pluginCommandHelp("study"));
   app->add_option("--manifest", *manifest, "study manifest (omn-audit/study-manifest@1), e.g. configs/studies/qk-lr-tiny.json")->required();
   app->add_option("-o,--output", o->output_json, "the study document (omn-audit/study@1; default: the manifest's /output/json)");
   app->add_option("--csv", o->output_csv, "also one CSV row per run");

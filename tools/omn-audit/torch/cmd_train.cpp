@@ -7,6 +7,7 @@
 #include "omn/output/progress.h"
 #include "omn/output/table.h"
 #include "omn/train/trainer.h"
+#include "../plugin_commands.h"
 
 namespace omn::cli {
 
@@ -14,7 +15,7 @@ Command addTrainCommand(CLI::App& root) {
   auto a = std::make_shared<train::TrainOptions>();
   auto config = std::make_shared<std::string>();
   auto corpus = std::make_shared<std::string>();
-  auto* app = root.add_subcommand("train", "train an OMN-style model from scratch on a corpus (QK-norm on or off, Muon + AdamW)");
+  auto* app = root.add_subcommand("train", pluginCommandHelp("train"));
   app->add_option("--config", *config, "training config (omn-audit/train-config@1), e.g. configs/train/tiny.json")->required();
   app->add_option("--out", a->out_dir, "run directory: checkpoints/, final.pt, train.json, log.jsonl")->required();
   app->add_option("--corpus", *corpus, "use this corpus (directory or corpus.json) instead of the config's /corpus");
