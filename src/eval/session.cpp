@@ -33,14 +33,7 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   if (spec.dtype == model::DtypeRequest::FP16 && s->device.is_cpu())
     throw UsageError(n.dtype + " fp16 on the CPU: libtorch has no fp16 matrix product there; use bf16 or fp32");
   model::checkAttentionRequest(spec.attention, s->device, spec.dtype, n.attention, n.dtype);
-  // --threads N; else OMP_NUM_THREADS when set; else every online CPU (libtorch's own default
-  // here is 1: OpenBLAS's OpenMP initialisation leaves omp_get_max_threads() at 1)
-  int threads = spec.threads;
-  if (threads <= 0)
-    if (const char* env = std::getenv("OMP_NUM_THREADS")) threads = std::atoi(env);
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(threads);
-  s->threads = at::get_num_threads();
+  s->threads = at::get_num_threads();  // set by the command (model::useThreads), recorded here
 
   // The hash streams the whole checkpoint beside the parse and the weight loading (the parsers
   // execute nothing); nothing is evaluated before it is checked, and a wrong digest is reported
@@ -99,12 +92,12 @@ nlohmann::json checkpointJson(const Session& s) {
 }
 
 namespace {
-// Which OpenBLAS kernels serve the fp32 products, and who chose them (plugin_loader.cpp).
-nlohmann::json blasJson() {
+// Which OpenBLAS kernels serve the fp32 products (OpenBLAS reads only its environment), and who
+// chose them: omn-audit's plugin loader (SessionSpec::blas_coretype_chosen), the user, or OpenBLAS.
+nlohmann::json blasJson(const SessionSpec& spec) {
   const char* core = std::getenv("OPENBLAS_CORETYPE");
-  const char* chosen = std::getenv("OMN_AUDIT_BLAS_CHOSEN");
   return {{"openblas_coretype", core ? nlohmann::json(core) : nlohmann::json(nullptr)},
-          {"chosen_by", chosen ? "omn-audit" : core ? "environment" : "openblas"}};
+          {"chosen_by", !spec.blas_coretype_chosen.empty() ? "omn-audit" : core ? "environment" : "openblas"}};
 }
 }  // namespace
 
@@ -120,7 +113,7 @@ nlohmann::json modelJson(const Session& s) {
           {"batch", s.spec.batch},
           {"weights", {{"zero_copy", w.zero_copy}, {"copied", w.copied}}},
           {"head_identical_to_embedding", w.head_identical_to_embedding},
-          {"blas", blasJson()}};
+          {"blas", blasJson(s.spec)}};
 }
 
 nlohmann::json tokensJson(const Session& s) {

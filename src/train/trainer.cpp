@@ -15,6 +15,7 @@
 #include "omn/eval/token_set.h"
 #include "omn/io/sha256.h"
 #include "omn/model/attention.h"
+#include "omn/model/threads.h"
 #include "omn/output/json_file.h"
 #include "omn/output/progress.h"
 #include "omn/output/provenance.h"
@@ -130,11 +131,7 @@ json runTraining(const TrainOptions& o) {
   if (c.init_from) output::checkOutputPath(paths.final_checkpoint, true, {*c.init_from});
   if (!o.dump_grads.empty()) output::checkOutputPath(o.dump_grads, o.force, {c.path});
 
-  int threads = o.threads;
-  if (threads <= 0)
-    if (const char* env = std::getenv("OMP_NUM_THREADS")) threads = std::atoi(env);
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(threads);
+  const int threads = model::useThreads(o.threads);  // process-wide: the run's own setting
 
   // --- data -------------------------------------------------------------------------------------
   eval::TokenSetSpec ts;

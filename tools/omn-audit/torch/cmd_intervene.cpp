@@ -10,6 +10,7 @@
 #include "session_options.h"
 #include "shard_option.h"
 #include "omn/errors.h"
+#include "omn/model/threads.h"
 #include "omn/intervene/manifest.h"
 #include "omn/intervene/results.h"
 #include "omn/output/json_file.h"
@@ -49,12 +50,14 @@ Command addInterveneCommand(CLI::App& root) {
       ->check(finiteNonNegative);
   app->add_flag("--mechanism", a->o.mechanism, "record attention entropy, max logit and Q/K RMS per layer and condition");
   return {app, [a] {
-            const intervene::Manifest m = intervene::loadManifest(a->manifest, a->allow_unverified);
+            intervene::Manifest m = intervene::loadManifest(a->manifest, a->allow_unverified);
             if (!a->shard.empty()) std::tie(a->o.shard_index, a->o.shard_count) = parseShard(a->shard);
             a->o.cache_budget_bytes = static_cast<std::size_t>(a->cache_budget_mib * 1024 * 1024);
             a->o.progress = true;
             // outputs checked before the checkpoint is hashed: a typo must not cost the hash
             intervene::checkSweepOutputs(m, a->o, {m.path, m.session.checkpoint, m.session.tokens.path});
+            model::useThreads(m.session.threads);  // process-wide, set here at the edge
+            if (pluginHost().blas_coretype_chosen) m.session.blas_coretype_chosen = pluginHost().blas_coretype_chosen;
             auto s = eval::openSession(m.session);  // weights load outside inference mode
             std::signal(SIGINT, onSignal);
             std::signal(SIGTERM, onSignal);
