@@ -44,6 +44,15 @@ check "OMN_AUDIT_PROFILE=<checkpoint> left the checkpoint whole" -- test "$(sha2
 echo keep >"$tmp/trace.json"
 OMN_AUDIT_PROFILE="$tmp/trace.json" expect 2 "trace.json exists: refusing" -- "$omn" "${base[@]}"
 check "eval --json - is the document alone" -- bash -c '"$@" --json - 2>/dev/null | /usr/bin/python3 -m json.tool >/dev/null' _ "$omn" "${base[@]}"
+# who chose the OpenBLAS kernels reaches the record through the plugin's entry, not the environment
+check "a user's OPENBLAS_CORETYPE is recorded as the environment's choice" -- \
+  bash -c '[ "$(env -u OMN_AUDIT_KEEP_BLAS OPENBLAS_CORETYPE=Haswell "$@" --json - 2>/dev/null | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"model\"][\"blas\"][\"chosen_by\"])")" = environment ]' _ "$omn" "${base[@]}"
+check "OMN_AUDIT_KEEP_BLAS leaves the choice to OpenBLAS" -- \
+  bash -c '[ "$(env -u OPENBLAS_CORETYPE OMN_AUDIT_KEEP_BLAS=1 "$@" --json - 2>/dev/null | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"model\"][\"blas\"][\"chosen_by\"])")" = openblas ]' _ "$omn" "${base[@]}"
+if grep -qE "avx2|avx512f" /proc/cpuinfo; then
+  check "omn-audit's own kernel choice is recorded as omn-audit's" -- \
+    bash -c '[ "$(env -u OPENBLAS_CORETYPE -u OMN_AUDIT_KEEP_BLAS "$@" --json - 2>/dev/null | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"model\"][\"blas\"][\"chosen_by\"])")" = omn-audit ]' _ "$omn" "${base[@]}"
+fi
 expect 0 "masked attention" -- "$omn" "${base[@]}" --row-form historical
 expect 0 "masked attention" -- "$omn" "${base[@]}" --attention masked
 expect 0 "perplexity" -- "$omn" "${base[@]}" --row-form per-document --selection seeded --selection-seed 7

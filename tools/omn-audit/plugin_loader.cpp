@@ -20,8 +20,9 @@ namespace {
 // Processor" models) it falls back to its Prescott kernels: fp32 products at ~30 GFLOP/s on the
 // project's machine instead of ~140 with the SkylakeX kernels the CPU supports (docs/PERFORMANCE.md).
 // An OPENBLAS_CORETYPE already set is respected; OMN_AUDIT_KEEP_BLAS=1 leaves OpenBLAS alone.
-void chooseBlasKernels() {
-  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("OMN_AUDIT_KEEP_BLAS")) return;
+// Returns the kernels it chose, or nullptr.
+const char* chooseBlasKernels() {
+  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("OMN_AUDIT_KEEP_BLAS")) return nullptr;
   __builtin_cpu_init();
   const char* core = nullptr;
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
@@ -29,15 +30,14 @@ void chooseBlasKernels() {
     core = "SkylakeX";
   else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     core = "Haswell";
-  if (!core) return;
-  ::setenv("OPENBLAS_CORETYPE", core, 0);
-  ::setenv("OMN_AUDIT_BLAS_CHOSEN", core, 1);  // recorded in the results' model block
+  if (core) ::setenv("OPENBLAS_CORETYPE", core, 0);  // OpenBLAS reads only its environment
+  return core;
 }
 
 }  // namespace
 
 int runPlugin(const Plugin& plugin, int argc, char** argv) {
-  chooseBlasKernels();
+  const PluginHost host{chooseBlasKernels()};
   std::string path;
   if (const char* env = std::getenv(plugin.env)) {
     path = env;
@@ -56,13 +56,13 @@ int runPlugin(const Plugin& plugin, int argc, char** argv) {
               << ", which could not be loaded (build it, or set " << plugin.env << " to its path): " << ::dlerror() << "\n";
     return kExitInvalidInput;
   }
-  using Main = int (*)(int, char**);
+  using Main = int (*)(int, char**, const PluginHost*);
   auto fn = reinterpret_cast<Main>(::dlsym(h, plugin.symbol));
   if (!fn) {
     std::cerr << "omn-audit: error: " << path << " has no " << plugin.symbol << "\n";
     return kExitUnexpected;
   }
-  return fn(argc, argv);  // the library stays loaded until exit
+  return fn(argc, argv, &host);  // the library stays loaded until exit
 }
 
 }  // namespace omn::cli

@@ -4,12 +4,19 @@
 // process with libtorch). plugin_commands.h says which command is where.
 #pragma once
 
+// What the CLI tells a plugin at its entry, as an argument (plain C: it crosses dlsym): which
+// OpenBLAS kernels the CLI chose before loading it (nullptr: none chosen here, e.g. the user's own
+// OPENBLAS_CORETYPE), recorded in the results' model block.
+extern "C" struct PluginHost {
+  const char* blas_coretype_chosen;
+};
+
 namespace omn::cli {
 
 struct Plugin {
   const char* file;    // beside the executable, or ../lib/omn-audit/
   const char* env;     // an environment variable that overrides the path
-  const char* symbol;  // int (int argc, char** argv)
+  const char* symbol;  // int (int argc, char** argv, const PluginHost* host)
 };
 
 // Loads the plugin and runs the command line with it.

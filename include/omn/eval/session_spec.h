@@ -33,6 +33,9 @@ struct SessionSpec {
   model::DtypeRequest dtype = model::DtypeRequest::Auto;
   std::string device = "cpu";  // checked by model::checkDeviceSpec where it was read
   int batch = 1, threads = 0;
+  // the OpenBLAS kernels omn-audit chose before libtorch was loaded ("": none chosen by omn-audit),
+  // passed down explicitly from the CLI's plugin loader; recorded in the model block
+  std::string blas_coretype_chosen;
   OptionNames names;
 };
 

@@ -3,8 +3,18 @@
 
 #include "../guard.h"
 #include "model_commands.h"
+#include "../plugin_loader.h"
 
-extern "C" __attribute__((visibility("default"))) int omn_audit_torch_main(int argc, char** argv) {
+namespace {
+PluginHost g_host{nullptr};  // what the CLI passed to the entry below, as argv is
+}  // namespace
+
+namespace omn::cli {
+const PluginHost& pluginHost() { return g_host; }
+}  // namespace omn::cli
+
+extern "C" __attribute__((visibility("default"))) int omn_audit_torch_main(int argc, char** argv, const PluginHost* host) {
+  if (host) g_host = *host;
   // exp() of very negative logits underflows into denormals, which the CPU handles ~10x slower
   // (the log-sum-exp of every scored token); flushed to zero they change no result above 1e-38.
   at::globalContext().setFlushDenormal(true);
