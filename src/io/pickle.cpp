@@ -18,7 +18,6 @@ namespace omn::io {
 namespace {
 
 using detail::forEachChild;
-using detail::g_containers;
 using detail::hasCycle;
 using detail::make;
 
@@ -57,8 +56,10 @@ constexpr std::uint64_t kMemoCost = 64;  // an unordered_map node
 
 class Machine {
  public:
-  Machine(const std::uint8_t* d, std::size_t n, const std::string& where, const PersistentLoad& load)
-      : d_(d), n_(n), where_(where), load_(load), budget_(unpickleBudget(n)) {}
+  // `containers` receives every container the machine makes (unpickle() breaks their cycles)
+  Machine(const std::uint8_t* d, std::size_t n, const std::string& where, const PersistentLoad& load,
+          std::vector<PyPtr>& containers)
+      : d_(d), n_(n), where_(where), load_(load), containers_(containers), budget_(unpickleBudget(n)) {}
 
   PyPtr run();
 
@@ -99,7 +100,7 @@ class Machine {
   }
   PyPtr mk(K kind) {
     charge(kValueCost);
-    return make(kind);
+    return make(kind, containers_);
   }
   void room() const {
     if (stack_.size() + marks_.size() >= kMaxStack)
@@ -137,7 +138,7 @@ class Machine {
     if (kv.size() % 2) fail(op_at_, "SETITEMS with an odd number of values");
     // A string key set again replaces its value, found through an index: a scan per key made a
     // dict of n keys cost n^2 (a hang for a few MB of pickle). Dicts live until the machine ends
-    // (g_containers), so their addresses and their keys' strings stay valid.
+    // (containers_), so their addresses and their keys' strings stay valid.
     auto& index = key_index_[&dict];
     for (std::size_t i = 0; i < kv.size(); i += 2) {
       if (kv[i]->kind == K::Str) {
@@ -161,6 +162,7 @@ class Machine {
   std::uint64_t op_at_ = 0;
   const std::string& where_;
   const PersistentLoad& load_;
+  std::vector<PyPtr>& containers_;
   std::vector<PyPtr> stack_;
   std::vector<std::size_t> marks_;
   std::unordered_map<std::uint32_t, PyPtr> memo_;
@@ -466,7 +468,6 @@ PyPtr unpickle(const std::uint8_t* data, std::size_t len, const std::string& whe
     std::vector<PyPtr>& all;
     PyPtr result;
     ~Scope() {
-      g_containers = nullptr;
       std::unordered_map<const PyValue*, bool> keep;
       if (result) {
         std::vector<const PyValue*> todo{result.get()};
@@ -485,8 +486,7 @@ PyPtr unpickle(const std::uint8_t* data, std::size_t len, const std::string& whe
         }
     }
   } scope{containers, nullptr};
-  g_containers = &containers;
-  Machine m(data, len, where, load);
+  Machine m(data, len, where, load, containers);
   PyPtr result = m.run();
   if (hasCycle(result.get())) throw FormatError(where + ": the pickle builds a cyclic structure; a checkpoint has none");
   scope.result = result;

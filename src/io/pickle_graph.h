@@ -6,9 +6,10 @@
 
 namespace omn::io::detail {
 
-// While set, make() records every container it creates (to break reference cycles afterwards).
-extern thread_local std::vector<PyPtr>* g_containers;
-PyPtr make(PyValue::Kind kind);
+// A new value; a container (list, tuple, dict, set) is also recorded in `containers`, so that the
+// unpickler can break the reference cycles a hostile pickle builds once it is done (shared_ptr
+// alone would leak them).
+PyPtr make(PyValue::Kind kind, std::vector<PyPtr>& containers);
 
 // Calls f(child) for every value a container holds (items, dict keys and values, BUILD state).
 template <typename F>

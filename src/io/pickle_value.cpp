@@ -40,17 +40,10 @@ namespace detail {
 
 using K = PyValue::Kind;
 
-// Every container the machine makes is recorded here, so that reference cycles a hostile pickle
-// builds (a list appended to itself) can be broken when the machine is done: shared_ptr alone
-// would leak them.
-thread_local std::vector<PyPtr>* g_containers = nullptr;
-
-
-PyPtr make(K kind) {
+PyPtr make(K kind, std::vector<PyPtr>& containers) {
   auto p = std::make_shared<PyValue>();
   p->kind = kind;
-  if (g_containers && (kind == K::List || kind == K::Tuple || kind == K::Dict || kind == K::Set))
-    g_containers->push_back(p);
+  if (kind == K::List || kind == K::Tuple || kind == K::Dict || kind == K::Set) containers.push_back(p);
   return p;
 }
 
