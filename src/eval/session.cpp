@@ -60,7 +60,7 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
 
     s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows), n.attention, n.dtype);
-    s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(*s->ck, s->config, s->dtype, s->device));
+    s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(s->ck, s->config, s->dtype, s->device));
   });  // an integrity failure outranks the error it may have caused
   s->checkpoint_sha256 = hashing.verify();
   // the digest was read beside the mapping, by path: it describes the mapped file only if that

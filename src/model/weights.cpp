@@ -49,8 +49,9 @@ at::Tensor toTensor(const io::TensorRef& ref, at::ScalarType want, const at::Dev
   return t.to(device, want);
 }
 
-Weights loadWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtype, const at::Device& device,
-                    bool all_owned) {
+namespace {
+
+Weights load(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtype, const at::Device& device, bool all_owned) {
   Weights w;
   w.dtype = dtype;
   auto get = [&](const std::string& role, int layer, bool owned = false) {
@@ -98,6 +99,19 @@ Weights loadWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarTy
     w.layers.push_back(std::move(l));
   }
   return w;
+}
+
+}  // namespace
+
+Weights loadWeights(std::shared_ptr<const io::Checkpoint> ck, const ModelConfig& c, at::ScalarType dtype,
+                    const at::Device& device) {
+  Weights w = load(*ck, c, dtype, device, /*all_owned=*/false);
+  if (w.zero_copy > 0) w.mapping = std::move(ck);
+  return w;
+}
+
+Weights loadOwnedWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtype, const at::Device& device) {
+  return load(ck, c, dtype, device, /*all_owned=*/true);
 }
 
 std::vector<std::pair<std::string, at::Tensor*>> namedTensors(Weights& w, const ModelConfig& c) {

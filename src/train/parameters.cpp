@@ -110,7 +110,7 @@ TrainableModel loadModel(const std::string& path, const TrainConfig& c, std::int
     if (a[it.key()] != it.value())
       throw UsageError("training config " + c.path + ": /init/from " + path + ": the checkpoint's " + it.key() + " is " +
                        a[it.key()].dump() + ", the config's model says " + it.value().dump());
-  return wrap(want, model::loadWeights(*ck, want, at::kFloat, device, /*owned=*/true));
+  return wrap(want, model::loadOwnedWeights(*ck, want, at::kFloat, device));
 }
 
 std::vector<io::TensorRecord> tensorRecords(const std::vector<Parameter>& params, std::vector<at::Tensor>& keep) {

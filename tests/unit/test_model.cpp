@@ -13,6 +13,9 @@
 #include "omn/model/attention.h"
 #include "omn/model/rms_norm.h"
 #include "omn/model/rotary.h"
+#include "omn/model/preset.h"
+#include "omn/model/weights.h"
+#include "omn/io/checkpoint.h"
 #include "omn/train/parameters.h"
 #include "omn/train/train_config.h"
 
@@ -195,4 +198,24 @@ TEST(Scorer, ChunksAgreeWithEachOtherAndAFullLogSoftmax) {
       EXPECT_NEAR(got[b].nll, ref[b], 1e-4 * std::abs(ref[b])) << "chunk " << chunk << " row " << b;
     }
   }
+}
+
+// Zero-copy weights view the checkpoint's mapped file: they hold the checkpoint, so dropping every
+// other owner leaves the views readable (a view into an unmapped file would crash here).
+TEST(Weights, ZeroCopyViewsKeepTheirMappingAlive) {
+  std::shared_ptr<omn::io::Checkpoint> ck = omn::io::openCheckpoint(std::string(OMN_FIXTURES) + "/omn1-mini.pt");
+  const Preset preset = resolvePreset("", ck->index, ck->metadata, ck->path);
+  const ModelConfig config = inferConfig(preset, ck->index);
+  const at::ScalarType stored = scalarType(ck->index.at(config.name("wq", 0)).dtype);
+  Weights w = loadWeights(ck, config, stored, at::kCPU);
+  ASSERT_GT(w.zero_copy, 0u) << "the fixture should load at least one tensor as a view";
+  EXPECT_EQ(w.mapping.get(), ck.get());
+  const double before = w.layers[0].wq.to(at::kDouble).sum().item<double>();
+  ck.reset();  // the session's owner gone: the weights' own reference keeps the file mapped
+  EXPECT_EQ(w.layers[0].wq.to(at::kDouble).sum().item<double>(), before);
+  // owned copies hold nothing
+  std::shared_ptr<omn::io::Checkpoint> ck2 = omn::io::openCheckpoint(std::string(OMN_FIXTURES) + "/omn1-mini.pt");
+  const Weights owned = loadOwnedWeights(*ck2, config, at::kFloat, at::kCPU);
+  EXPECT_EQ(owned.zero_copy, 0u);
+  EXPECT_EQ(owned.mapping, nullptr);
 }

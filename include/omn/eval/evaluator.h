@@ -36,6 +36,10 @@ struct ScoreOptions {
   bool from_cache = false;  // start at cache->layer from cache->inputs (bitwise equal to a full pass)
 };
 
+// Reads the model's weights as they are at each pass and keeps nothing derived from them between
+// passes except the activation cache the caller asks for. The model is const here because the
+// evaluator never writes it; intervene's GainState (the one writer) changes the Q/K gains between
+// passes, and a condition is scored from the cache only when it changes no layer before it.
 class Evaluator {
  public:
   Evaluator(const model::Transformer& model, std::vector<Row> rows, model::AttentionPath path, int batch,

@@ -21,7 +21,7 @@ namespace omn::eval {
 
 struct Session {
   SessionSpec spec;
-  std::unique_ptr<io::Checkpoint> ck;
+  std::shared_ptr<io::Checkpoint> ck;  // also held by the model's zero-copy weights (Weights::mapping)
   std::string checkpoint_sha256;
   model::Preset preset;
   model::ModelConfig config;

@@ -4,6 +4,7 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <vector>
 
 #include "omn/io/checkpoint.h"
@@ -31,11 +32,16 @@ struct Weights {
   at::ScalarType dtype = at::kFloat;
   bool head_identical_to_embedding = false;  // a separate head whose bytes equal the embedding's
   std::size_t zero_copy = 0, copied = 0;     // how the tensors were made
+  // A zero-copy tensor views the checkpoint's mapped file: the weights hold the checkpoint, so the
+  // mapping outlives every view by construction, whatever the order their owners are destroyed in.
+  std::shared_ptr<const io::Checkpoint> mapping;
 };
 
-// `owned`: every tensor a private, writable copy (training); else zero-copy views where possible.
-Weights loadWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtype, const at::Device& device,
-                    bool owned = false);
+// Zero-copy views where possible (evaluation); the weights keep `ck` alive.
+Weights loadWeights(std::shared_ptr<const io::Checkpoint> ck, const ModelConfig& c, at::ScalarType dtype,
+                    const at::Device& device);
+// Every tensor a private, writable copy (training): nothing refers to `ck` afterwards.
+Weights loadOwnedWeights(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtype, const at::Device& device);
 
 // Every tensor of the model with its checkpoint name, in state-dict order (embedding, each layer's
 // tensors, final norm, head; no head when tied). The pointers are into `w`.
