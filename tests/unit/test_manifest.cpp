@@ -2,6 +2,7 @@
 // index is made (a range "0-1000000000" allocated gigabytes), shared by the conditions they expand to.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -107,4 +108,42 @@ TEST(InterveneManifest, EveryCatalogOpParsesFromItsRow) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The published schema (docs/schema/manifest.schema.json) and the parser's tables say the same:
+// every op, its parameter list and when it is required; targets, sign_fix modes, row forms,
+// attention paths and dtypes. The tables are the definition; this catches the schema drifting.
+TEST(InterveneManifest, SchemaAgreesWithTheTables) {
+  std::ifstream in(std::string(OMN_SOURCE_DIR) + "/docs/schema/manifest.schema.json");
+  const json schema = json::parse(in);
+  auto names = [](const auto& table) {
+    std::vector<std::string> v;
+    for (const auto& e : table) v.push_back(e.name);
+    return v;
+  };
+  auto enumOf = [](const json& j) { return j.at("enum").get<std::vector<std::string>>(); };
+  const json& cond = schema.at("properties").at("conditions").at("items");
+  std::vector<std::string> ops;
+  for (const auto& info : omn::intervene::kOps) ops.push_back(info.name);
+  EXPECT_EQ(enumOf(cond.at("properties").at("op")), ops);
+  for (const auto& info : omn::intervene::kOps) {
+    if (!info.list_key) continue;
+    EXPECT_TRUE(cond.at("properties").contains(info.list_key)) << info.list_key;
+    bool required = false;  // an allOf rule: if op is this one, then its list is required
+    for (const json& rule : cond.at("allOf")) {
+      const json& op = rule.at("if").at("properties").at("op");
+      const bool names_it = op.contains("const") ? op["const"] == info.name
+                                                 : std::find(op["enum"].begin(), op["enum"].end(), info.name) != op["enum"].end();
+      if (names_it && rule.at("then").at("required").get<std::vector<std::string>>() == std::vector<std::string>{info.list_key})
+        required = true;
+    }
+    EXPECT_TRUE(required) << info.name << " requires " << info.list_key << " in the schema";
+  }
+  EXPECT_EQ(enumOf(schema.at("$defs").at("targets").at("oneOf")[0]), names(omn::intervene::kTargets));
+  std::vector<std::string> modes(omn::intervene::kSignFixModes.begin(), omn::intervene::kSignFixModes.end());
+  EXPECT_EQ(enumOf(cond.at("properties").at("modes").at("oneOf")[0]), modes);
+  const json& props = schema.at("properties");
+  EXPECT_EQ(enumOf(props.at("rows").at("properties").at("form")), names(omn::eval::kRowForms));
+  EXPECT_EQ(enumOf(props.at("model").at("properties").at("attention")), names(omn::model::kAttentionRequests));
+  EXPECT_EQ(enumOf(props.at("model").at("properties").at("dtype")), names(omn::model::kDtypeRequests));
 }
