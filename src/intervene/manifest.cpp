@@ -124,22 +124,11 @@ json Condition::describe() const {
   return j;
 }
 
-Manifest parseManifest(const json& j, const std::string& path, const std::string& sha256, bool allow_unverified) {
-  const Reader r("manifest " + path);
-  Manifest m;
-  m.path = path;
-  m.sha256 = sha256;
-  m.verbatim = j;
-  r.object(j, "", {"schema", "description", "checkpoint", "tokens", "rows", "groups", "bootstrap", "model", "conditions", "output"});
-  r.schema(j, "omn-audit/manifest@1");
-  if (const json* d = r.opt(j, "description")) r.str(*d, "/description");
-  auto& s = m.session;
-  // an error about an option names where the manifest set it, not a CLI flag
-  for (auto [field, ptr] : {std::pair{&s.names.sha256, "/checkpoint/sha256"}, {&s.names.tokenizer_revision, "/tokens/tokenizer_revision"},
-                            {&s.names.attention, "/model/attention"},
-                            {&s.names.dtype, "/model/dtype"}, {&s.names.device, "/model/device"}})
-    *field = r.label() + ": " + ptr;
-  // checkpoint
+namespace {
+
+// --- one function per block of the manifest (docs/manifest.md) --------------------------------------
+
+void parseCheckpoint(const Reader& r, const json& j, const std::string& path, bool allow_unverified, eval::SessionSpec& s) {
   const json& ck = r.object(r.need(j, "", "checkpoint"), "/checkpoint", {"path", "sha256", "preset", "state_key"});
   s.checkpoint = resolvePath(r.str(r.need(ck, "/checkpoint", "path"), "/checkpoint/path"), path);
   if (const json* v = r.opt(ck, "sha256")) {
@@ -158,7 +147,9 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   }
   if (const json* v = r.opt(ck, "state_key")) s.state_key = r.str(*v, "/checkpoint/state_key");
   s.allow_unverified = allow_unverified;
-  // tokens
+}
+
+void parseTokens(const Reader& r, const json& j, const std::string& path, eval::SessionSpec& s) {
   const json& tk = r.object(r.need(j, "", "tokens"), "/tokens", {"path", "sha256", "format", "eos", "offsets", "tokenizer_revision"});
   s.tokens.path = resolvePath(r.str(r.need(tk, "/tokens", "path"), "/tokens/path"), path);
   s.tokens_sha256 = io::normaliseSha256(r.str(r.need(tk, "/tokens", "sha256"), "/tokens/sha256"),
@@ -169,14 +160,19 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   if (s.tokens.eos && !s.tokens.offsets.empty()) r.fail("/tokens/offsets", "give eos or offsets, not both");
   s.tokenizer_revision = r.str(r.need(tk, "/tokens", "tokenizer_revision"), "/tokens/tokenizer_revision");
   if (s.tokenizer_revision.empty()) r.fail("/tokens/tokenizer_revision", "must not be empty");
-  // rows
+}
+
+void parseRows(const Reader& r, const json& j, eval::SessionSpec& s) {
   const json& rw = r.object(r.need(j, "", "rows"), "/rows", {"seq_len", "num_seqs", "selection", "seed", "form"});
   s.seq_len = r.integer(r.need(rw, "/rows", "seq_len"), "/rows/seq_len", 2);
   s.num_seqs = static_cast<std::size_t>(r.integer(r.need(rw, "/rows", "num_seqs"), "/rows/num_seqs", 1));
   if (const json* v = r.opt(rw, "selection")) s.selection = r.oneOf(*v, "/rows/selection", {"first", "seeded"});
   if (const json* v = r.opt(rw, "seed")) s.selection_seed = static_cast<std::uint64_t>(r.integer(*v, "/rows/seed", 0));
   if (const json* v = r.opt(rw, "form")) s.row_form = r.choice(*v, "/rows/form", eval::kRowForms);
-  // groups, bootstrap
+}
+
+void parseStatistics(const Reader& r, const json& j, Manifest& m) {
+  const auto& s = m.session;
   if (const json* v = r.opt(j, "groups")) m.groups = static_cast<int>(r.integer(*v, "/groups", 1, std::numeric_limits<int>::max()));
   if (m.groups > static_cast<int>(s.num_seqs)) r.fail("/groups", "more groups than sequences (" + std::to_string(s.num_seqs) + ")");
   if (const json* b = r.opt(j, "bootstrap")) {
@@ -188,7 +184,9 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
       if (!(m.bootstrap.confidence > 0 && m.bootstrap.confidence < 1)) r.fail("/bootstrap/confidence", "expected a number in (0, 1)");
     }
   }
-  // model
+}
+
+void parseModel(const Reader& r, const json& j, eval::SessionSpec& s) {
   if (const json* md = r.opt(j, "model")) {
     r.object(*md, "/model", {"attention", "dtype", "device", "batch", "threads"});
     if (const json* v = r.opt(*md, "attention")) s.attention = r.choice(*v, "/model/attention", model::kAttentionRequests);
@@ -197,14 +195,19 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
     if (const json* v = r.opt(*md, "batch")) s.batch = static_cast<int>(r.integer(*v, "/model/batch", 1, std::numeric_limits<int>::max()));
     if (const json* v = r.opt(*md, "threads")) s.threads = static_cast<int>(r.integer(*v, "/model/threads", 0, 4096));
   }
-  // output
+}
+
+void parseOutput(const Reader& r, const json& j, const std::string& path, Manifest& m) {
   if (const json* o = r.opt(j, "output")) {
     r.object(*o, "/output", {"json", "csv"});
     if (const json* v = r.opt(*o, "json")) m.output_json = resolvePath(r.str(*v, "/output/json"), path);
     if (const json* v = r.opt(*o, "csv")) m.output_csv = resolvePath(r.str(*v, "/output/csv"), path);
     if (!m.output_csv.empty() && m.output_csv == m.output_json) r.fail("/output/csv", "the same file as /output/json");
   }
-  // conditions: each entry expands over its lists (values x targets x seeds/modes/sources)
+}
+
+// Each entry expands over its lists (values x targets x seeds/modes/sources), in manifest order.
+void parseConditions(const Reader& r, const json& j, Manifest& m) {
   const json& cs = r.need(j, "", "conditions");
   if (!cs.is_array() || cs.empty()) r.fail("/conditions", "expected a non-empty array of conditions");
   std::set<std::string> labels;
@@ -268,6 +271,32 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
         m.conditions.push_back(std::move(x));
       }
   }
+}
+
+}  // namespace
+
+Manifest parseManifest(const json& j, const std::string& path, const std::string& sha256, bool allow_unverified) {
+  const Reader r("manifest " + path);
+  Manifest m;
+  m.path = path;
+  m.sha256 = sha256;
+  m.verbatim = j;
+  r.object(j, "", {"schema", "description", "checkpoint", "tokens", "rows", "groups", "bootstrap", "model", "conditions", "output"});
+  r.schema(j, "omn-audit/manifest@1");
+  if (const json* d = r.opt(j, "description")) r.str(*d, "/description");
+  auto& s = m.session;
+  // an error about an option names where the manifest set it, not a CLI flag
+  for (auto [field, ptr] : {std::pair{&s.names.sha256, "/checkpoint/sha256"}, {&s.names.tokenizer_revision, "/tokens/tokenizer_revision"},
+                            {&s.names.attention, "/model/attention"},
+                            {&s.names.dtype, "/model/dtype"}, {&s.names.device, "/model/device"}})
+    *field = r.label() + ": " + ptr;
+  parseCheckpoint(r, j, path, allow_unverified, s);
+  parseTokens(r, j, path, s);
+  parseRows(r, j, s);
+  parseStatistics(r, j, m);
+  parseModel(r, j, s);
+  parseOutput(r, j, path, m);
+  parseConditions(r, j, m);
   return m;
 }
 

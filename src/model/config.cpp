@@ -30,7 +30,11 @@ std::string ModelConfig::name(const std::string& role, int layer) const {
   return it == tensors.end() ? "" : expandPattern(it->second, layer);
 }
 
-ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
+namespace {
+
+// The architecture's conventions, from the preset: norm placement and casts, RoPE, FFN layout, a
+// tied head; the tensors eval needs must be named.
+ModelConfig conventionsFromPreset(const Preset& p, const io::TensorIndex& index) {
   ModelConfig c;
   c.preset = p.name;
   c.tensors = p.tensors;
@@ -60,8 +64,12 @@ ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
   c.tied_output = !p.has("output");
   if (auto tied = p.architecture.find("tied_output"); tied != p.architecture.end() && tied->get<bool>() && p.has("output"))
     c.tied_output = index.find(p.tensorName("output", 0)) == nullptr;
+  return c;
+}
 
-  // Dimensions from shapes.
+// The dimensions, from the tensors' shapes (and the preset where a shape cannot say), each checked
+// against what the preset or the checkpoint's recorded architecture states.
+void dimensionsFromShapes(ModelConfig& c, const Preset& p, const io::TensorIndex& index) {
   const io::TensorRef& emb = need(index, c.name("embedding"), "embedding");
   if (emb.shape.size() != 2) throw FormatError("tensor '" + emb.name + "': expected a 2-D embedding, got " + io::shapeString(emb.shape));
   c.vocab_size = emb.shape[0];
@@ -102,8 +110,10 @@ ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
   if (w2.shape.size() != 2) throw FormatError("tensor '" + w2.name + "': expected 2-D, got " + io::shapeString(w2.shape));
   c.ffn_hidden = w2.shape[1];
   agree(p, "ffn_hidden", c.ffn_hidden, w2.name);
+}
 
-  // Every tensor the model reads, checked.
+// Every tensor the model reads, in every layer, has the shape the dimensions imply.
+void checkEveryTensor(const ModelConfig& c, const io::TensorIndex& index) {
   const std::int64_t D = c.d_model, hd = c.head_dim, Hq = c.n_heads, Hk = c.n_kv_heads, F = c.ffn_hidden;
   for (int i = 0; i < c.n_layers; ++i) {
     auto chk = [&](const char* role, std::vector<std::int64_t> shape) { expectShape(need(index, c.name(role, i), role), shape); };
@@ -135,6 +145,14 @@ ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
   }
   expectShape(need(index, c.name("final_norm"), "final_norm"), {D});
   if (!c.tied_output) expectShape(need(index, c.name("output"), "output"), {c.vocab_size, D});
+}
+
+}  // namespace
+
+ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
+  ModelConfig c = conventionsFromPreset(p, index);
+  dimensionsFromShapes(c, p, index);
+  checkEveryTensor(c, index);
   return c;
 }
 
