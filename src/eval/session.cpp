@@ -119,7 +119,7 @@ nlohmann::json modelJson(const Session& s) {
 nlohmann::json tokensJson(const Session& s) {
   nlohmann::json j = {{"path", s.tokens.path},
                       {"sha256", s.tokens.sha256},
-                      {"format", s.tokens.format},
+                      {"format", io::choiceName(kTokenFormats, s.tokens.format)},
                       {"tokenizer_revision", s.spec.tokenizer_revision},
                       {"n_tokens", s.tokens.tokens.size()},
                       {"n_documents", s.tokens.doc_starts.size()}};
@@ -135,7 +135,7 @@ nlohmann::json selectionJson(const Session& s) {
   return {{"row_form", rowFormName(s.row_form)},
           {"seq_len", s.spec.seq_len},
           {"num_seqs", s.rows.size()},
-          {"mode", s.selection.mode},
+          {"mode", io::choiceName(kSelectionModes, s.selection.mode)},
           {"seed", s.selection.seed},
           {"rows_available", s.rows_available},
           {"row_indices", s.selection.indices},

@@ -119,10 +119,11 @@ TokenSet readTokenSet(const TokenSetSpec& spec) {
   s.eos = spec.eos;
   io::MappedFile f(spec.path);
   s.sha256 = io::sha256File(spec.path);
-  std::string fmt = spec.format;
-  if (fmt == "auto") fmt = (f.size() >= 6 && std::memcmp(f.data(), "\x93NUMPY", 6) == 0) ? "npy" : "u16";
+  TokenFormat fmt = spec.format;
+  if (fmt == TokenFormat::Auto)
+    fmt = (f.size() >= 6 && std::memcmp(f.data(), "\x93NUMPY", 6) == 0) ? TokenFormat::Npy : TokenFormat::U16;
   s.format = fmt;
-  if (fmt == "npy") {
+  if (fmt == TokenFormat::Npy) {
     const Npy n = parseNpy(f);
     s.tokens.resize(n.count);
     for (std::uint64_t i = 0; i < n.count; ++i) {
@@ -131,10 +132,11 @@ TokenSet readTokenSet(const TokenSetSpec& spec) {
         throw FormatError(spec.path + ": token " + std::to_string(i) + " is " + std::to_string(v) + ", not a token id");
       s.tokens[i] = static_cast<std::uint32_t>(v);
     }
-  } else if (fmt == "u16" || fmt == "u32") {
-    const std::size_t item = fmt == "u16" ? 2 : 4;
+  } else {
+    const std::size_t item = fmt == TokenFormat::U16 ? 2 : 4;
     if (f.size() % item)
-      throw FormatError(spec.path + ": " + std::to_string(f.size()) + " bytes is not a whole number of " + fmt + " tokens");
+      throw FormatError(spec.path + ": " + std::to_string(f.size()) + " bytes is not a whole number of " +
+                        io::choiceName(kTokenFormats, fmt) + " tokens");
     s.tokens.resize(f.size() / item);
     for (std::size_t i = 0; i < s.tokens.size(); ++i) {
       if (item == 2) {
@@ -145,8 +147,6 @@ TokenSet readTokenSet(const TokenSetSpec& spec) {
         std::memcpy(&s.tokens[i], f.data() + 4 * i, 4);
       }
     }
-  } else {
-    throw UsageError("--token-format: expected auto, u16, u32 or npy, got \"" + fmt + "\"");
   }
   if (s.tokens.empty()) throw FormatError(spec.path + ": the token set is empty");
   if (spec.eos && !spec.offsets.empty()) throw UsageError("give document boundaries by --eos or by --offsets, not both");
@@ -250,7 +250,7 @@ std::vector<Row> buildRows(const TokenSet& set, RowForm form, std::int64_t seq_l
   return rows;
 }
 
-Selection selectRows(std::size_t available, std::size_t n, const std::string& mode, std::uint64_t seed) {
+Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, std::uint64_t seed) {
   if (available == 0) throw UsageError("the token set yields no row of the requested length");
   if (n == 0) throw UsageError("--num-seqs must be at least 1");
   if (n > available)
@@ -259,18 +259,16 @@ Selection selectRows(std::size_t available, std::size_t n, const std::string& mo
   Selection s;
   s.mode = mode;
   s.seed = seed;
-  if (mode == "first") {
+  if (mode == SelectionMode::First) {
     s.indices.resize(n);
     std::iota(s.indices.begin(), s.indices.end(), 0);
-  } else if (mode == "seeded") {
+  } else {
     std::vector<std::size_t> all(available);
     std::iota(all.begin(), all.end(), 0);
     SplitMix64 rng(seed);
     for (std::size_t i = 0; i < n; ++i) std::swap(all[i], all[i + rng.below(available - i)]);  // partial Fisher-Yates
     s.indices.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
     std::sort(s.indices.begin(), s.indices.end());
-  } else {
-    throw UsageError("--selection: expected first or seeded, got \"" + mode + "\"");
   }
   return s;
 }

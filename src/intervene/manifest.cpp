@@ -154,7 +154,7 @@ void parseTokens(const Reader& r, const json& j, const std::string& path, eval::
   s.tokens.path = resolvePath(r.str(r.need(tk, "/tokens", "path"), "/tokens/path"), path);
   s.tokens_sha256 = io::normaliseSha256(r.str(r.need(tk, "/tokens", "sha256"), "/tokens/sha256"),
                                         "manifest " + path + ": /tokens/sha256");
-  if (const json* v = r.opt(tk, "format")) s.tokens.format = r.oneOf(*v, "/tokens/format", {"auto", "u16", "u32", "npy"});
+  if (const json* v = r.opt(tk, "format")) s.tokens.format = r.choice(*v, "/tokens/format", eval::kTokenFormats);
   if (const json* v = r.opt(tk, "eos")) s.tokens.eos = r.integer(*v, "/tokens/eos", 0);
   if (const json* v = r.opt(tk, "offsets")) s.tokens.offsets = resolvePath(r.str(*v, "/tokens/offsets"), path);
   if (s.tokens.eos && !s.tokens.offsets.empty()) r.fail("/tokens/offsets", "give eos or offsets, not both");
@@ -166,7 +166,7 @@ void parseRows(const Reader& r, const json& j, eval::SessionSpec& s) {
   const json& rw = r.object(r.need(j, "", "rows"), "/rows", {"seq_len", "num_seqs", "selection", "seed", "form"});
   s.seq_len = r.integer(r.need(rw, "/rows", "seq_len"), "/rows/seq_len", 2);
   s.num_seqs = static_cast<std::size_t>(r.integer(r.need(rw, "/rows", "num_seqs"), "/rows/num_seqs", 1));
-  if (const json* v = r.opt(rw, "selection")) s.selection = r.oneOf(*v, "/rows/selection", {"first", "seeded"});
+  if (const json* v = r.opt(rw, "selection")) s.selection = r.choice(*v, "/rows/selection", eval::kSelectionModes);
   if (const json* v = r.opt(rw, "seed")) s.selection_seed = static_cast<std::uint64_t>(r.integer(*v, "/rows/seed", 0));
   if (const json* v = r.opt(rw, "form")) s.row_form = r.choice(*v, "/rows/form", eval::kRowForms);
 }

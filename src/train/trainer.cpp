@@ -136,7 +136,7 @@ json runTraining(const TrainOptions& o) {
   // --- data -------------------------------------------------------------------------------------
   eval::TokenSetSpec ts;
   ts.path = corpus.train_path;
-  ts.format = corpus.token_format;
+  ts.format = io::parseChoice(eval::kTokenFormats, corpus.token_format, corpus.json_path + ": /token_format");
   const eval::TokenSet train_set = eval::readTokenSet(ts);
   ts.path = corpus.heldout_path;
   ts.eos = corpus.eos_id;

@@ -54,18 +54,18 @@ TEST(TokenSet, ErrorsNameTheProblem) {
   } catch (const omn::FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("token id 3 at position 2"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(selectRows(3, 4, "first", 0), omn::UsageError);
-  EXPECT_THROW(selectRows(0, 1, "first", 0), omn::UsageError);
-  EXPECT_THROW(selectRows(3, 1, "random", 0), omn::UsageError);
+  EXPECT_THROW(selectRows(3, 4, SelectionMode::First, 0), omn::UsageError);
+  EXPECT_THROW(selectRows(0, 1, SelectionMode::First, 0), omn::UsageError);
+  EXPECT_THROW(omn::io::parseChoice(kSelectionModes, "random", "--selection"), omn::UsageError);
 }
 
 TEST(Selection, SeededIsDeterministicAndSorted) {
-  const auto a = selectRows(100, 10, "seeded", 42), b = selectRows(100, 10, "seeded", 42), c = selectRows(100, 10, "seeded", 43);
+  const auto a = selectRows(100, 10, SelectionMode::Seeded, 42), b = selectRows(100, 10, SelectionMode::Seeded, 42), c = selectRows(100, 10, SelectionMode::Seeded, 43);
   EXPECT_EQ(a.indices, b.indices);
   EXPECT_NE(a.indices, c.indices);
   EXPECT_TRUE(std::is_sorted(a.indices.begin(), a.indices.end()));
   EXPECT_EQ(std::set<std::size_t>(a.indices.begin(), a.indices.end()).size(), 10u);
-  EXPECT_EQ(selectRows(100, 3, "first", 0).indices, (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(selectRows(100, 3, SelectionMode::First, 0).indices, (std::vector<std::size_t>{0, 1, 2}));
 }
 
 TEST(Bootstrap, QuantileInterpolates) {

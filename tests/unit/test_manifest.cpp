@@ -144,6 +144,8 @@ TEST(InterveneManifest, SchemaAgreesWithTheTables) {
   EXPECT_EQ(enumOf(cond.at("properties").at("modes").at("oneOf")[0]), modes);
   const json& props = schema.at("properties");
   EXPECT_EQ(enumOf(props.at("rows").at("properties").at("form")), names(omn::eval::kRowForms));
+  EXPECT_EQ(enumOf(props.at("rows").at("properties").at("selection")), names(omn::eval::kSelectionModes));
+  EXPECT_EQ(enumOf(props.at("tokens").at("properties").at("format")), names(omn::eval::kTokenFormats));
   EXPECT_EQ(enumOf(props.at("model").at("properties").at("attention")), names(omn::model::kAttentionRequests));
   EXPECT_EQ(enumOf(props.at("model").at("properties").at("dtype")), names(omn::model::kDtypeRequests));
 }

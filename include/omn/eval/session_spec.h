@@ -26,7 +26,7 @@ struct SessionSpec {
   std::string tokenizer_revision;
   std::int64_t seq_len = 2048;
   std::size_t num_seqs = 50;
-  std::string selection = "first";
+  SelectionMode selection = SelectionMode::First;
   std::uint64_t selection_seed = 0;
   RowForm row_form = RowForm::Packed;
   model::AttentionRequest attention = model::AttentionRequest::Auto;

@@ -13,15 +13,21 @@
 
 namespace omn::eval {
 
+// How the token file stores its ids; auto: .npy by its magic, else u16.
+enum class TokenFormat { Auto, U16, U32, Npy };
+inline constexpr std::array<io::Named<TokenFormat>, 4> kTokenFormats{
+    {{"auto", TokenFormat::Auto}, {"u16", TokenFormat::U16}, {"u32", TokenFormat::U32}, {"npy", TokenFormat::Npy}}};
+
 struct TokenSetSpec {
   std::string path;
-  std::string format = "auto";  // auto | u16 | u32 | npy   (auto: .npy by magic, else u16 for .bin)
+  TokenFormat format = TokenFormat::Auto;
   std::optional<std::int64_t> eos;  // a document ends with (and includes) this token
   std::string offsets;              // or: a sidecar of document start offsets (.npy integers or text)
 };
 
 struct TokenSet {
-  std::string path, sha256, format;
+  std::string path, sha256;
+  TokenFormat format = TokenFormat::U16;  // as read (never Auto)
   std::vector<std::uint32_t> tokens;
   std::vector<std::uint64_t> doc_starts;  // ascending; empty when no boundaries are known
   std::string offsets_path, offsets_sha256;
@@ -52,14 +58,18 @@ bool anyRowPacked(const std::vector<Row>& rows);
 // All rows the set yields in this form, in file order.
 std::vector<Row> buildRows(const TokenSet& set, RowForm form, std::int64_t seq_len);
 
+// Which rows are scored: the first N, or N drawn by a seeded shuffle.
+enum class SelectionMode { First, Seeded };
+inline constexpr std::array<io::Named<SelectionMode>, 2> kSelectionModes{{{"first", SelectionMode::First}, {"seeded", SelectionMode::Seeded}}};
+
 struct Selection {
-  std::string mode = "first";  // first | seeded
+  SelectionMode mode = SelectionMode::First;
   std::uint64_t seed = 0;
   std::vector<std::size_t> indices;  // ascending indices into the rows
 };
 // first-N, or N drawn without replacement by a seeded shuffle (then sorted). Throws UsageError
 // when the set has fewer rows than asked, or none.
-Selection selectRows(std::size_t available, std::size_t n, const std::string& mode, std::uint64_t seed);
+Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, std::uint64_t seed);
 
 // Throws FormatError naming the file and token position of the first id >= vocab (the whole set:
 // one such id means the set and the model do not belong together).

@@ -67,14 +67,14 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--preset", s.preset, "built-in preset or preset JSON file; default: detect");
   app->add_option("--state-key", s.state_key, "where the state dict sits in the envelope");
   app->add_option("--tokens", s.tokens.path, "pre-tokenized held-out set: .bin (uint16/uint32) or .npy")->required();
-  app->add_option("--token-format", s.tokens.format, "auto | u16 | u32 | npy")->default_val("auto");
+  addChoice(app, "--token-format", s.tokens.format, eval::kTokenFormats, "token file format (auto: .npy by its magic, else u16)");
   app->add_option("--eos", o.eos, "document boundary: each document ends with this token");
   app->add_option("--offsets", s.tokens.offsets, "document boundary: sidecar of document start offsets (.npy or text)");
   app->add_option("--tokenizer-revision", s.tokenizer_revision, "the tokenizer revision that made the set (recorded)")
       ->required();
   app->add_option("--seq-len", s.seq_len, "tokens per row")->default_val(2048)->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 20));
   app->add_option("--num-seqs", s.num_seqs, "rows to score")->default_val(50)->check(CLI::Range(1.0, 1e9));
-  app->add_option("--selection", s.selection, "first | seeded")->default_val("first");
+  addChoice(app, "--selection", s.selection, eval::kSelectionModes, "which rows: the first N or a seeded draw");
   app->add_option("--selection-seed", s.selection_seed, "seed of the seeded selection")->default_val(0)->check(CLI::NonNegativeNumber);
   addChoice(app, "--row-form", s.row_form, eval::kRowForms, "row form; historical: EOS stripped, no document metadata");
   addChoice(app, "--attention", s.attention, model::kAttentionRequests, "attention path");
