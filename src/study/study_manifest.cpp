@@ -101,7 +101,7 @@ StudyManifest parseStudyManifest(const json& j, const std::string& path, const s
   const bool sweep_opt = r.opt(g, "optimizer") != nullptr;
   if (sweep_opt) {
     const auto l = r.list(g["optimizer"], "/grid/optimizer");
-    for (std::size_t i = 0; i < l.size(); ++i) optimizers.push_back(r.oneOf(l[i], "/grid/optimizer/" + std::to_string(i), {"adamw", "muon+adamw"}));
+    for (std::size_t i = 0; i < l.size(); ++i) optimizers.push_back(train::optimizerName(r.choice(l[i], "/grid/optimizer/" + std::to_string(i), train::kOptimizerKinds)));
   } else {
     optimizers.push_back("");  // the base config's
   }

@@ -14,8 +14,6 @@ namespace omn::train {
 
 using nlohmann::json;
 
-const char* optimizerName(OptimizerKind k) { return k == OptimizerKind::MuonAdamW ? "muon+adamw" : "adamw"; }
-const char* decayName(Decay d) { return d == Decay::Cosine ? "cosine" : d == Decay::Linear ? "linear" : "constant"; }
 
 double lrMultiplier(const ScheduleConfig& s, std::int64_t step, std::int64_t total) {
   if (s.warmup_steps > 0 && step <= s.warmup_steps) return static_cast<double>(step) / static_cast<double>(s.warmup_steps);
@@ -66,9 +64,7 @@ TrainConfig parseTrainConfig(const json& j, const std::string& path, const std::
   r.object(o, "/optimizer", {"kind", "lr", "muon_lr", "betas", "eps", "weight_decay", "muon_momentum", "muon_weight_decay",
                              "ns_steps"});
   OptimizerConfig& op = c.optimizer;
-  op.kind = r.oneOf(r.need(o, "/optimizer", "kind"), "/optimizer/kind", {"muon+adamw", "adamw"}) == "adamw"
-                ? OptimizerKind::AdamW
-                : OptimizerKind::MuonAdamW;
+  op.kind = r.choice(r.need(o, "/optimizer", "kind"), "/optimizer/kind", kOptimizerKinds);
   op.lr = r.num(r.need(o, "/optimizer", "lr"), "/optimizer/lr", 0, 100, true);
   if (const json* v = r.opt(o, "muon_lr")) {
     if (op.kind == OptimizerKind::AdamW) r.fail("/optimizer/muon_lr", "only for \"kind\": \"muon+adamw\"");
@@ -89,10 +85,7 @@ TrainConfig parseTrainConfig(const json& j, const std::string& path, const std::
   if (const json* sc = r.opt(j, "schedule")) {
     r.object(*sc, "/schedule", {"warmup_steps", "decay", "min_lr_ratio"});
     if (const json* v = r.opt(*sc, "warmup_steps")) c.schedule.warmup_steps = r.integer(*v, "/schedule/warmup_steps", 0, c.steps);
-    if (const json* v = r.opt(*sc, "decay")) {
-      const std::string d = r.oneOf(*v, "/schedule/decay", {"cosine", "linear", "constant"});
-      c.schedule.decay = d == "cosine" ? Decay::Cosine : d == "linear" ? Decay::Linear : Decay::Constant;
-    }
+    if (const json* v = r.opt(*sc, "decay")) c.schedule.decay = r.choice(*v, "/schedule/decay", kDecays);
     if (const json* v = r.opt(*sc, "min_lr_ratio")) c.schedule.min_lr_ratio = r.num(*v, "/schedule/min_lr_ratio", 0, 1);
   }
   if (const json* v = r.opt(j, "clip_grad_norm")) c.clip_grad_norm = r.num(*v, "/clip_grad_norm", 0, 1e9);

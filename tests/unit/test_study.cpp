@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
 #include "omn/errors.h"
 #include "omn/io/journal.h"
 #include "omn/study/analysis.h"
+#include "omn/train/train_config.h"
 #include "../support/temp_file.h"
 
 using nlohmann::json;
@@ -127,4 +129,22 @@ TEST(Journal, ChecksumTornTailAndLock) {
   } catch (const omn::FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("line 2: checksum mismatch"), std::string::npos) << e.what();
   }
+}
+
+// The optimizer kinds are one table (train_config.h): the study manifest's schema and the training
+// record's schema list the same names.
+TEST(TrainConfig, SchemasListTheOptimizerKindsOfTheTable) {
+  auto load = [](const char* f) { return nlohmann::json::parse(std::ifstream(std::string(OMN_SOURCE_DIR) + "/docs/schema/" + f)); };
+  std::vector<std::string> kinds;
+  for (const auto& k : omn::train::kOptimizerKinds) kinds.push_back(k.name);
+  std::sort(kinds.begin(), kinds.end());
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const auto study = load("study-manifest.schema.json");
+  const auto train = load("train.schema.json");
+  EXPECT_EQ(sorted(study.at("properties").at("grid").at("properties").at("optimizer").at("oneOf")[0].at("enum")), kinds);
+  EXPECT_EQ(sorted(train.at("properties").at("optimizer").at("properties").at("kind").at("enum")), kinds);
+  EXPECT_EQ(omn::io::parseChoice(omn::train::kDecays, "linear", "/schedule/decay"), omn::train::Decay::Linear);
 }

@@ -2,12 +2,14 @@
 // an unknown key, a wrong type or an impossible value is a UsageError naming the file and the JSON
 // pointer. No libtorch. docs/train.md documents every key.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include "omn/io/choice.h"
 
 namespace omn::train {
 
@@ -19,7 +21,10 @@ struct ModelShape {
 };
 
 enum class OptimizerKind { MuonAdamW, AdamW };
+inline constexpr std::array<io::Named<OptimizerKind>, 2> kOptimizerKinds{
+    {{"muon+adamw", OptimizerKind::MuonAdamW}, {"adamw", OptimizerKind::AdamW}}};
 enum class Decay { Cosine, Linear, Constant };
+inline constexpr std::array<io::Named<Decay>, 3> kDecays{{{"cosine", Decay::Cosine}, {"linear", Decay::Linear}, {"constant", Decay::Constant}}};
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::MuonAdamW;
@@ -58,8 +63,8 @@ struct TrainConfig {
 TrainConfig loadTrainConfig(const std::string& path);
 TrainConfig parseTrainConfig(const nlohmann::json& j, const std::string& path, const std::string& sha256);
 
-const char* optimizerName(OptimizerKind k);  // "muon+adamw" | "adamw"
-const char* decayName(Decay d);
+inline const char* optimizerName(OptimizerKind k) { return io::choiceName(kOptimizerKinds, k); }
+inline const char* decayName(Decay d) { return io::choiceName(kDecays, d); }
 
 // The learning-rate multiplier at `step` (1-based): linear warm-up over warmup_steps, then the
 // decay from 1 to min_lr_ratio at the last step.
