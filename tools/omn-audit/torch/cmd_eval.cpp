@@ -51,8 +51,7 @@ Command addEvalCommand(CLI::App& root) {
               if (!out.empty()) output::checkOutputPath(out, a->force, {a->o.session.checkpoint, a->o.session.tokens.path});
             output::ProvenanceInfo prov;
             prov.started_utc = output::utcNow();
-            model::useThreads(a->o.session.threads);  // process-wide, set here at the edge
-            if (pluginHost().blas_coretype_chosen) a->o.session.blas_coretype_chosen = pluginHost().blas_coretype_chosen;
+            prepareSession(a->o.session, pluginHost());  // threads and BLAS facts, at the edge
             auto s = eval::openSession(a->o.session);  // weights load outside inference mode
             c10::InferenceMode guard;
             std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;

@@ -56,8 +56,7 @@ Command addInterveneCommand(CLI::App& root) {
             a->o.progress = true;
             // outputs checked before the checkpoint is hashed: a typo must not cost the hash
             intervene::checkSweepOutputs(m, a->o, {m.path, m.session.checkpoint, m.session.tokens.path});
-            model::useThreads(m.session.threads);  // process-wide, set here at the edge
-            if (pluginHost().blas_coretype_chosen) m.session.blas_coretype_chosen = pluginHost().blas_coretype_chosen;
+            prepareSession(m.session, pluginHost());  // threads and BLAS facts, at the edge
             auto s = eval::openSession(m.session);  // weights load outside inference mode
             std::signal(SIGINT, onSignal);
             std::signal(SIGTERM, onSignal);

@@ -10,6 +10,8 @@
 #include "omn/eval/session_spec.h"
 #include "omn/io/choice.h"
 #include "omn/model/model_options.h"
+#include "omn/model/threads.h"
+#include "../plugin_loader.h"
 #include "omn/model/device_spec.h"
 
 namespace omn::cli {
@@ -95,6 +97,13 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--confidence", o.bootstrap.confidence, "confidence of the bootstrap interval, in (0, 1)")->default_val(0.95)
       ->check(openUnitInterval);
   app->add_option("--bootstrap-seed", o.bootstrap.seed, "bootstrap seed")->default_val(0)->check(CLI::NonNegativeNumber);
+}
+
+// What every model command does at the edge before it opens a session: the process-wide thread
+// count, and what the CLI told the plugin (the OpenBLAS kernels it chose) into the spec.
+inline void prepareSession(eval::SessionSpec& spec, const PluginHost& host) {
+  model::useThreads(spec.threads);
+  if (host.blas_coretype_chosen) spec.blas_coretype_chosen = host.blas_coretype_chosen;
 }
 
 inline void finishSessionOptions(EvalOptions& o) {
