@@ -27,12 +27,17 @@ using Reader = io::JsonReader;
 
 std::string resolvePath(const std::string& p, const std::string& manifest) { return io::resolveAgainst(p, manifest); }
 
+// A list shown in a label: as written, a long one shortened with its length and digest
+std::string shortText(const json& v) {
+  std::string t = v.is_string() ? v.get<std::string>() : v.dump();
+  if (t.size() > 64)  // it goes into every label: short, and still one text per list
+    t = t.substr(0, 40) + "... (" + std::to_string(t.size()) + " characters, sha256 " + io::sha256Bytes(t.data(), t.size()).substr(0, 12) + ")";
+  return t;
+}
+
 LayerSpec parseLayers(const json& v, const std::string& ptr, const Reader& r) {
   LayerSpec s;
-  s.text = v.is_string() ? v.get<std::string>() : v.dump();
-  if (s.text.size() > 64)  // it goes into every label: short, and still one text per list
-    s.text = s.text.substr(0, 40) + "... (" + std::to_string(s.text.size()) + " characters, sha256 " +
-             io::sha256Bytes(s.text.data(), s.text.size()).substr(0, 12) + ")";
+  s.text = shortText(v);
   LayerSpec::Ranges ranges;
   // Kept as ranges, never expanded here: "0-1000000000" is one pair, checked against the model's
   // layer count in resolve() before a single index is made.
@@ -105,7 +110,17 @@ std::vector<int> LayerSpec::resolve(int n_layers, const std::string& pointer) co
   return v;
 }
 
-json Condition::describe() const {
+json CoordinateSpec::describe() const {
+  switch (kind) {
+    case Coordinates::All: return "all";
+    case Coordinates::Negative: return "negative";
+    case Coordinates::TopK: return {{"top_k", k}};
+    case Coordinates::Indices: return *indices;
+  }
+  return "all";
+}
+
+json Step::describe() const {
   json j = {{"op", opName(op)}, {"target", targetName(target)}, {"layers", json("all")}};
   if (!layers.all) {  // explicit indices (describe() follows resolve(): the ranges are within the model)
     json l = json::array();
@@ -116,12 +131,20 @@ json Condition::describe() const {
   const OpInfo& info = opInfo(op);
   switch (info.param) {
     case ParamKind::Number: j[info.record_key] = value; break;
-    case ParamKind::Seed: j[info.record_key] = seed; break;
     case ParamKind::Mode: j[info.record_key] = mode; break;
     case ParamKind::SourceLayer: j[info.record_key] = source_layer; break;
     case ParamKind::None: break;
   }
+  if (info.seeded) j[kSeedKey] = seed;
+  if (coordinates.kind != Coordinates::All) j["coordinates"] = coordinates.describe();
   return j;
+}
+
+json Condition::describe() const {
+  if (steps.size() == 1) return steps.front().describe();
+  json s = json::array();
+  for (const Step& x : steps) s.push_back(x.describe());
+  return {{"op", "composite"}, {"steps", s}};
 }
 
 namespace {
@@ -206,45 +229,70 @@ void parseOutput(const Reader& r, const json& j, const std::string& path, Manife
   }
 }
 
-// Each entry expands over its lists (values x targets x seeds/modes/sources), in manifest order.
-void parseConditions(const Reader& r, const json& j, Manifest& m) {
-  const json& cs = r.need(j, "", "conditions");
-  if (!cs.is_array() || cs.empty()) r.fail("/conditions", "expected a non-empty array of conditions");
-  std::set<std::string> labels;
-  for (std::size_t i = 0; i < cs.size(); ++i) {
-    const std::string p = "/conditions/" + std::to_string(i);
-    const json& c = r.object(cs[i], p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers"});
-    Condition base;
-    base.pointer = p;
-    base.op = r.choice(r.need(c, p, "op"), p + "/op", kOpNames);
-    const OpInfo& info = opInfo(base.op);
-    base.layers = c.contains("layers") ? parseLayers(c["layers"], p + "/layers", r) : LayerSpec{};
-    for (const OpInfo& other : kOps)  // another op's parameter list
-      if (other.list_key && c.contains(other.list_key) && !(info.list_key && std::string(info.list_key) == other.list_key))
-        r.fail(p + "/" + other.list_key, std::string("not a parameter of ") + info.name);
-    const std::string param_key = info.list_key ? info.list_key : "";
-    const std::vector<json> params = info.list_key ? r.list(r.need(c, p, info.list_key), p + "/" + param_key) : std::vector<json>{json()};
-    std::vector<json> targets = c.contains("targets") ? r.list(c["targets"], p + "/targets") : std::vector<json>{json("qk")};
-    if (info.fixed_targets) {
-      if (c.contains("targets")) r.fail(p + "/targets", std::string(info.name) + " acts on Q and K together: it takes no targets");
-      targets = {json("qk")};
-    }
-    for (std::size_t a = 0; a < params.size(); ++a)
+CoordinateSpec parseCoordinates(const json& v, const std::string& ptr, const Reader& r) {
+  CoordinateSpec s;
+  if (v == "all") return s;
+  if (v == "negative") {
+    s.kind = Coordinates::Negative;
+    s.text = "negative";
+  } else if (v.is_object()) {
+    r.object(v, ptr, {"top_k"});
+    s.kind = Coordinates::TopK;
+    s.k = r.integer(r.need(v, ptr, "top_k"), ptr + "/top_k", 1, std::numeric_limits<int>::max());
+    s.text = "top-" + std::to_string(s.k) + " |g|";
+  } else if (v.is_array() && !v.empty()) {
+    std::vector<std::int64_t> idx;
+    for (std::size_t i = 0; i < v.size(); ++i) idx.push_back(r.integer(v[i], ptr + "/" + std::to_string(i), 0, std::numeric_limits<int>::max()));
+    std::sort(idx.begin(), idx.end());
+    if (std::adjacent_find(idx.begin(), idx.end()) != idx.end()) r.fail(ptr, "a coordinate is listed twice");
+    s.kind = Coordinates::Indices;
+    s.indices = std::make_shared<const std::vector<std::int64_t>>(std::move(idx));
+    s.text = shortText(v);
+  } else {
+    r.fail(ptr, "expected \"all\", \"negative\", {\"top_k\": k} or a non-empty array of coordinate indices");
+  }
+  return s;
+}
+
+// One manifest entry expanded over its lists (values x seeds x targets), in that order.
+std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& p) {
+  Step base;
+  base.pointer = p;
+  base.op = r.choice(r.need(c, p, "op"), p + "/op", kOpNames);
+  const OpInfo& info = opInfo(base.op);
+  base.layers = c.contains("layers") ? parseLayers(c["layers"], p + "/layers", r) : LayerSpec{};
+  if (c.contains("coordinates")) base.coordinates = parseCoordinates(c["coordinates"], p + "/coordinates", r);
+  for (const OpInfo& other : kOps)  // another op's parameter list
+    if (other.list_key && c.contains(other.list_key) && !(info.list_key && std::string(info.list_key) == other.list_key))
+      r.fail(p + "/" + other.list_key, std::string("not a parameter of ") + info.name);
+  if (!info.seeded && c.contains(kSeedsKey)) r.fail(p + "/" + kSeedsKey, std::string("not a parameter of ") + info.name);
+  // one parameter list: its values and the pointer of value a
+  auto list = [&](const char* key) { return key ? r.list(r.need(c, p, key), p + "/" + key) : std::vector<json>{json()}; };
+  auto at = [&](const char* key, std::size_t a) {
+    return p + "/" + key + (c.contains(key) && c[key].is_array() ? "/" + std::to_string(a) : "");
+  };
+  const std::vector<json> params = list(info.list_key);
+  const std::vector<json> seeds = list(info.seeded ? kSeedsKey : nullptr);
+  std::vector<json> targets = c.contains("targets") ? r.list(c["targets"], p + "/targets") : std::vector<json>{json("qk")};
+  if (info.fixed_targets) {
+    if (c.contains("targets")) r.fail(p + "/targets", std::string(info.name) + " acts on Q and K together: it takes no targets");
+    targets = {json("qk")};
+  }
+  std::vector<Step> out;
+  for (std::size_t a = 0; a < params.size(); ++a)
+    for (std::size_t e = 0; e < seeds.size(); ++e)
       for (std::size_t t = 0; t < targets.size(); ++t) {
-        Condition x = base;
-        const std::string pp = p + "/" + param_key + (c.contains(param_key) && c[param_key].is_array() ? "/" + std::to_string(a) : "");
-        const std::string tp = p + "/targets" + (c.contains("targets") && c["targets"].is_array() ? "/" + std::to_string(t) : "");
-        x.target = r.choice(targets[t], tp, kTargets);
+        Step x = base;
+        x.target = r.choice(targets[t], at("targets", t), kTargets);
         std::string param_text;
+        const std::string pp = info.list_key ? at(info.list_key, a) : p;
         switch (info.param) {
           case ParamKind::Number:
             x.value = r.num(params[a], pp);
             if (!std::isfinite(x.value)) r.fail(pp, "expected a finite number");
+            if (x.op == Op::Compensate && x.value == 0) r.fail(pp, "compensate divides the K gains by it: expected a number other than 0");
+            if (x.op == Op::Noise && x.value < 0) r.fail(pp, "expected a noise level sigma >= 0");
             param_text = fmt(x.value);
-            break;
-          case ParamKind::Seed:
-            x.seed = static_cast<std::uint64_t>(r.integer(params[a], pp, 0, std::numeric_limits<int>::max()));
-            param_text = std::to_string(x.seed);
             break;
           case ParamKind::Mode: {
             x.mode = r.str(params[a], pp);
@@ -260,16 +308,62 @@ void parseConditions(const Reader& r, const json& j, Manifest& m) {
           case ParamKind::None: break;
         }
         if (!param_text.empty()) param_text = std::string(" ") + (*info.label_word ? std::string(info.label_word) + " " : "") + param_text;
-        x.label = std::string(opName(x.op)) + param_text + " " + targetName(x.target) + " " +
-                  (x.layers.all ? "all" : x.layers.text);
-        if (c.contains("name")) {
-          const std::string n = r.str(c["name"], p + "/name");
-          x.label = params.size() * targets.size() > 1 ? n + " [" + x.label + "]" : n;
+        if (info.seeded) {
+          x.seed = static_cast<std::uint64_t>(r.integer(seeds[e], at(kSeedsKey, e), 0, std::numeric_limits<int>::max()));
+          param_text += std::string(" ") + kSeedKey + " " + std::to_string(x.seed);
         }
-        if (!labels.insert(x.label).second) r.fail(p, "duplicates the condition \"" + x.label + "\"");
-        x.id = "c" + std::to_string(m.conditions.size());
-        m.conditions.push_back(std::move(x));
+        x.label = std::string(opName(x.op)) + param_text + " " + targetName(x.target) + " " + (x.layers.all ? "all" : x.layers.text) +
+                  (x.coordinates.kind == Coordinates::All ? "" : " coords " + x.coordinates.text);
+        out.push_back(std::move(x));
       }
+  return out;
+}
+
+// Each entry expands over its lists, in manifest order; a composite entry ("steps") is one
+// condition whose steps each name one value per list.
+void parseConditions(const Reader& r, const json& j, Manifest& m) {
+  const json& cs = r.need(j, "", "conditions");
+  if (!cs.is_array() || cs.empty()) r.fail("/conditions", "expected a non-empty array of conditions");
+  std::set<std::string> labels;
+  auto add = [&](Condition x, const std::string& p) {
+    if (!labels.insert(x.label).second) r.fail(p, "duplicates the condition \"" + x.label + "\"");
+    x.id = "c" + std::to_string(m.conditions.size());
+    m.conditions.push_back(std::move(x));
+  };
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const std::string p = "/conditions/" + std::to_string(i);
+    if (cs[i].is_object() && cs[i].contains("steps")) {
+      if (cs[i].contains("op")) r.fail(p + "/op", "a composite condition takes its ops in /steps, not beside them");
+      r.object(cs[i], p, {"name", "steps"});
+      const json& st = cs[i]["steps"];
+      if (!st.is_array() || st.empty()) r.fail(p + "/steps", "expected a non-empty array of ops, applied in order");
+      Condition x;
+      x.pointer = p;
+      for (std::size_t k = 0; k < st.size(); ++k) {
+        const std::string sp = p + "/steps/" + std::to_string(k);
+        const json& e = r.object(st[k], sp, {"op", "values", "targets", "layers", "seeds", "modes", "source_layers", "coordinates"});
+        std::vector<Step> one = parseEntry(r, e, sp);
+        if (one.size() != 1) r.fail(sp, "a step is one op: give one value per list (it expands to " + std::to_string(one.size()) + ")");
+        x.label += (k ? "; " : "") + one.front().label;
+        x.steps.push_back(std::move(one.front()));
+      }
+      if (const json* n = r.opt(cs[i], "name")) x.label = r.str(*n, p + "/name");
+      add(std::move(x), p);
+      continue;
+    }
+    const json& c = r.object(cs[i], p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers", "coordinates"});
+    const std::vector<Step> steps = parseEntry(r, c, p);
+    for (const Step& s : steps) {
+      Condition x;
+      x.pointer = p;
+      x.label = s.label;
+      if (c.contains("name")) {
+        const std::string n = r.str(c["name"], p + "/name");
+        x.label = steps.size() > 1 ? n + " [" + s.label + "]" : n;
+      }
+      x.steps = {s};
+      add(std::move(x), p);
+    }
   }
 }
 

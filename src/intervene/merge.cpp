@@ -28,7 +28,7 @@ json controlRecord(const json& block, const char* id) {
 json conditionRecord(const json& c) {
   return {{"id", c.at("id")},          {"kind", "condition"},         {"label", c.at("label")},
           {"op", c.at("op")},          {"manifest_pointer", c.at("manifest_pointer")},
-          {"touched", c.at("touched")}, {"start_layer", c.at("start_layer")},
+          {"touched", c.at("touched")}, {"applied", c.at("applied")}, {"start_layer", c.at("start_layer")},
           {"scores", c.at("result").at("sequences")}, {"seconds", c.value("seconds", 0.0)},
           {"restore", c.at("restore")}, {"mechanism", c.value("mechanism", json())}};
 }

@@ -1,6 +1,8 @@
 #include "omn/intervene/ops.h"
 
+#include <cmath>
 #include <cstring>
+#include <tuple>
 
 #include "omn/errors.h"
 #include "omn/eval/token_set.h"
@@ -56,79 +58,157 @@ at::Tensor GainState::storedFrom(const at::Tensor& eff, const at::Tensor& like) 
   return w.to(like.scalar_type());  // the one rounding, as param.copy_/fill_ would
 }
 
-void GainState::check(const Condition& c) const {
-  const std::vector<int> layers = c.layers.resolve(config_.n_layers, c.pointer);
-  if (c.op == Op::CopyLayer && (c.source_layer < 0 || c.source_layer >= config_.n_layers))
-    throw UsageError("manifest: " + c.pointer + "/source_layers: layer " + std::to_string(c.source_layer) +
-                     " does not exist (the model has " + std::to_string(config_.n_layers) + " layers)");
-  if (c.op == Op::CopyLayer)
-    for (int l : layers)
-      for (const auto* stored : {&stored_q_, &stored_k_}) {
-        if ((stored == &stored_q_ && c.target == Target::K) || (stored == &stored_k_ && c.target == Target::Q)) continue;
-        if ((*stored)[static_cast<std::size_t>(l)].sizes() != (*stored)[static_cast<std::size_t>(c.source_layer)].sizes())
-          throw UsageError("manifest: " + c.pointer + ": copy_layer between gains of different shapes");
-      }
-  if (c.op == Op::SwapQK)
-    for (int l : layers)
-      if (stored_q_[static_cast<std::size_t>(l)].sizes() != stored_k_[static_cast<std::size_t>(l)].sizes())
-        throw UsageError("manifest: " + c.pointer + ": swap_qk needs Q and K gains of one length (this preset's differ)");
+namespace {
+std::size_t slot(int layer, bool q) { return 2 * static_cast<std::size_t>(layer) + (q ? 0 : 1); }
+std::string vectorName(int layer, bool q) { return "layer " + std::to_string(layer) + (q ? " Q" : " K"); }
+
+// noise's ε ~ N(0, 1), one per chosen coordinate in order: Box-Muller (the cosine branch) on two
+// SplitMix64 draws, u1 in (0, 1], u2 in [0, 1); the stream is permute's, seed ^ (layer << 32) ^ role.
+at::Tensor normals(std::uint64_t seed, int layer, bool q, std::int64_t n) {
+  eval::SplitMix64 rng(seed ^ (static_cast<std::uint64_t>(layer) << 32) ^ (q ? 0u : 1u));
+  const double two53 = 9007199254740992.0;
+  std::vector<double> z(static_cast<std::size_t>(n));
+  for (double& v : z) {
+    const double u1 = static_cast<double>((rng.next() >> 11) + 1) / two53;
+    const double u2 = static_cast<double>(rng.next() >> 11) / two53;
+    v = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  }
+  return at::tensor(z, at::kDouble);
 }
+}  // namespace
+
+void GainState::check(const Condition& c) const { (void)compute(c); }
 
 int GainState::firstLayer(const Condition& c) const {
-  const auto layers = c.layers.resolve(config_.n_layers, c.pointer);
-  return layers.empty() ? config_.n_layers : layers.front();
+  int first = config_.n_layers;
+  for (const Step& s : c.steps) {
+    const auto layers = s.layers.resolve(config_.n_layers, s.pointer);
+    if (!layers.empty()) first = std::min(first, layers.front());
+  }
+  return first;
 }
 
-std::vector<std::string> GainState::apply(const Condition& c) {
-  check(c);  // the one validation of source layers and shapes, before any gain is touched
-  const std::vector<int> layers = c.layers.resolve(config_.n_layers, c.pointer);
+at::Tensor GainState::chooseCoordinates(const Step& s, const at::Tensor& g) const {
+  const std::int64_t n = g.numel();
+  const CoordinateSpec& cs = s.coordinates;
+  switch (cs.kind) {
+    case Coordinates::All: return at::arange(n, at::kLong);
+    case Coordinates::Negative: return at::nonzero(g < 0).flatten();  // ascending
+    case Coordinates::TopK: {
+      if (cs.k > n)
+        throw UsageError("manifest: " + s.pointer + "/coordinates/top_k: " + std::to_string(cs.k) + " coordinates, but a gain vector has " +
+                         std::to_string(n));
+      // the k largest |g|, equal ones in index order (a stable sort), then ascending
+      const at::Tensor order = std::get<1>(at::sort(g.abs(), /*stable=*/true, /*dim=*/0, /*descending=*/true));
+      return std::get<0>(at::sort(order.slice(0, 0, cs.k)));
+    }
+    case Coordinates::Indices:
+      if (cs.indices->back() >= n)
+        throw UsageError("manifest: " + s.pointer + "/coordinates: coordinate " + std::to_string(cs.indices->back()) +
+                         " does not exist (a gain vector has " + std::to_string(n) + ": 0-" + std::to_string(n - 1) + ")");
+      return at::tensor(*cs.indices, at::kLong);
+  }
+  return at::arange(n, at::kLong);
+}
+
+// One step on the values the steps before it left. Every vector it writes is computed from the
+// values as the step found them (swap_qk reads K's as they were before Q's changed).
+void GainState::applyStep(const Step& s, Computed& cur) const {
+  const std::vector<int> layers = s.layers.resolve(config_.n_layers, s.pointer);
+  if (s.op == Op::CopyLayer && (s.source_layer < 0 || s.source_layer >= config_.n_layers))
+    throw UsageError("manifest: " + s.pointer + "/source_layers: layer " + std::to_string(s.source_layer) +
+                     " does not exist (the model has " + std::to_string(config_.n_layers) + " layers)");
   std::vector<bool> roles;
-  if (c.target != Target::K) roles.push_back(true);
-  if (c.target != Target::Q) roles.push_back(false);
-  auto original = [&](int l, bool q) -> const at::Tensor& {
-    return (q ? stored_q_ : stored_k_)[static_cast<std::size_t>(l)];
-  };
-  // global_mean: one mean over every targeted coordinate (float64)
+  if (s.target != Target::K) roles.push_back(true);
+  if (s.target != Target::Q) roles.push_back(false);
+  const Vectors before = cur.values;
+  std::vector<std::tuple<int, bool, at::Tensor>> chosen;  // layer, role, coordinates
+  for (int l : layers)
+    for (bool q : roles) chosen.emplace_back(l, q, chooseCoordinates(s, before[slot(l, q)]));
+  // global_mean: one mean over every chosen coordinate of every targeted vector (float64)
   double global = 0;
-  if (c.op == Op::GlobalMean) {
+  if (s.op == Op::GlobalMean) {
     double sum = 0;
     std::int64_t n = 0;
-    for (int l : layers)
-      for (bool q : roles) {
-        sum += effective(original(l, q)).to(at::kDouble).sum().item<double>();
-        n += original(l, q).numel();
-      }
-    global = sum / static_cast<double>(n);
-  }
-  std::vector<std::string> touched;
-  for (int l : layers)
-    for (bool q : roles) {
-      const at::Tensor& orig = original(l, q);
-      const at::Tensor g = effective(orig);
-      at::Tensor out;
-      switch (c.op) {
-        case Op::Constant: out = at::full_like(g, c.value); break;
-        case Op::Scale: out = g * c.value; break;
-        case Op::VectorMean: out = at::full_like(g, g.to(at::kDouble).mean().item<double>()); break;
-        case Op::GlobalMean: out = at::full_like(g, global); break;
-        case Op::Permute: {
-          // Fisher-Yates with SplitMix64, one stream per vector: seed ^ (layer << 32) ^ role
-          eval::SplitMix64 rng(c.seed ^ (static_cast<std::uint64_t>(l) << 32) ^ (q ? 0u : 1u));
-          std::vector<std::int64_t> perm(static_cast<std::size_t>(g.numel()));
-          for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(i);
-          for (std::size_t i = perm.size(); i-- > 1;) std::swap(perm[i], perm[rng.below(i + 1)]);
-          out = g.index_select(0, at::tensor(perm, at::kLong));
-          break;
-        }
-        case Op::SignFix: out = c.mode == "zero" ? g.clamp_min(0) : g.abs(); break;
-        case Op::CopyLayer: out = effective(original(c.source_layer, q)); break;  // shapes equal: check()
-        case Op::SwapQK: out = effective(original(l, !q)); break;  // lengths equal: check()
-      }
-      const at::Tensor stored = storedFrom(out, orig);
-      live(l, q).copy_(stored);  // into the working dtype and device
-      touched.push_back(config_.name(q ? "q_norm" : "k_norm", l));
+    for (const auto& [l, q, idx] : chosen) {
+      sum += before[slot(l, q)].index_select(0, idx).to(at::kDouble).sum().item<double>();
+      n += idx.numel();
     }
-  return touched;
+    global = sum / static_cast<double>(std::max<std::int64_t>(n, 1));
+  }
+  for (const auto& [l, q, idx] : chosen) {
+    if (idx.numel() == 0) continue;  // e.g. no negative coordinate in this vector: it keeps its values
+    const at::Tensor& whole = before[slot(l, q)];
+    const at::Tensor g = whole.index_select(0, idx);
+    auto same = [&](const at::Tensor& src, const char* what) {
+      if (src.numel() != whole.numel())
+        throw UsageError("manifest: " + s.pointer + ": " + what + " between gains of different shapes (" + vectorName(l, q) + ")");
+      return src.index_select(0, idx);
+    };
+    at::Tensor out;
+    switch (s.op) {
+      case Op::Constant: out = at::full_like(g, s.value); break;
+      case Op::Scale: out = g * s.value; break;
+      case Op::VectorMean: out = at::full_like(g, g.to(at::kDouble).mean().item<double>()); break;
+      case Op::GlobalMean: out = at::full_like(g, global); break;
+      case Op::Permute: {
+        // Fisher-Yates with SplitMix64, one stream per vector: seed ^ (layer << 32) ^ role
+        eval::SplitMix64 rng(s.seed ^ (static_cast<std::uint64_t>(l) << 32) ^ (q ? 0u : 1u));
+        std::vector<std::int64_t> perm(static_cast<std::size_t>(g.numel()));
+        for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(i);
+        for (std::size_t i = perm.size(); i-- > 1;) std::swap(perm[i], perm[rng.below(i + 1)]);
+        out = g.index_select(0, at::tensor(perm, at::kLong));
+        break;
+      }
+      case Op::SignFix: out = s.mode == "zero" ? g.clamp_min(0) : g.abs(); break;
+      case Op::CopyLayer: out = same(before[slot(s.source_layer, q)], "copy_layer"); break;
+      case Op::SwapQK: out = same(before[slot(l, !q)], "swap_qk needs Q and K gains of one length:"); break;
+      case Op::RescalePattern: {  // g * c / mean(g): the pattern kept, the mean set to c
+        const double mean = g.to(at::kDouble).mean().item<double>();
+        if (!(mean != 0) || !std::isfinite(mean))
+          throw UsageError("manifest: " + s.pointer + ": rescale_pattern: the gains of " + vectorName(l, q) + " have mean " +
+                           std::to_string(mean) + " over the chosen coordinates: there is no magnitude to rescale");
+        out = (g.to(at::kDouble) * (s.value / mean)).to(at::kFloat);
+        break;
+      }
+      case Op::Compensate: out = q ? g * s.value : g / s.value; break;  // every logit q.k unchanged
+      case Op::Noise: out = (g.to(at::kDouble) * (1.0 + s.value * normals(s.seed, l, q, g.numel()))).to(at::kFloat); break;
+    }
+    cur.values[slot(l, q)] = whole.index_copy(0, idx, out.to(at::kFloat));
+    cur.written[slot(l, q)] = true;
+    cur.chosen[slot(l, q)] += idx.numel();
+  }
+}
+
+GainState::Computed GainState::compute(const Condition& c) const {
+  Computed cur;
+  for (int l = 0; l < config_.n_layers; ++l)
+    for (bool q : {true, false}) cur.values.push_back(effective(stored(l, q)));
+  cur.written.assign(cur.values.size(), false);
+  cur.chosen.assign(cur.values.size(), 0);
+  for (const Step& s : c.steps) applyStep(s, cur);
+  return cur;
+}
+
+AppliedGains GainState::apply(const Condition& c) {
+  const Computed cur = compute(c);  // every check before any gain is touched
+  AppliedGains a;
+  for (int l = 0; l < config_.n_layers; ++l)
+    for (bool q : {true, false}) {
+      if (!cur.written[slot(l, q)]) continue;
+      const at::Tensor st = storedFrom(cur.values[slot(l, q)], stored(l, q));
+      live(l, q).copy_(st);  // into the working dtype and device
+      a.touched.push_back(config_.name(q ? "q_norm" : "k_norm", l));
+      const at::Tensor eff = effective(st).to(at::kDouble);
+      a.vectors.push_back({{"layer", l},
+                           {"role", q ? "q" : "k"},
+                           {"coordinates", cur.chosen[slot(l, q)]},
+                           {"changed", st.ne(stored(l, q)).sum().item<std::int64_t>()},
+                           {"mean", eff.mean().item<double>()},
+                           {"min", eff.min().item<double>()},
+                           {"max", eff.max().item<double>()}});
+    }
+  return a;
 }
 
 void GainState::restore() {

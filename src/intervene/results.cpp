@@ -67,6 +67,7 @@ json assembleResults(const ResultsInput& in) {
               {"op", rec.at("op")},
               {"manifest_pointer", rec.at("manifest_pointer")},
               {"touched", rec.at("touched")},
+              {"applied", rec.at("applied")},
               {"start_layer", rec.at("start_layer")},
               {"restore", rec.at("restore")},
               {"seconds", rec.value("seconds", 0.0)},
@@ -90,7 +91,9 @@ json assembleResults(const ResultsInput& in) {
 
 std::string resultsCsv(const json& r) {
   std::ostringstream os;
-  os << "id,label,op,target,layers,parameter,perplexity,ci_low,ci_high,ppl_ratio,ratio_low,ratio_high,"
+  // the op's parameters in typed columns (empty where the op has none); a composite's steps are
+  // in its label and the JSON
+  os << "id,label,op,target,layers,value,seed,mode,source_layer,coordinates,perplexity,ci_low,ci_high,ppl_ratio,ratio_low,ratio_high,"
         "delta_nll_per_token,delta_low,delta_high,tokens,restore_ok\n";
   auto num = [](const json& v) { return v.is_null() ? std::string("nan") : output::general(v.get<double>()); };
   auto quote = [](std::string s) {
@@ -99,18 +102,23 @@ std::string resultsCsv(const json& r) {
     return q + "\"";
   };
   const auto& ctl = r["control"]["open"]["result"];
-  os << "control,control,none,,,," << num(ctl["perplexity"]) << "," << num(ctl["perplexity_ci"]["low"]) << ","
+  os << "control,control,none,,,,,,,," << num(ctl["perplexity"]) << "," << num(ctl["perplexity_ci"]["low"]) << ","
      << num(ctl["perplexity_ci"]["high"]) << ",1,1,1,0,0,0," << ctl["tokens"] << ",true\n";
   for (const auto& c : r["conditions"]) {
     const auto& op = c["op"];
-    std::string param;
-    for (const char* k : {"value", "seed", "mode", "source_layer"})
-      if (op.contains(k)) param = op[k].is_string() ? op[k].get<std::string>() : op[k].dump();
+    auto field = [&](const char* k) {
+      if (!op.contains(k)) return std::string();
+      const json& v = op[k];
+      if (v.is_string()) return quote(v.get<std::string>());
+      if (v.is_number_float()) return output::general(v.get<double>());
+      return v.is_number() ? v.dump() : quote(v.dump());  // an integer as is; a list or object as its JSON
+    };
+    std::string params;
+    for (const char* k : {"value", "seed", "mode", "source_layer", "coordinates"}) params += field(k) + ",";
     const auto& res = c["result"];
     const auto& v = c["vs_control"];
-    os << c["id"].get<std::string>() << "," << quote(c["label"]) << "," << op["op"].get<std::string>() << ","
-       << op["target"].get<std::string>() << "," << quote(op["layers"].is_string() ? op["layers"].get<std::string>() : op["layers"].dump())
-       << "," << param << "," << num(res["perplexity"]) << "," << num(res["perplexity_ci"]["low"]) << ","
+    os << c["id"].get<std::string>() << "," << quote(c["label"]) << "," << op["op"].get<std::string>() << "," << field("target") << ","
+       << field("layers") << "," << params << num(res["perplexity"]) << "," << num(res["perplexity_ci"]["low"]) << ","
        << num(res["perplexity_ci"]["high"]) << "," << num(v["ppl_ratio"]["estimate"]) << "," << num(v["ppl_ratio"]["low"]) << ","
        << num(v["ppl_ratio"]["high"]) << "," << num(v["delta_nll_per_token"]["estimate"]) << ","
        << num(v["delta_nll_per_token"]["low"]) << "," << num(v["delta_nll_per_token"]["high"]) << "," << res["tokens"] << ","

@@ -182,7 +182,8 @@ json controlRecord(const char* id, const Pass& p, const GainState& gains) {
 // restore, and the record with the restore's digest. The gains are restored on every path out.
 json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool from_cache, int cache_layer, bool mechanism,
                   const json& control_open) {
-  const std::vector<std::string> touched = gains.apply(c);
+  const AppliedGains applied = gains.apply(c);
+  const std::string applied_sha256 = gains.digest();  // the gains the pass ran with
   Pass pass;
   try {
     pass = passes.run(c.id + " " + c.label, false, from_cache, mechanism);
@@ -199,7 +200,8 @@ json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool
           {"label", c.label},
           {"op", c.describe()},
           {"manifest_pointer", c.pointer},
-          {"touched", touched},
+          {"touched", applied.touched},
+          {"applied", {{"sha256", applied_sha256}, {"vectors", applied.vectors}}},
           {"start_layer", from_cache ? cache_layer : 0},
           {"scores", scoresRaw(pass.scores)},
           {"seconds", pass.seconds},

@@ -129,7 +129,7 @@ Figure ratios(const json& r) {
 Figure heatmap(const json& r) {
   std::vector<const json*> sel;
   for (const auto& c : r["conditions"])
-    if (c["op"]["layers"] != "all") sel.push_back(&c);
+    if (c["op"].contains("layers") && c["op"]["layers"] != "all") sel.push_back(&c);  // a composite has no one layer set
   if (sel.empty()) return {};
   const int L = r["model"]["config"]["n_layers"].get<int>();
   double amax = 1e-12;

@@ -106,9 +106,30 @@ expect 0 "closing control" -- "$omn" -q intervene --manifest "$tmp/e5.json" --al
 mk e6.json 'm["tokens"].pop("tokenizer_revision")'
 expect 2 "/tokens/tokenizer_revision: required" -- "$omn" -q intervene --manifest "$tmp/e6.json"
 mk e7.json 'm["conditions"][0]["op"] = "clamp"'
-expect 2 "/conditions/0/op: expected constant, scale, .* or swap_qk, got \"clamp\"" -- "$omn" -q intervene --manifest "$tmp/e7.json"
+expect 2 "/conditions/0/op: expected constant, scale, .* or noise, got \"clamp\"" -- "$omn" -q intervene --manifest "$tmp/e7.json"
 mk e8.json 'm["conditions"][2]["seeds"] = [1]'
 expect 2 "/conditions/2/seeds: not a parameter of vector_mean" -- "$omn" -q intervene --manifest "$tmp/e8.json"
+# the new ops, coordinate subsets and composites: each impossible request names its pointer and
+# is refused before any pass (no output, no journal)
+mk n1.json 'm["conditions"] = [{"op": "compensate", "values": [0]}]'
+expect 2 "/conditions/0/values/0: compensate divides the K gains by it" -- "$omn" -q intervene --manifest "$tmp/n1.json"
+mk n2.json 'm["conditions"] = [{"op": "noise", "values": [0.1]}]'
+expect 2 "/conditions/0/seeds: required" -- "$omn" -q intervene --manifest "$tmp/n2.json"
+mk n3.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": [3, 100000]}]; m["output"] = {"json": "n3o.json"}'
+expect 2 "/conditions/0/coordinates: coordinate 100000 does not exist" -- "$omn" -q intervene --manifest "$tmp/n3.json"
+check "no output and no journal after a refused coordinate" -- test ! -e "$tmp/n3o.json" -a ! -e "$tmp/n3o.json.journal"
+mk n4.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": {"top_k": 100000}}]; m["output"] = {"json": "n4o.json"}'
+expect 2 "/conditions/0/coordinates/top_k: 100000 coordinates, but a gain vector has" -- "$omn" -q intervene --manifest "$tmp/n4.json"
+mk n5.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": [2, 2]}]'
+expect 2 "/conditions/0/coordinates: a coordinate is listed twice" -- "$omn" -q intervene --manifest "$tmp/n5.json"
+mk n6.json 'm["conditions"] = [{"steps": [{"op": "constant", "values": [1, 2]}]}]'
+expect 2 "/conditions/0/steps/0: a step is one op: give one value per list" -- "$omn" -q intervene --manifest "$tmp/n6.json"
+mk n7.json 'm["conditions"] = [{"op": "scale", "steps": [{"op": "constant", "values": 1}]}]'
+expect 2 "/conditions/0/op: a composite condition takes its ops in /steps" -- "$omn" -q intervene --manifest "$tmp/n7.json"
+mk n8.json 'm["conditions"] = [{"steps": [{"op": "constant", "values": 0, "targets": "q"}, {"op": "rescale_pattern", "values": 1, "targets": "q", "layers": [1]}]}]; m["output"] = {"json": "n8o.json"}'
+expect 2 "/conditions/0/steps/1: rescale_pattern: the gains of layer 1 Q have mean 0" -- "$omn" -q intervene --manifest "$tmp/n8.json"
+mk n9.json 'm["conditions"] = [{"op": "compensate", "values": [2], "targets": "q"}]'
+expect 2 "/conditions/0/targets: compensate acts on Q and K together" -- "$omn" -q intervene --manifest "$tmp/n9.json"
 # options parsed once into types; a refusal names the manifest pointer that set the value, not a
 # CLI flag, and comes before the checkpoint is hashed (a wrong digest beside it is not reached)
 mk o1.json 'm.setdefault("model", {})["dtype"] = "fp16"; m["checkpoint"]["sha256"] = "1" * 64; m["output"] = {"json": "o1o.json"}'

@@ -47,42 +47,89 @@ def below(gen, n):
             return v % n
 
 
-def apply(sd, op, L):
-    """The op on the effective gains in float32 from the stored values, one cast back."""
-    sd = collections.OrderedDict((k, v.clone()) for k, v in sd.items())
-    orig = copy.deepcopy(sd)
+def normals(seed, i, role, n):
+    """noise's epsilon: Box-Muller (cosine branch) on two SplitMix64 draws, u1 in (0, 1], u2 in [0, 1)."""
+    gen = splitmix(seed ^ (i << 32) ^ role)
+    out = []
+    for _ in range(n):
+        u1 = ((next(gen) >> 11) + 1) / 2.0 ** 53
+        u2 = (next(gen) >> 11) / 2.0 ** 53
+        out.append(math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2))
+    return torch.tensor(out, dtype=torch.float64)
+
+
+def choose(g, coords):
+    """The coordinates a step acts on, ascending."""
+    if coords in (None, "all"):
+        return torch.arange(g.numel())
+    if coords == "negative":
+        return torch.nonzero(g < 0).flatten()
+    if isinstance(coords, dict):
+        order = torch.sort(g.abs(), stable=True, descending=True).indices
+        return torch.sort(order[:coords["top_k"]]).values
+    return torch.tensor(sorted(coords), dtype=torch.long)
+
+
+def step(cur, op, L, written):
+    """One op on the current effective gains (float32), every vector from the values the step found."""
     name = lambda r, i: P.OMN_NAMES[r].replace("{i}", str(i))  # noqa: E731
+    before = dict(cur)
     layers = list(range(L)) if op["layers"] == "all" else op["layers"]
     roles = {"q": ["q_norm"], "k": ["k_norm"], "qk": ["q_norm", "k_norm"]}[op["target"]]
+    chosen = [(i, r, choose(before[name(r, i)], op.get("coordinates"))) for i in layers for r in roles]
     if op["op"] == "global_mean":
-        allv = torch.cat([orig[name(r, i)].double() for i in layers for r in roles])
-        gmean = allv.sum().item() / allv.numel()
-    for i in layers:
-        for r in roles:
-            g = orig[name(r, i)].float()
-            o = op["op"]
-            if o == "constant":
-                new = torch.full_like(g, op["value"])
-            elif o == "scale":
-                new = g * op["value"]
-            elif o == "vector_mean":
-                new = torch.full_like(g, g.double().mean().item())
-            elif o == "global_mean":
-                new = torch.full_like(g, gmean)
-            elif o == "permute":
-                gen = splitmix(op["seed"] ^ (i << 32) ^ (0 if r == "q_norm" else 1))
-                perm = list(range(g.numel()))
-                for j in range(len(perm) - 1, 0, -1):
-                    k = below(gen, j + 1)
-                    perm[j], perm[k] = perm[k], perm[j]
-                new = g[torch.tensor(perm)]
-            elif o == "sign_fix":
-                new = g.clamp_min(0) if op["mode"] == "zero" else g.abs()
-            elif o == "copy_layer":
-                new = orig[name(r, op["source_layer"])].float()
-            elif o == "swap_qk":
-                new = orig[name("k_norm" if r == "q_norm" else "q_norm", i)].float()
-            sd[name(r, i)] = new.to(orig[name(r, i)].dtype)
+        total = 0.0
+        for i, r, idx in chosen:
+            total += before[name(r, i)][idx].double().sum().item()
+        gmean = total / max(1, sum(len(idx) for _, _, idx in chosen))
+    for i, r, idx in chosen:
+        if len(idx) == 0:
+            continue
+        whole = before[name(r, i)]
+        g = whole[idx]
+        o = op["op"]
+        if o == "constant":
+            new = torch.full_like(g, op["value"])
+        elif o == "scale":
+            new = g * op["value"]
+        elif o == "vector_mean":
+            new = torch.full_like(g, g.double().mean().item())
+        elif o == "global_mean":
+            new = torch.full_like(g, gmean)
+        elif o == "permute":
+            gen = splitmix(op["seed"] ^ (i << 32) ^ (0 if r == "q_norm" else 1))
+            perm = list(range(g.numel()))
+            for j in range(len(perm) - 1, 0, -1):
+                k = below(gen, j + 1)
+                perm[j], perm[k] = perm[k], perm[j]
+            new = g[torch.tensor(perm)]
+        elif o == "sign_fix":
+            new = g.clamp_min(0) if op["mode"] == "zero" else g.abs()
+        elif o == "copy_layer":
+            new = before[name(r, op["source_layer"])][idx]
+        elif o == "swap_qk":
+            new = before[name("k_norm" if r == "q_norm" else "q_norm", i)][idx]
+        elif o == "rescale_pattern":
+            new = (g.double() * (op["value"] / g.double().mean().item())).float()
+        elif o == "compensate":
+            new = g * op["value"] if r == "q_norm" else g / op["value"]
+        elif o == "noise":
+            eps = normals(op["seed"], i, 0 if r == "q_norm" else 1, g.numel())
+            new = (g.double() * (1 + op["value"] * eps)).float()
+        cur[name(r, i)] = whole.index_copy(0, idx, new.float())
+        written.add(name(r, i))
+
+
+def apply(sd, op, L):
+    """The condition's steps on the effective gains in float32 from the stored values, one cast back."""
+    sd = collections.OrderedDict((k, v.clone()) for k, v in sd.items())
+    names = [P.OMN_NAMES[r].replace("{i}", str(i)) for i in range(L) for r in ("q_norm", "k_norm")]
+    cur = {n: sd[n].float() for n in names}
+    written = set()
+    for st in (op["steps"] if op["op"] == "composite" else [op]):
+        step(cur, st, L, written)
+    for n in written:
+        sd[n] = cur[n].to(sd[n].dtype)
     return sd
 
 
@@ -115,6 +162,15 @@ conditions = [
     {"op": "sign_fix", "modes": ["zero", "abs"], "targets": ["qk"], "layers": "all"},
     {"op": "copy_layer", "source_layers": [1], "targets": ["qk"], "layers": [0]},
     {"op": "swap_qk", "layers": "all"},
+    {"op": "rescale_pattern", "values": [1.0, 3.0], "targets": ["qk", "q"], "layers": "all"},
+    {"op": "compensate", "values": [2.0, 2.5], "layers": "all"},
+    {"op": "noise", "values": [0.1], "seeds": [1, 2], "targets": ["k"], "layers": "0-1"},
+    {"op": "constant", "values": [1.0], "coordinates": "negative"},
+    {"op": "vector_mean", "targets": ["q"], "coordinates": {"top_k": 3}},
+    {"op": "permute", "seeds": [5], "coordinates": [0, 2, 4, 6]},
+    {"name": "abs, then Q rescaled to mean 1", "steps": [{"op": "sign_fix", "modes": "abs"},
+                                                         {"op": "rescale_pattern", "values": 1.0, "targets": "q"}]},
+    {"steps": [{"op": "swap_qk", "layers": [0]}, {"op": "copy_layer", "source_layers": 0, "layers": [1], "targets": "k"}]},
 ]
 manifest = {"schema": "omn-audit/manifest@1",
             "checkpoint": {"path": "model.pt", "sha256": sha(ck), "preset": "preset.json"},
@@ -155,6 +211,17 @@ for c in doc["conditions"]:
     rel = max(abs(a - b) / abs(b) for a, b in zip(got, want))
     expect(rel <= 1e-6, "%s (%s): NLL relative error %.3g vs the reference applying the same op" % (c["id"], c["label"], rel))
     expect(c["restore"]["sha256"] == working and c["restore"]["ok"], c["id"] + ": restored gains hash to the checkpoint's, recomputed here")
+    # the applied gains, bitwise: their digest and per-vector summary recompute from the reference's op
+    applied = hashlib.sha256(b"".join(ref_sd[gname(r, i)].float().contiguous().numpy().tobytes()
+                                      for i in range(L) for r in ("q_norm", "k_norm"))).hexdigest()
+    expect(c["applied"]["sha256"] == applied, c["id"] + ": applied gains' digest equals the reference op's, bitwise")
+    vec_ok = True
+    for v in c["applied"]["vectors"]:
+        n = gname(v["role"] + "_norm", v["layer"])
+        new, old = ref_sd[n], sd[n]
+        vec_ok = vec_ok and v["changed"] == int((new != old).sum()) and v["mean"] == new.double().mean().item() \
+            and v["min"] == new.double().min().item() and v["max"] == new.double().max().item()
+    expect(vec_ok and len(c["applied"]["vectors"]) == len(c["touched"]), c["id"] + ": applied per-vector summary recomputes")
     # every derived number recomputes from the raw per-sequence values
     s = c["result"]["sequences"]
     ppl = math.exp(sum(s["nll_sum"]) / sum(s["tokens"]))
@@ -164,6 +231,15 @@ for c in doc["conditions"]:
     expect(abs(math.exp(d) - c["vs_control"]["ppl_ratio"]["estimate"]) <= 1e-12 * math.exp(d), c["id"] + ": ratio recomputes")
     expect(len(c["mechanism"]) == L and all(m["max_logit"] is not None for m in c["mechanism"]), c["id"] + ": mechanism recorded")
 expect(doc["gains"]["checkpoint_sha256"] != doc["gains"]["working_sha256"], "fp32 working copy of BF16 gains: digests differ")
+# compensate leaves every logit q.k unchanged: by 2 (exact in BF16) it reproduces the control bitwise;
+# by 2.5 within the BF16 rounding of the stored gains
+comp = {c["op"]["value"]: c for c in doc["conditions"] if c["op"]["op"] == "compensate"}
+expect(comp[2.0]["result"]["sequences"]["nll_sum"] == got_ctl, "compensate 2 reproduces the control bitwise")
+d25 = abs(comp[2.5]["vs_control"]["delta_nll_per_token"]["estimate"])
+expect(0 < d25 < 2e-3, "compensate 2.5 is within BF16 rounding of the control (|dNLL| %.3g nats/token)" % d25)
+kinds = {c["op"]["op"] for c in doc["conditions"]}
+expect({"rescale_pattern", "noise", "composite"} <= kinds and any("coordinates" in c["op"] for c in doc["conditions"]),
+       "the new ops, coordinate subsets and composites ran")
 
 # the activation cache: conditions touching only the last layer start there, bitwise equal
 cached = dict(manifest, conditions=[{"op": "constant", "values": [2.0, 0.5], "targets": ["qk", "q"], "layers": [1]}],

@@ -38,7 +38,7 @@ TEST(InterveneManifest, HugeLayerRangeIsCheckedBeforeExpanding) {
   const auto m = parseManifest(demoWith(json::parse(R"([{"op": "constant", "values": [2], "layers": "0-1000000000"}])")),
                                "m.json", "", true);
   ASSERT_EQ(m.conditions.size(), 1u);
-  const std::string msg = usageError([&] { m.conditions[0].layers.resolve(4, "/conditions/0"); });
+  const std::string msg = usageError([&] { m.conditions[0].steps[0].layers.resolve(4, "/conditions/0"); });
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));  // 4 GB of ints took minutes
   EXPECT_NE(msg.find("/conditions/0/layers: layer 4 does not exist (the model has 4 layers: 0-3)"), std::string::npos) << msg;
 }
@@ -46,12 +46,12 @@ TEST(InterveneManifest, HugeLayerRangeIsCheckedBeforeExpanding) {
 TEST(InterveneManifest, RangesResolveAscendingAndMerged) {
   const auto m = parseManifest(demoWith(json::parse(R"([{"op": "constant", "values": [2], "layers": ["5-7", 2, "6-9", 3, 0]}])")),
                                "m.json", "", true);
-  EXPECT_EQ(m.conditions[0].layers.resolve(12, "/c"), (std::vector<int>{0, 2, 3, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(m.conditions[0].steps[0].layers.resolve(12, "/c"), (std::vector<int>{0, 2, 3, 5, 6, 7, 8, 9}));
   EXPECT_EQ(m.conditions[0].describe()["layers"], json::parse("[0, 2, 3, 5, 6, 7, 8, 9]"));
-  EXPECT_NE(usageError([&] { m.conditions[0].layers.resolve(9, "/c"); }).find("layer 9 does not exist"), std::string::npos);
+  EXPECT_NE(usageError([&] { m.conditions[0].steps[0].layers.resolve(9, "/c"); }).find("layer 9 does not exist"), std::string::npos);
   // the first layer past the end is named, not the range's start
   const auto w = parseManifest(demoWith(json::parse(R"([{"op": "constant", "values": [2], "layers": ["2-40"]}])")), "m.json", "", true);
-  EXPECT_NE(usageError([&] { w.conditions[0].layers.resolve(28, "/c"); }).find("layer 28 does not exist"), std::string::npos);
+  EXPECT_NE(usageError([&] { w.conditions[0].steps[0].layers.resolve(28, "/c"); }).find("layer 28 does not exist"), std::string::npos);
 }
 
 TEST(InterveneManifest, LongLayerListIsSharedNotCopiedPerCondition) {
@@ -62,8 +62,8 @@ TEST(InterveneManifest, LongLayerListIsSharedNotCopiedPerCondition) {
   for (int i = 0; i < 2000; ++i) values.push_back(1.0 + i / 1000.0);
   const auto m = parseManifest(demoWith(json::array({{{"op", "constant"}, {"values", values}, {"layers", layers}}})), "m.json", "", true);
   ASSERT_EQ(m.conditions.size(), 2000u);
-  EXPECT_EQ(m.conditions[0].layers.ranges.get(), m.conditions[1999].layers.ranges.get());
-  EXPECT_EQ(m.conditions[0].layers.ranges->size(), 20000u);
+  EXPECT_EQ(m.conditions[0].steps[0].layers.ranges.get(), m.conditions[1999].steps[0].layers.ranges.get());
+  EXPECT_EQ(m.conditions[0].steps[0].layers.ranges->size(), 20000u);
   EXPECT_LT(m.conditions[0].label.size(), 160u) << m.conditions[0].label;
 }
 
@@ -78,25 +78,23 @@ TEST(InterveneManifest, EveryCatalogOpParsesFromItsRow) {
     json sample;
     switch (info.param) {
       case ParamKind::Number: sample = 1.5; break;
-      case ParamKind::Seed: sample = 7; break;
       case ParamKind::Mode: sample = "abs"; break;
       case ParamKind::SourceLayer: sample = 2; break;
       case ParamKind::None: break;
     }
     if (info.list_key) c[info.list_key] = json::array({sample});
+    if (info.seeded) c[omn::intervene::kSeedsKey] = json::array({7});
     const auto m = parseManifest(demoWith(json::array({c})), "m.json", "", true);
     ASSERT_EQ(m.conditions.size(), 1u) << info.name;
     const json d = m.conditions[0].describe();
     EXPECT_EQ(d["op"], info.name);
     EXPECT_EQ(m.conditions[0].label.rfind(info.name, 0), 0u) << m.conditions[0].label;
-    if (info.record_key) {
-      EXPECT_EQ(d[info.record_key], sample) << info.name;
-    } else {
-      EXPECT_EQ(d.size(), 3u) << d.dump();  // op, target, layers
-    }
+    if (info.record_key) EXPECT_EQ(d[info.record_key], sample) << info.name;
+    if (info.seeded) EXPECT_EQ(d[omn::intervene::kSeedKey], 7) << info.name;
+    EXPECT_EQ(d.size(), 3u + (info.record_key != nullptr) + info.seeded) << d.dump();  // op, target, layers, parameters
     // a parameter list that belongs to another op
     json wrong = c;
-    wrong[info.list_key && std::string(info.list_key) == "seeds" ? "values" : "seeds"] = json::array({1});
+    wrong[info.seeded ? "modes" : "seeds"] = json::array({1});
     EXPECT_THROW(parseManifest(demoWith(json::array({wrong})), "m.json", "", true), omn::UsageError) << info.name;
   }
   try {
@@ -104,7 +102,7 @@ TEST(InterveneManifest, EveryCatalogOpParsesFromItsRow) {
     ADD_FAILURE() << "an unknown op was accepted";
   } catch (const omn::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("/conditions/0/op: expected constant, scale, vector_mean, global_mean, permute, sign_fix, "
-                                         "copy_layer or swap_qk, got \"clamp\""),
+                                         "copy_layer, swap_qk, rescale_pattern, compensate or noise, got \"clamp\""),
               std::string::npos)
         << e.what();
   }
@@ -122,23 +120,25 @@ TEST(InterveneManifest, SchemaAgreesWithTheTables) {
     return v;
   };
   auto enumOf = [](const json& j) { return j.at("enum").get<std::vector<std::string>>(); };
-  const json& cond = schema.at("properties").at("conditions").at("items");
+  const json& cond = schema.at("$defs").at("op");
   std::vector<std::string> ops;
   for (const auto& info : omn::intervene::kOps) ops.push_back(info.name);
   EXPECT_EQ(enumOf(cond.at("properties").at("op")), ops);
-  for (const auto& info : omn::intervene::kOps) {
-    if (!info.list_key) continue;
-    EXPECT_TRUE(cond.at("properties").contains(info.list_key)) << info.list_key;
-    bool required = false;  // an allOf rule: if op is this one, then its list is required
+  // an allOf rule: if op is this one, then `key` is required; and no rule requires a list the op lacks
+  auto requiredFor = [&](const char* name, const std::string& key) {
     for (const json& rule : cond.at("allOf")) {
       const json& op = rule.at("if").at("properties").at("op");
-      const bool names_it = op.contains("const") ? op["const"] == info.name
-                                                 : std::find(op["enum"].begin(), op["enum"].end(), info.name) != op["enum"].end();
-      if (names_it && rule.at("then").at("required").get<std::vector<std::string>>() == std::vector<std::string>{info.list_key})
-        required = true;
+      const bool names_it = op.contains("const") ? op["const"] == name : std::find(op["enum"].begin(), op["enum"].end(), name) != op["enum"].end();
+      if (names_it && rule.at("then").at("required").get<std::vector<std::string>>() == std::vector<std::string>{key}) return true;
     }
-    EXPECT_TRUE(required) << info.name << " requires " << info.list_key << " in the schema";
-  }
+    return false;
+  };
+  for (const auto& info : omn::intervene::kOps)
+    for (const std::string key : {"values", "modes", "source_layers", "seeds"}) {
+      const bool takes = (info.list_key && key == info.list_key) || (info.seeded && key == omn::intervene::kSeedsKey);
+      EXPECT_TRUE(cond.at("properties").contains(key)) << key;
+      EXPECT_EQ(requiredFor(info.name, key), takes) << info.name << " and " << key << " in the schema";
+    }
   EXPECT_EQ(enumOf(schema.at("$defs").at("targets").at("oneOf")[0]), names(omn::intervene::kTargets));
   std::vector<std::string> modes(omn::intervene::kSignFixModes.begin(), omn::intervene::kSignFixModes.end());
   EXPECT_EQ(enumOf(cond.at("properties").at("modes").at("oneOf")[0]), modes);

@@ -35,19 +35,43 @@ struct LayerSpec {
   std::vector<int> resolve(int n_layers, const std::string& pointer) const;
 };
 
-struct Condition {
-  std::string id;     // "c0", "c1", ... in manifest order
-  std::string label;  // "constant 2 qk all"
-  std::string pointer;  // JSON pointer of the entry that produced it ("/conditions/3")
+// Which coordinates of each targeted vector a step acts on, chosen on the vector's values when the
+// step runs: all, the negative ones, the k largest |g| (ties: the lower index first), or an explicit
+// index list. The op sees only the chosen coordinates, as if the vector were just those (vector_mean
+// is their mean, permute shuffles among them); the others keep their values.
+enum class Coordinates { All, Negative, TopK, Indices };
+struct CoordinateSpec {
+  Coordinates kind = Coordinates::All;
+  std::int64_t k = 0;  // TopK
+  std::shared_ptr<const std::vector<std::int64_t>> indices = std::make_shared<const std::vector<std::int64_t>>();  // ascending, distinct
+  std::string text;    // as labelled: "negative", "top-3 |g|", "[0, 5]"
+  nlohmann::json describe() const;
+};
+
+// One op on the gains: what a plain manifest entry expands into, and one element of a composite.
+struct Step {
   Op op = Op::Constant;
   Target target = Target::QK;
   LayerSpec layers;
-  // the op's one swept parameter, in the field its ParamKind names (op_catalog.h)
-  double value = 0;          // Number: constant c, scale α
-  std::uint64_t seed = 0;    // Seed: permute
+  CoordinateSpec coordinates;
+  // the op's swept parameter, in the field its ParamKind names (op_catalog.h), and a seeded op's seed
+  double value = 0;          // Number: constant c, scale α, rescale_pattern c, compensate α, noise σ
+  std::uint64_t seed = 0;    // seeded ops: permute, noise
   std::string mode;          // Mode: sign_fix zero | abs
   int source_layer = -1;     // SourceLayer: copy_layer
-  nlohmann::json describe() const;  // the expanded op as recorded in results
+  std::string label;         // "constant 2 qk all", "noise 0.1 seed 3 q 0-1 coords negative"
+  std::string pointer;       // the manifest entry it came from ("/conditions/3", "/conditions/4/steps/1")
+  nlohmann::json describe() const;  // the step as recorded in results
+};
+
+struct Condition {
+  std::string id;     // "c0", "c1", ... in manifest order
+  std::string label;  // the manifest's name, or the steps' labels joined with "; "
+  std::string pointer;  // JSON pointer of the entry that produced it ("/conditions/3")
+  std::vector<Step> steps;  // applied in order, each to the values the one before left
+  // As recorded in results: one step is the step's record ({"op", "target", "layers", ...}); a
+  // composite is {"op": "composite", "steps": [...]}.
+  nlohmann::json describe() const;
 };
 
 struct Manifest {

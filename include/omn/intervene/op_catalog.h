@@ -13,11 +13,11 @@
 
 namespace omn::intervene {
 
-enum class Op { Constant, Scale, VectorMean, GlobalMean, Permute, SignFix, CopyLayer, SwapQK };
+enum class Op { Constant, Scale, VectorMean, GlobalMean, Permute, SignFix, CopyLayer, SwapQK, RescalePattern, Compensate, Noise };
 
-// What an op's swept parameter is: none, a finite number (Condition::value), a seed < 2^31
-// (::seed), a sign_fix mode (::mode) or a layer index (::source_layer).
-enum class ParamKind { None, Number, Seed, Mode, SourceLayer };
+// What an op's swept parameter is: none, a finite number (Step::value), a sign_fix mode
+// (::mode) or a layer index (::source_layer). A seeded op also sweeps "seeds" (::seed, < 2^31).
+enum class ParamKind { None, Number, Mode, SourceLayer };
 
 struct OpInfo {
   Op op;
@@ -25,20 +25,28 @@ struct OpInfo {
   ParamKind param;
   const char* list_key;    // the manifest key listing the swept values ("values"); nullptr: none
   const char* record_key;  // the key of one value in the recorded op ("value"); nullptr: none
-  const char* label_word;  // before the value in the label: "constant 2", "permute seed 3", "copy_layer from 5"
-  bool fixed_targets;      // acts on Q and K together; "targets" is refused (swap_qk)
+  const char* label_word;  // before the value in the label: "constant 2", "copy_layer from 5"
+  bool fixed_targets;      // acts on Q and K together; "targets" is refused (swap_qk, compensate)
+  bool seeded;             // also sweeps "seeds", recorded as "seed", labelled "seed 3" (permute, noise)
 };
 
-inline constexpr std::array<OpInfo, 8> kOps{{
-    {Op::Constant, "constant", ParamKind::Number, "values", "value", "", false},
-    {Op::Scale, "scale", ParamKind::Number, "values", "value", "", false},
-    {Op::VectorMean, "vector_mean", ParamKind::None, nullptr, nullptr, "", false},
-    {Op::GlobalMean, "global_mean", ParamKind::None, nullptr, nullptr, "", false},
-    {Op::Permute, "permute", ParamKind::Seed, "seeds", "seed", "seed", false},
-    {Op::SignFix, "sign_fix", ParamKind::Mode, "modes", "mode", "", false},
-    {Op::CopyLayer, "copy_layer", ParamKind::SourceLayer, "source_layers", "source_layer", "from", false},
-    {Op::SwapQK, "swap_qk", ParamKind::None, nullptr, nullptr, "", true},
+inline constexpr std::array<OpInfo, 11> kOps{{
+    {Op::Constant, "constant", ParamKind::Number, "values", "value", "", false, false},
+    {Op::Scale, "scale", ParamKind::Number, "values", "value", "", false, false},
+    {Op::VectorMean, "vector_mean", ParamKind::None, nullptr, nullptr, "", false, false},
+    {Op::GlobalMean, "global_mean", ParamKind::None, nullptr, nullptr, "", false, false},
+    {Op::Permute, "permute", ParamKind::None, nullptr, nullptr, "", false, true},
+    {Op::SignFix, "sign_fix", ParamKind::Mode, "modes", "mode", "", false, false},
+    {Op::CopyLayer, "copy_layer", ParamKind::SourceLayer, "source_layers", "source_layer", "from", false, false},
+    {Op::SwapQK, "swap_qk", ParamKind::None, nullptr, nullptr, "", true, false},
+    {Op::RescalePattern, "rescale_pattern", ParamKind::Number, "values", "value", "", false, false},
+    {Op::Compensate, "compensate", ParamKind::Number, "values", "value", "", true, false},
+    {Op::Noise, "noise", ParamKind::Number, "values", "value", "", false, true},
 }};
+
+// The key a seeded op sweeps, and the key one seed is recorded under
+inline constexpr const char* kSeedsKey = "seeds";
+inline constexpr const char* kSeedKey = "seed";
 
 // sign_fix's modes: negative gains set to zero, or to their absolute value
 inline constexpr std::array<const char*, 2> kSignFixModes{"zero", "abs"};

@@ -1,12 +1,15 @@
-// Interventions on the Q/K gains only. Each op computes the new *effective* gains in float32 from
-// the checkpoint's stored values and writes them back with one cast to the parameter's stored
-// dtype — what `param.fill_(c)` / `param.copy_(x)` does in PyTorch — then into the model's working
-// copy. restore() copies the saved values back; digest() lets the caller verify it bitwise.
+// Interventions on the Q/K gains only. Each condition's steps compute new *effective* gains in
+// float32, each step from the values the one before left (the first from the checkpoint's stored
+// values); the result is written back with one cast to the parameter's stored dtype — what
+// `param.fill_(c)` / `param.copy_(x)` does in PyTorch — then into the model's working copy.
+// restore() copies the saved values back; digest() lets the caller verify it bitwise.
 #pragma once
 #include <ATen/ATen.h>
 
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "omn/intervene/manifest.h"
 #include "omn/io/checkpoint.h"
@@ -14,14 +17,24 @@
 
 namespace omn::intervene {
 
+// What apply() wrote: the checkpoint names of the tensors it changed and, per written vector,
+// {layer, role, coordinates (how many the steps chose), changed (how many now differ from the
+// checkpoint's stored values), mean, min, max (of the effective gain as written)}.
+struct AppliedGains {
+  std::vector<std::string> touched;
+  nlohmann::json vectors = nlohmann::json::array();
+};
+
 class GainState {
  public:
   GainState(model::Transformer& model, const io::Checkpoint& ck);
 
-  // Applies the condition; returns the checkpoint names of the tensors it changed. Throws
-  // UsageError for impossible requests (a layer past the last, swap_qk on unequal lengths).
-  std::vector<std::string> apply(const Condition& c);
-  // The same checks, without changing anything: a sweep validates every condition before it starts.
+  // Applies the condition. Throws UsageError naming the manifest pointer for impossible requests
+  // (a layer past the last, swap_qk on unequal lengths, a coordinate past a vector's end,
+  // rescale_pattern of a vector whose mean is 0).
+  AppliedGains apply(const Condition& c);
+  // The same computation and checks, without changing anything: a sweep validates every
+  // condition before it starts.
   void check(const Condition& c) const;
   void restore();
 
@@ -33,7 +46,19 @@ class GainState {
   int firstLayer(const Condition& c) const;  // the first layer the condition touches
 
  private:
+  // float32 effective gains, one per vector: index 2 * layer + (Q ? 0 : 1)
+  using Vectors = std::vector<at::Tensor>;
+  struct Computed {
+    Vectors values;
+    std::vector<bool> written;
+    std::vector<std::int64_t> chosen;  // coordinates chosen, summed over the steps
+  };
+  Computed compute(const Condition& c) const;
+  void applyStep(const Step& s, Computed& cur) const;
+  at::Tensor chooseCoordinates(const Step& s, const at::Tensor& g) const;  // ascending indices
+
   at::Tensor& live(int layer, bool q);
+  const at::Tensor& stored(int layer, bool q) const { return (q ? stored_q_ : stored_k_)[static_cast<std::size_t>(layer)]; }
   at::Tensor effective(const at::Tensor& stored) const;  // float32 effective gain
   at::Tensor storedFrom(const at::Tensor& effective_f32, const at::Tensor& like) const;
 
