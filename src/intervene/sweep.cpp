@@ -12,6 +12,7 @@
 #include "omn/eval/evaluator.h"
 #include "omn/io/journal.h"
 #include "omn/intervene/ops.h"
+#include "omn/intervene/plan.h"
 #include "omn/intervene/results.h"
 #include "omn/output/json_file.h"
 #include "omn/output/progress.h"
@@ -222,6 +223,8 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   // --- plan: the gains saved and every condition checked; the journal; the cache ----------------------
   GainState gains(*s.model, *s.ck);
   for (const auto& c : m.conditions) gains.check(c);
+  for (const Equivalence& e : equivalences(conditions, s.config.n_layers))
+    if (!e.sanity) spdlog::warn("{} equals {} by construction: {}", e.id, e.same == "control" ? std::string("the control") : e.same, e.why);
   const std::string jpath = out + ".journal";
   const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
   const json header = {{"schema", "omn-audit/journal@1"},       {"manifest_sha256", m.sha256},

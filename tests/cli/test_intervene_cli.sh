@@ -109,6 +109,15 @@ mk e7.json 'm["conditions"][0]["op"] = "clamp"'
 expect 2 "/conditions/0/op: expected constant, scale, .* or noise, got \"clamp\"" -- "$omn" -q intervene --manifest "$tmp/e7.json"
 mk e8.json 'm["conditions"][2]["seeds"] = [1]'
 expect 2 "/conditions/2/seeds: not a parameter of vector_mean" -- "$omn" -q intervene --manifest "$tmp/e8.json"
+# --plan: the inputs verified and every condition checked, the conditions equal by construction
+# named, nothing run and nothing written
+mk p1.json 'm["conditions"] = [{"op": "scale", "values": [2], "targets": ["q", "k"]}, {"op": "compensate", "values": [2]}]; m["output"] = {"json": "p1o.json"}'
+expect 0 "warning: c1 \(scale 2 k all\) equals c0 by construction" -- "$omn" -q intervene --manifest "$tmp/p1.json" --plan
+expect 0 "check: c2 \(compensate 2 qk all\) equals the control by construction: compensate is the sanity control" -- \
+  "$omn" -q intervene --manifest "$tmp/p1.json" --plan
+check "--plan writes no output and no journal" -- test ! -e "$tmp/p1o.json" -a ! -e "$tmp/p1o.json.journal"
+mk p2.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": [100000]}]'
+expect 2 "/conditions/0/coordinates: coordinate 100000 does not exist" -- "$omn" -q intervene --manifest "$tmp/p2.json" --plan
 # the new ops, coordinate subsets and composites: each impossible request names its pointer and
 # is refused before any pass (no output, no journal)
 mk n1.json 'm["conditions"] = [{"op": "compensate", "values": [0]}]'

@@ -12,6 +12,8 @@
 #include "omn/errors.h"
 #include "omn/model/threads.h"
 #include "omn/intervene/manifest.h"
+#include "omn/intervene/ops.h"
+#include "omn/intervene/plan.h"
 #include "omn/intervene/results.h"
 #include "omn/output/json_file.h"
 #include "omn/intervene/sweep.h"
@@ -25,10 +27,28 @@ namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void onSignal(int) { g_stop = true; }
 
+// --plan: the session opened and verified, every condition checked on the gains, nothing run
+int printPlan(intervene::Manifest& m, const intervene::SweepOptions& o) {
+  prepareSession(m.session, pluginHost());
+  auto s = eval::openSession(m.session);
+  intervene::GainState gains(*s->model, *s->ck);
+  const std::vector<intervene::Condition> cs = intervene::shardConditions(m.conditions, o.shard_index, o.shard_count);
+  intervene::PlanFacts f;
+  f.n_layers = s->config.n_layers;
+  f.rows = s->rows.size();
+  f.seq_len = m.session.seq_len;
+  for (const auto& c : cs) {
+    gains.check(c);
+    f.first_layers.push_back(gains.firstLayer(c));
+  }
+  intervene::printPlan(std::cout, m, cs, f);
+  return 0;
+}
+
 struct InterveneArgs {
   std::string manifest, shard;
   intervene::SweepOptions o;
-  bool allow_unverified = false;
+  bool allow_unverified = false, plan = false;
   double cache_budget_mib = 2048;
 };
 
@@ -49,11 +69,15 @@ Command addInterveneCommand(CLI::App& root) {
   app->add_option("--cache-budget", a->cache_budget_mib, "memory budget of the activation cache, MiB")->default_val(2048)
       ->check(finiteNonNegative);
   app->add_flag("--mechanism", a->o.mechanism, "record attention entropy, max logit and Q/K RMS per layer and condition");
+  app->add_flag("--plan", a->plan,
+                "verify the inputs, check every condition and print the expanded conditions, their cost and the ones equal by "
+                "construction; run nothing, write nothing");
   return {app, [a] {
             intervene::Manifest m = intervene::loadManifest(a->manifest, a->allow_unverified);
             if (!a->shard.empty()) std::tie(a->o.shard_index, a->o.shard_count) = parseShard(a->shard);
             a->o.cache_budget_bytes = static_cast<std::size_t>(a->cache_budget_mib * 1024 * 1024);
             a->o.progress = true;
+            if (a->plan) return printPlan(m, a->o);
             // outputs checked before the checkpoint is hashed: a typo must not cost the hash
             intervene::checkSweepOutputs(m, a->o, {m.path, m.session.checkpoint, m.session.tokens.path});
             prepareSession(m.session, pluginHost());  // threads and BLAS facts, at the edge

@@ -1,0 +1,120 @@
+// The new manifest forms (coordinate subsets, composite conditions) and `intervene --plan`'s
+// equivalences: conditions equal to the control or to each other by construction.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "omn/errors.h"
+#include "omn/intervene/manifest.h"
+#include "omn/intervene/plan.h"
+
+using nlohmann::json;
+using omn::intervene::parseManifest;
+
+namespace {
+
+json withConditions(const char* file, const json& conditions) {
+  std::ifstream in(std::string(OMN_SOURCE_DIR) + "/configs/manifests/" + file);
+  json j = json::parse(in);
+  if (!conditions.is_null()) j["conditions"] = conditions;
+  j["tokens"]["sha256"] = std::string(64, '0');
+  return j;
+}
+
+omn::intervene::Manifest parse(const json& conditions) {
+  return parseManifest(withConditions("tiny-demo.json", conditions), "m.json", "", true);
+}
+
+std::string refusal(const json& conditions) {
+  try {
+    parse(conditions);
+  } catch (const omn::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// "c3=c1" per equivalence, "c4=control"
+std::string pairs(const omn::intervene::Manifest& m, int n_layers) {
+  std::string s;
+  for (const auto& e : omn::intervene::equivalences(m.conditions, n_layers)) s += e.id + "=" + e.same + " ";
+  return s;
+}
+
+}  // namespace
+
+TEST(InterveneCoordinates, ParseDescribeAndLabel) {
+  const auto m = parse(json::parse(R"([{"op": "constant", "values": [1], "coordinates": "negative"},
+                                       {"op": "vector_mean", "coordinates": {"top_k": 3}, "targets": "q"},
+                                       {"op": "permute", "seeds": [5], "coordinates": [6, 0, 2]}])"));
+  ASSERT_EQ(m.conditions.size(), 3u);
+  EXPECT_EQ(m.conditions[0].label, "constant 1 qk all coords negative");
+  EXPECT_EQ(m.conditions[0].describe()["coordinates"], "negative");
+  EXPECT_EQ(m.conditions[1].label, "vector_mean q all coords top-3 |g|");
+  EXPECT_EQ(m.conditions[1].describe()["coordinates"], json({{"top_k", 3}}));
+  EXPECT_EQ(m.conditions[2].describe()["coordinates"], json::parse("[0, 2, 6]"));  // ascending
+  EXPECT_EQ(m.conditions[2].describe()["seed"], 5);
+  EXPECT_FALSE(parse(json::parse(R"([{"op": "scale", "values": [2]}])")).conditions[0].describe().contains("coordinates"));
+  EXPECT_NE(refusal(json::parse(R"([{"op": "constant", "values": [1], "coordinates": [1, 1]}])")).find("/conditions/0/coordinates: a coordinate is listed twice"),
+            std::string::npos);
+  EXPECT_NE(refusal(json::parse(R"([{"op": "constant", "values": [1], "coordinates": {"top_k": 0}}])")).find("/conditions/0/coordinates/top_k"),
+            std::string::npos);
+  EXPECT_NE(refusal(json::parse(R"([{"op": "constant", "values": [1], "coordinates": "positive"}])")).find("/conditions/0/coordinates: expected"),
+            std::string::npos);
+}
+
+TEST(InterveneComposite, StepsInOrderOneValueEach) {
+  const auto m = parse(json::parse(R"([{"steps": [{"op": "sign_fix", "modes": "abs"}, {"op": "rescale_pattern", "values": [1], "targets": "q"}]},
+                                       {"name": "named", "steps": [{"op": "swap_qk", "layers": "0-1"}]}])"));
+  ASSERT_EQ(m.conditions.size(), 2u);
+  EXPECT_EQ(m.conditions[0].label, "sign_fix abs qk all; rescale_pattern 1 q all");
+  ASSERT_EQ(m.conditions[0].steps.size(), 2u);
+  EXPECT_EQ(m.conditions[0].steps[1].pointer, "/conditions/0/steps/1");
+  const json d = m.conditions[0].describe();
+  EXPECT_EQ(d["op"], "composite");
+  EXPECT_EQ(d["steps"][1]["op"], "rescale_pattern");
+  EXPECT_EQ(m.conditions[1].label, "named");
+  EXPECT_EQ(m.conditions[1].describe()["op"], "swap_qk");  // one step is recorded as the step
+  EXPECT_NE(refusal(json::parse(R"([{"steps": [{"op": "scale", "values": [1, 2]}]}])")).find("/conditions/0/steps/0: a step is one op"),
+            std::string::npos);
+  EXPECT_NE(refusal(json::parse(R"([{"steps": []}])")).find("/conditions/0/steps: expected a non-empty array"), std::string::npos);
+  EXPECT_NE(refusal(json::parse(R"([{"steps": [{"op": "scale", "values": 1, "name": "x"}]}])")).find("/conditions/0/steps/0/name: unknown key"),
+            std::string::npos);
+}
+
+TEST(IntervenePlan, UniformScalesAreOneLogitFactor) {
+  const auto m = parse(json::parse(R"([
+      {"op": "scale", "values": [2, 0.5], "targets": ["q", "k", "qk"], "layers": "0-1"},
+      {"op": "scale", "values": [4], "targets": ["q"], "layers": [1, 0]},
+      {"op": "scale", "values": [-1, 1], "targets": ["qk"]},
+      {"op": "compensate", "values": [3]},
+      {"op": "noise", "values": [0, 0.1], "seeds": [1]},
+      {"op": "scale", "values": [2], "targets": ["q"], "coordinates": "negative"},
+      {"name": "again", "op": "swap_qk", "layers": "0-1"},
+      {"op": "swap_qk", "layers": ["0-1"]}])"));
+  // c0 q2, c1 k2, c2 qk2, c3 q.5, c4 k.5, c5 qk.5, c6 q4 (= qk2), c7 qk-1, c8 qk1, c9 compensate,
+  // c10 noise 0, c11 noise .1, c12 a subset (not uniform), c13 swap 0-1, c14 the same op spelled again
+  EXPECT_EQ(pairs(m, 2), "c1=c0 c4=c3 c6=c2 c7=control c8=control c9=control c10=control c14=c13 ");
+  const auto eqs = omn::intervene::equivalences(m.conditions, 2);
+  EXPECT_TRUE(eqs[5].sanity);  // compensate is a check, not waste
+  EXPECT_FALSE(eqs[4].sanity);
+  // on more layers "0-1" is not every layer: scale 2 q 0-1 and scale 2 q all differ
+  EXPECT_EQ(pairs(parse(json::parse(R"([{"op": "scale", "values": [2], "targets": "q", "layers": "0-1"},
+                                        {"op": "scale", "values": [2], "targets": "k"}])")), 28), "");
+}
+
+// The shipped reproduction manifest spends no pass on a duplicate: its one equivalence is the
+// compensate sanity control.
+TEST(IntervenePlan, ReproductionManifestHasNoDuplicates) {
+  const auto m = parseManifest(withConditions("omn1-reproduction.json", json()), "r.json", "", true);
+  const auto eqs = omn::intervene::equivalences(m.conditions, 28);
+  ASSERT_EQ(eqs.size(), 1u) << pairs(m, 28);
+  EXPECT_TRUE(eqs[0].sanity);
+  std::ostringstream os;
+  omn::intervene::PlanFacts f{28, 200, 2048, std::vector<int>(m.conditions.size(), 0)};
+  omn::intervene::printPlan(os, m, m.conditions, f);
+  EXPECT_NE(os.str().find("plan: " + std::to_string(m.conditions.size()) + " conditions and the control twice"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("check: "), std::string::npos);
+  EXPECT_EQ(os.str().find("warning: "), std::string::npos) << os.str();
+}
