@@ -60,6 +60,12 @@ SequenceScores Evaluator::score(const ScoreOptions& opt) const {
     throw std::logic_error("Evaluator::score: from_cache with " + std::to_string(opt.cache->inputs.size()) + " cached batches for " +
                      std::to_string(batches_.size()) + " batches (capture first)");
   if (opt.capture) opt.cache->inputs.clear();
+  if ((opt.reference_final == nullptr) != (opt.divergence == nullptr))
+    throw std::logic_error("Evaluator::score: reference_final and divergence go together");
+  if (opt.reference_final && opt.reference_final->size() != batches_.size())
+    throw std::logic_error("Evaluator::score: " + std::to_string(opt.reference_final->size()) + " reference batches for " +
+                           std::to_string(batches_.size()));
+  if (opt.keep_final) opt.keep_final->clear();
   for (std::size_t bi = 0; bi < batches_.size(); ++bi) {
     const Batch& b = batches_[bi];
     if (opt.stop && opt.stop()) break;
@@ -80,9 +86,16 @@ SequenceScores Evaluator::score(const ScoreOptions& opt) const {
         if (i + 1 == opt.cache->layer) opt.cache->inputs.push_back(x);
       };
     const at::Tensor out = model_.run(h, from, layout, path_, mech ? &batch_mech : nullptr, keep);
-    for (const RowScore& r : scoreRows(model_, out, tok, doc)) {
+    if (opt.keep_final) opt.keep_final->push_back(out);
+    const at::Tensor reference = opt.reference_final ? (*opt.reference_final)[bi] : at::Tensor();
+    for (const RowScore& r : scoreRows(model_, out, tok, doc, 0, reference, opt.divergence ? &opt.divergence->kl_tokens : nullptr)) {
       s.nll_sum.push_back(r.nll);
       s.tokens.push_back(r.tokens);
+      if (opt.divergence) {
+        opt.divergence->kl_sum.push_back(r.kl);
+        opt.divergence->top1_agree.push_back(r.top1_agree);
+        opt.divergence->dp_correct_sum.push_back(r.dp_correct);
+      }
       p.tokens_done += r.tokens;
       p.nll_done += r.nll;
     }

@@ -22,7 +22,8 @@ json controlRecord(const json& block, const char* id) {
           {"scores", block.at("result").at("sequences")},
           {"seconds", block.value("seconds", 0.0)},
           {"gain_sha256", block.value("gain_sha256", "")},
-          {"mechanism", block.value("mechanism", json())}};
+          {"mechanism", block.value("mechanism", json())},
+          {"divergence", block.value("divergence", json())}};
 }
 
 json conditionRecord(const json& c) {
@@ -30,7 +31,8 @@ json conditionRecord(const json& c) {
           {"op", c.at("op")},          {"manifest_pointer", c.at("manifest_pointer")},
           {"touched", c.at("touched")}, {"applied", c.at("applied")}, {"start_layer", c.at("start_layer")},
           {"scores", c.at("result").at("sequences")}, {"seconds", c.value("seconds", 0.0)},
-          {"restore", c.at("restore")}, {"mechanism", c.value("mechanism", json())}};
+          {"restore", c.at("restore")}, {"mechanism", c.value("mechanism", json())},
+          {"divergence", c.value("divergence", json())}};
 }
 
 }  // namespace
@@ -41,7 +43,8 @@ json mergeShards(const std::vector<std::string>& paths) {
       paths, "omn-audit/intervention@1",
       {"/manifest/sha256", "/checkpoint/sha256", "/tokens/sha256", "/tokens/tokenizer_revision",
        "/provenance/model_code_fingerprint", "/provenance/git_revision", "/provenance/libtorch", "/model/config", "/model/dtype",
-       "/model/device", "/model/attention", "/selection", "/gains/checkpoint_sha256", "/control/open/result/sequences"},
+       "/model/device", "/model/attention", "/selection", "/gains/checkpoint_sha256", "/control/open/result/sequences", "/kl",
+       "/mechanism"},
       "sweep");
   const json& first = docs[0];
   ResultsInput in;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "omn/errors.h"
+#include "omn/eval/divergence.h"
 #include "omn/eval/scores_json.h"
 #include "omn/output/json_file.h"
 #include "omn/output/table.h"
@@ -32,10 +33,20 @@ json interval(const eval::Interval& i) {
 }
 
 json controlBlock(const json& rec, const eval::BootstrapSpec& b, int groups) {
-  return {{"result", eval::scoresJson(scoresFromRaw(rec.at("scores")), b, groups)},
-          {"gain_sha256", rec.value("gain_sha256", "")},
-          {"seconds", rec.value("seconds", 0.0)},
-          {"mechanism", rec.value("mechanism", json())}};
+  json c = {{"result", eval::scoresJson(scoresFromRaw(rec.at("scores")), b, groups)},
+            {"gain_sha256", rec.value("gain_sha256", "")},
+            {"seconds", rec.value("seconds", 0.0)},
+            {"mechanism", rec.value("mechanism", json())}};
+  if (const json d = rec.value("divergence", json()); !d.is_null()) c["divergence"] = d;  // the closing control against the opening one
+  return c;
+}
+
+// --kl: the raw per-sequence sums as journaled, and the summary recomputed from them
+void addDivergence(json& c, const json& rec, json& vs_control) {
+  const json d = rec.value("divergence", json());
+  if (d.is_null()) return;
+  c["divergence"] = d;
+  vs_control["divergence"] = eval::divergenceSummary(d, rec.at("scores").at("tokens").get<std::vector<std::int64_t>>());
 }
 
 }  // namespace
@@ -80,12 +91,20 @@ json assembleResults(const ResultsInput& in) {
                 {"resamples", in.bootstrap.resamples},
                 {"confidence", in.bootstrap.confidence},
                 {"seed", in.bootstrap.seed}}}};
+    addDivergence(c, rec, c["vs_control"]);
     conds.push_back(std::move(c));
   }
   out["conditions"] = conds;
   if (in.exact_control && !identical)
     throw IntegrityError("the closing control did not reproduce the opening one bitwise (largest NLL difference " +
                          output::general(max_diff) + "): the restore or the evaluation is not deterministic");
+  // --kl: the closing control's distributions against the opening one's must be the same, KL 0
+  if (const json d = in.control_close.value("divergence", json()); in.exact_control && !d.is_null())
+    for (const json& v : d.at("kl_sum"))
+      if (v.is_null() || v.get<double>() != 0)
+        throw IntegrityError("the closing control's next-token distributions differ from the opening one's (KL " +
+                             (v.is_null() ? std::string("NaN") : output::general(v.get<double>())) +
+                             " nats in a sequence): the restore or the evaluation is not deterministic");
   return out;
 }
 
@@ -94,7 +113,7 @@ std::string resultsCsv(const json& r) {
   // the op's parameters in typed columns (empty where the op has none); a composite's steps are
   // in its label and the JSON
   os << "id,label,op,target,layers,value,seed,mode,source_layer,coordinates,perplexity,ci_low,ci_high,ppl_ratio,ratio_low,ratio_high,"
-        "delta_nll_per_token,delta_low,delta_high,tokens,restore_ok\n";
+        "delta_nll_per_token,delta_low,delta_high,tokens,restore_ok,kl_per_token,top1_agreement,delta_p_correct\n";
   auto num = [](const json& v) { return v.is_null() ? std::string("nan") : output::general(v.get<double>()); };
   auto quote = [](std::string s) {
     std::string q = "\"";
@@ -103,7 +122,8 @@ std::string resultsCsv(const json& r) {
   };
   const auto& ctl = r["control"]["open"]["result"];
   os << "control,control,none,,,,,,,," << num(ctl["perplexity"]) << "," << num(ctl["perplexity_ci"]["low"]) << ","
-     << num(ctl["perplexity_ci"]["high"]) << ",1,1,1,0,0,0," << ctl["tokens"] << ",true\n";
+     << num(ctl["perplexity_ci"]["high"]) << ",1,1,1,0,0,0," << ctl["tokens"] << ",true" << (r.value("kl", false) ? ",0,1,0" : ",,,")
+     << "\n";
   for (const auto& c : r["conditions"]) {
     const auto& op = c["op"];
     auto field = [&](const char* k) {
@@ -122,7 +142,13 @@ std::string resultsCsv(const json& r) {
        << num(res["perplexity_ci"]["high"]) << "," << num(v["ppl_ratio"]["estimate"]) << "," << num(v["ppl_ratio"]["low"]) << ","
        << num(v["ppl_ratio"]["high"]) << "," << num(v["delta_nll_per_token"]["estimate"]) << ","
        << num(v["delta_nll_per_token"]["low"]) << "," << num(v["delta_nll_per_token"]["high"]) << "," << res["tokens"] << ","
-       << (c["restore"]["ok"].get<bool>() ? "true" : "false") << "\n";
+       << (c["restore"]["ok"].get<bool>() ? "true" : "false");
+    if (v.contains("divergence")) {
+      const json& d = v["divergence"];
+      os << "," << num(d["kl_per_token"]) << "," << num(d["top1_agreement"]) << "," << num(d["delta_p_correct"]) << "\n";
+    } else {
+      os << ",,,\n";
+    }
   }
   return os.str();
 }
@@ -130,16 +156,30 @@ std::string resultsCsv(const json& r) {
 void printResultsTable(std::ostream& os, const json& r) {
   auto f = [](const json& v, int d) { return v.is_null() ? std::string("nan") : output::fixed(v.get<double>(), d); };
   const auto& ctl = r["control"]["open"]["result"];
-  output::Table t({"id", "condition", "perplexity", output::ciLabel(ctl["perplexity_ci"]["confidence"].get<double>()),
-                   "ratio vs control", "ratio CI", "restore"});
-  t.add({"-", "control (checkpoint as is)", f(ctl["perplexity"], 3),
-         "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", ""});
+  const bool kl = r.value("kl", false);
+  std::vector<std::string> head = {"id", "condition", "perplexity", output::ciLabel(ctl["perplexity_ci"]["confidence"].get<double>()),
+                                   "ratio vs control", "ratio CI", "restore"};
+  if (kl) head.insert(head.end(), {"KL/token (nats)", "top-1 agree"});
+  output::Table t(head);
+  std::vector<std::string> control_row = {"-", "control (checkpoint as is)", f(ctl["perplexity"], 3),
+                                          "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", ""};
+  if (kl) control_row.insert(control_row.end(), {"0", "1"});
+  t.add(control_row);
   for (const auto& c : r["conditions"]) {
     const auto& res = c["result"];
     const auto& q = c["vs_control"]["ppl_ratio"];
-    t.add({c["id"].get<std::string>(), c["label"].get<std::string>(), f(res["perplexity"], 3),
-           "[" + f(res["perplexity_ci"]["low"], 3) + ", " + f(res["perplexity_ci"]["high"], 3) + "]", f(q["estimate"], 4),
-           "[" + f(q["low"], 4) + ", " + f(q["high"], 4) + "]", c["restore"]["ok"].get<bool>() ? "bitwise" : "FAILED"});
+    std::vector<std::string> row = {c["id"].get<std::string>(), c["label"].get<std::string>(), f(res["perplexity"], 3),
+                                    "[" + f(res["perplexity_ci"]["low"], 3) + ", " + f(res["perplexity_ci"]["high"], 3) + "]",
+                                    f(q["estimate"], 4), "[" + f(q["low"], 4) + ", " + f(q["high"], 4) + "]",
+                                    c["restore"]["ok"].get<bool>() ? "bitwise" : "FAILED"};
+    if (kl && c["vs_control"].contains("divergence")) {
+      const json& d = c["vs_control"]["divergence"];
+      row.insert(row.end(), {output::significant(d["kl_per_token"].is_null() ? NAN : d["kl_per_token"].get<double>(), 3),
+                             f(d["top1_agreement"], 4)});
+    } else if (kl) {
+      row.insert(row.end(), {"", ""});
+    }
+    t.add(row);
   }
   t.print(os);
   os << "closing control " << (r["control"]["reproduced_bitwise"].get<bool>() ? "reproduced the opening one bitwise"

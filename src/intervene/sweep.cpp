@@ -9,6 +9,7 @@
 
 #include "omn/embedded.h"
 #include "omn/errors.h"
+#include "omn/eval/divergence.h"
 #include "omn/eval/evaluator.h"
 #include "omn/io/journal.h"
 #include "omn/intervene/ops.h"
@@ -107,8 +108,13 @@ bool planCache(const std::vector<Condition>& conditions, const GainState& gains,
 struct Pass {
   eval::SequenceScores scores;
   double seconds = 0;
-  json mechanism;  // per layer, when asked for
+  json mechanism;   // per layer, when asked for
+  json divergence;  // against the control (--kl): eval::divergenceRaw
 };
+
+// What a pass does with the control's final hidden states under --kl: nothing, keep them (the
+// control), or compare its next-token distributions with theirs (a condition, the closing control)
+enum class Against { Nothing, Keep, Compare };
 
 // Runs the sweep's passes in order and owns their bookkeeping (step counter, time so far for the
 // ETA); a pass stopped by SIGINT/SIGTERM is Interrupted naming the journal.
@@ -122,7 +128,7 @@ class PassRunner {
   void skip() { ++step_; }          // a step whose record the journal already holds
   void addStep() { ++total_; }      // an extra pass (refilling the cache on resume)
 
-  Pass run(const std::string& what, bool capture, bool from_cache, bool mechanism) {
+  Pass run(const std::string& what, bool capture, bool from_cache, bool mechanism, Against against = Against::Nothing) {
     ++step_;
     output::ProgressBar bar("[" + std::to_string(step_) + "/" + std::to_string(total_) + "] " + what, ev_.size(), tty_, false, "rows");
     eval::ScoreOptions so;
@@ -138,8 +144,15 @@ class PassRunner {
     if (capture || from_cache) so.cache = &cache_;
     so.capture = capture;
     so.from_cache = from_cache;
+    eval::Divergence divergence;
+    if (against == Against::Keep) so.keep_final = &control_final_;
+    if (against == Against::Compare) {
+      so.reference_final = &control_final_;
+      so.divergence = &divergence;
+    }
     Pass pass;
     pass.scores = ev_.score(so);
+    if (against == Against::Compare) pass.divergence = eval::divergenceRaw(divergence);
     bar.finish();
     pass.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     seconds_ += pass.seconds;
@@ -165,6 +178,7 @@ class PassRunner {
 
   const eval::Evaluator& ev_;
   eval::ActivationCache& cache_;
+  std::vector<at::Tensor> control_final_;  // --kl: the control's final hidden states, per batch
   const SweepOptions& o_;
   const bool tty_;
   std::size_t total_, step_ = 0, runs_ = 0;
@@ -176,18 +190,18 @@ class PassRunner {
 
 json controlRecord(const char* id, const Pass& p, const GainState& gains) {
   return {{"id", id}, {"kind", "control"}, {"scores", scoresRaw(p.scores)}, {"seconds", p.seconds},
-          {"gain_sha256", gains.digest()}, {"mechanism", p.mechanism}};
+          {"gain_sha256", gains.digest()}, {"mechanism", p.mechanism}, {"divergence", p.divergence}};
 }
 
 // One condition: apply, score (from the cache when it starts at or after the cached layer),
 // restore, and the record with the restore's digest. The gains are restored on every path out.
-json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool from_cache, int cache_layer, bool mechanism,
+json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool from_cache, int cache_layer, bool mechanism, bool kl,
                   const json& control_open) {
   const AppliedGains applied = gains.apply(c);
   const std::string applied_sha256 = gains.digest();  // the gains the pass ran with
   Pass pass;
   try {
-    pass = passes.run(c.id + " " + c.label, false, from_cache, mechanism);
+    pass = passes.run(c.id + " " + c.label, false, from_cache, mechanism, kl ? Against::Compare : Against::Nothing);
   } catch (...) {
     gains.restore();
     throw;
@@ -207,7 +221,8 @@ json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool
           {"scores", scoresRaw(pass.scores)},
           {"seconds", pass.seconds},
           {"restore", {{"sha256", after}, {"expected", gains.originalDigest()}, {"ok", after == gains.originalDigest()}}},
-          {"mechanism", pass.mechanism}};
+          {"mechanism", pass.mechanism},
+          {"divergence", pass.divergence}};
 }
 
 }  // namespace
@@ -230,11 +245,17 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   const json header = {{"schema", "omn-audit/journal@1"},       {"manifest_sha256", m.sha256},
                        {"checkpoint_sha256", s.checkpoint_sha256}, {"tokens_sha256", s.tokens.sha256},
                        {"model_code_fingerprint", modelCodeFingerprint()}, {"shard", shard},
-                       {"options", {{"mechanism", o.mechanism}}}};
-  Resumed resumed = openJournal(jpath, header, o.resume);
+                       {"options", {{"mechanism", o.mechanism}, {"kl", o.kl}}}};
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   eval::ActivationCache cache;
   const bool use_cache = planCache(conditions, gains, ev, s.config.n_layers, o, cache);
+  // --kl keeps the control's final hidden states (the working dtype, every row) for the whole sweep
+  // (the activation cache, when used, takes as much again: every row's [T, D] at its layer)
+  if (o.kl && ev.cacheBytes() * (use_cache ? 2 : 1) > o.cache_budget_bytes)
+    throw UsageError("--kl keeps the control's final hidden states: " + std::to_string(ev.cacheBytes() >> 20) + " MiB" +
+                     (use_cache ? " beside the activation cache" : "") + ", over the --cache-budget of " +
+                     std::to_string(o.cache_budget_bytes >> 20) + " MiB: raise --cache-budget or evaluate fewer rows");
+  Resumed resumed = openJournal(jpath, header, o.resume);
   PassRunner passes(ev, cache, o, conditions.size() + 2, jpath);
 
   // The checkpoint must stay the file the session opened: its weights may be views into its
@@ -256,12 +277,14 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   if (const json* r = resumed.find("control_open")) {
     control_open = *r;
     passes.skip();
-    if (use_cache) {  // the cache is not journaled: rebuild it with one pass over the control
+    if (use_cache || o.kl) {  // neither is journaled: rebuild them with one pass over the control
       passes.addStep();
-      passes.run("control (refilling the activation cache)", true, false, false);
+      passes.run("control (refilling the activation cache / the --kl reference)", use_cache, false, false,
+                 o.kl ? Against::Keep : Against::Nothing);
     }
   } else {
-    control_open = controlRecord("control_open", passes.run("control", use_cache, false, o.mechanism), gains);
+    control_open = controlRecord("control_open", passes.run("control", use_cache, false, o.mechanism, o.kl ? Against::Keep : Against::Nothing),
+                                 gains);
     requireUnchanged("after the control pass", false);
     resumed.journal.append(control_open);
   }
@@ -275,7 +298,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
       continue;
     }
     const bool from_cache = use_cache && gains.firstLayer(c) >= cache.layer;
-    json rec = runCondition(c, gains, passes, from_cache, cache.layer, o.mechanism, control_open);
+    json rec = runCondition(c, gains, passes, from_cache, cache.layer, o.mechanism, o.kl, control_open);
     requireUnchanged("after condition " + c.id + " (" + c.label + ")", false);
     resumed.journal.append(rec);
     records.push_back(rec);
@@ -290,7 +313,8 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   if (journaled_close) {
     control_close = *journaled_close;
   } else {
-    control_close = controlRecord("control_close", passes.run("control (closing)", false, false, o.mechanism), gains);
+    control_close = controlRecord("control_close", passes.run("control (closing)", false, false, o.mechanism,
+                                                              o.kl ? Against::Compare : Against::Nothing), gains);
     requireUnchanged("after the control (closing) pass", false);
   }
   requireUnchanged("at the end of the sweep (SHA-256 read again)", true);
@@ -315,6 +339,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
              {"cache", {{"enabled", use_cache}, {"layer", use_cache ? json(cache.layer) : json(nullptr)},
                         {"bytes", use_cache ? json(cache.bytes()) : json(nullptr)}}},
              {"mechanism", o.mechanism},
+             {"kl", o.kl},
              {"shard", shard}};
   in.control_open = control_open;
   in.control_close = control_close;

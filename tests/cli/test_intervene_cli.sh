@@ -118,6 +118,11 @@ expect 0 "check: c2 \(compensate 2 qk all\) equals the control by construction: 
 check "--plan writes no output and no journal" -- test ! -e "$tmp/p1o.json" -a ! -e "$tmp/p1o.json.journal"
 mk p2.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": [100000]}]'
 expect 2 "/conditions/0/coordinates: coordinate 100000 does not exist" -- "$omn" -q intervene --manifest "$tmp/p2.json" --plan
+# --kl keeps the control's final hidden states: over --cache-budget it is refused before any pass
+mk k1.json 'm["output"] = {"json": "k1o.json"}'
+expect 2 "--kl keeps the control's final hidden states: .* over the --cache-budget of 0 MiB" -- \
+  "$omn" -q intervene --manifest "$tmp/k1.json" --kl --cache-budget 0
+check "no output and no journal after a refused --kl" -- test ! -e "$tmp/k1o.json" -a ! -e "$tmp/k1o.json.journal"
 # the new ops, coordinate subsets and composites: each impossible request names its pointer and
 # is refused before any pass (no output, no journal)
 mk n1.json 'm["conditions"] = [{"op": "compensate", "values": [0]}]'

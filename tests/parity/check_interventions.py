@@ -254,5 +254,55 @@ for a, b in zip(full["conditions"], fast["conditions"]):
     expect(b["start_layer"] == 1, b["id"] + ": started at the cached layer")
     expect(a["result"]["sequences"] == b["result"]["sequences"], b["id"] + ": cached result bitwise equal to the full pass")
 
+# --kl: each condition's next-token distributions against the control's, per sequence, against the
+# reference's log-softmax; the closing control (and compensate by 2) against the control exactly 0
+klm = dict(manifest, conditions=[{"op": "constant", "values": [2.0], "targets": ["q"], "layers": "all"},
+                                 {"op": "compensate", "values": [2.0], "layers": "all"},
+                                 {"op": "noise", "values": [0.2], "seeds": [4], "layers": "all"}],
+           output={"json": "kl.json"})
+json.dump(klm, open(mpath, "w"))
+subprocess.run([omn, "-q", "intervene", "--manifest", mpath, "--force", "--kl"], check=True, stdout=subprocess.DEVNULL)
+kd = json.load(open(os.path.join(work, "kl.json")))
+ref_ctl = Reference(fsd, cfg)
+
+
+def logprobs(model, t, d):
+    lp = torch.log_softmax(model.forward(t, d)[:-1].float(), -1)
+    return lp, d[1:] == d[:-1]
+
+
+expect(kd["kl"] is True, "--kl recorded")
+close_div = kd["control"]["close"]["divergence"]
+expect(all(v == 0 for v in close_div["kl_sum"]) and close_div["top1_agree"] == kd["control"]["open"]["result"]["sequences"]["tokens"],
+       "the closing control against the opening one: KL exactly 0, every top-1 agreeing")
+for c in kd["conditions"]:
+    cond = Reference(collections.OrderedDict((k, v.float()) for k, v in apply(sd, dict(c["op"]), L).items()), cfg)
+    kl_ref, agree_ref, dp_ref = [], [], []
+    for t, d in rows:
+        lp0, keep = logprobs(ref_ctl, t, d)
+        lp1, _ = logprobs(cond, t, d)
+        tgt = t[1:][:, None]
+        kl_ref.append((lp0.exp() * (lp0 - lp1)).sum(-1)[keep].double().sum().item())
+        agree_ref.append(int((lp0.argmax(-1) == lp1.argmax(-1))[keep].sum()))
+        dp_ref.append((lp1.gather(-1, tgt)[:, 0].exp() - lp0.gather(-1, tgt)[:, 0].exp())[keep].double().sum().item())
+    dv = c["divergence"]
+    kl_err = max(abs(a - b) for a, b in zip(dv["kl_sum"], kl_ref))
+    expect(kl_err <= 1e-4 * max(1e-3, max(kl_ref)), "%s: KL per sequence vs the reference (largest difference %.3g)" % (c["id"], kl_err))
+    expect(sum(abs(a - b) for a, b in zip(dv["top1_agree"], agree_ref)) <= 1, c["id"] + ": top-1 agreement vs the reference")
+    expect(max(abs(a - b) for a, b in zip(dv["dp_correct_sum"], dp_ref)) <= 1e-5, c["id"] + ": change in p(correct) vs the reference")
+    summ = c["vs_control"]["divergence"]
+    ntok = sum(c["result"]["sequences"]["tokens"])
+    expect(abs(summ["kl_per_token"] - sum(dv["kl_sum"]) / ntok) <= 1e-15 and summ["top1_agreement"] == sum(dv["top1_agree"]) / ntok,
+           c["id"] + ": the summary recomputes from the raw sums")
+    q = dv["kl_quantiles"]
+    expect(q["p50"] <= q["p90"] <= q["p99"] <= q["max"], c["id"] + ": KL quantiles ordered")
+comp = kd["conditions"][1]
+expect(all(v == 0 for v in comp["divergence"]["kl_sum"]), "compensate 2 against the control: KL exactly 0")
+expect(kd["conditions"][0]["vs_control"]["divergence"]["kl_per_token"] > 1e-4, "constant 2 on Q moves the distributions")
+# the NLL is the same bits with and without --kl
+plain = {c["label"]: c["result"]["sequences"]["nll_sum"] for c in doc["conditions"]}
+expect(kd["control"]["open"]["result"]["sequences"]["nll_sum"] == got_ctl, "--kl leaves the control's NLL bitwise unchanged")
+expect(kd["conditions"][0]["result"]["sequences"]["nll_sum"] == plain["constant 2 q all"], "--kl leaves a condition's NLL bitwise unchanged")
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "omn/eval/bootstrap.h"
+#include "omn/eval/divergence.h"
 #include "omn/eval/token_set.h"
 #include "omn/model/transformer.h"
 
@@ -34,6 +35,11 @@ struct ScoreOptions {
   ActivationCache* cache = nullptr;
   bool capture = false;  // full pass that fills cache->inputs at cache->layer
   bool from_cache = false;  // start at cache->layer from cache->inputs (bitwise equal to a full pass)
+  // --kl: the control pass keeps each batch's final hidden states (keep_final); a later pass
+  // compares its next-token distributions with the ones they give (reference_final) into divergence
+  std::vector<at::Tensor>* keep_final = nullptr;
+  const std::vector<at::Tensor>* reference_final = nullptr;
+  Divergence* divergence = nullptr;
 };
 
 // Reads the model's weights as they are at each pass and keeps nothing derived from them between

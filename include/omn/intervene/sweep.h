@@ -22,6 +22,7 @@ struct SweepOptions {
   bool cache_activations = false;
   std::size_t cache_budget_bytes = std::size_t{2} << 30;
   bool mechanism = false;
+  bool kl = false;  // next-token distributions against the control's: KL, top-1 agreement, p(correct)
   bool progress = false;              // progress bars on stderr
   std::function<bool()> stop;         // set by SIGINT/SIGTERM
   nlohmann::json provenance_inputs;   // unused: provenance is built here

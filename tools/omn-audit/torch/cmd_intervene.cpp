@@ -69,6 +69,9 @@ Command addInterveneCommand(CLI::App& root) {
   app->add_option("--cache-budget", a->cache_budget_mib, "memory budget of the activation cache, MiB")->default_val(2048)
       ->check(finiteNonNegative);
   app->add_flag("--mechanism", a->o.mechanism, "record attention entropy, max logit and Q/K RMS per layer and condition");
+  app->add_flag("--kl", a->o.kl,
+                "compare each condition's next-token distributions with the control's: KL, top-1 agreement, change in p(correct) "
+                "(keeps the control's final hidden states, within --cache-budget)");
   app->add_flag("--plan", a->plan,
                 "verify the inputs, check every condition and print the expanded conditions, their cost and the ones equal by "
                 "construction; run nothing, write nothing");
