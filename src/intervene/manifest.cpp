@@ -397,7 +397,9 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
 Manifest loadManifest(const std::string& path, bool allow_unverified) {
   const std::string text = io::readTextFile(path, "manifest");  // a FIFO or device is refused, not waited on
   const json j = io::parseJson(text, "manifest " + path);
-  return parseManifest(j, path, io::sha256Bytes(text.data(), text.size()), allow_unverified);
+  Manifest m = parseManifest(j, path, io::sha256Bytes(text.data(), text.size()), allow_unverified);
+  m.bytes = text;
+  return m;
 }
 
 std::vector<Condition> shardConditions(const std::vector<Condition>& all, int index, int count) {

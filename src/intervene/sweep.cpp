@@ -12,6 +12,7 @@
 #include "omn/eval/divergence.h"
 #include "omn/eval/evaluator.h"
 #include "omn/io/journal.h"
+#include "omn/io/json_reader.h"
 #include "omn/intervene/ops.h"
 #include "omn/intervene/plan.h"
 #include "omn/intervene/results.h"
@@ -73,7 +74,7 @@ Resumed openJournal(const std::string& jpath, const json& header, bool resume) {
   if (!have) return r;
   const std::string diff = io::journalMismatch(r.journal.header(), header,
                                                {"manifest_sha256", "checkpoint_sha256", "tokens_sha256", "model_code_fingerprint",
-                                                "shard", "options"});
+                                                "git_revision", "shard", "options"});
   if (!diff.empty()) throw UsageError("cannot resume from " + jpath + ": " + diff);
   for (const auto& rec : r.journal.records()) {
     if (rec.contains("restore") && !rec["restore"].value("ok", false)) continue;
@@ -244,7 +245,8 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
   const json header = {{"schema", "omn-audit/journal@1"},       {"manifest_sha256", m.sha256},
                        {"checkpoint_sha256", s.checkpoint_sha256}, {"tokens_sha256", s.tokens.sha256},
-                       {"model_code_fingerprint", modelCodeFingerprint()}, {"shard", shard},
+                       {"model_code_fingerprint", modelCodeFingerprint()}, {"git_revision", output::gitRevision()},
+                       {"shard", shard},
                        {"options", {{"mechanism", o.mechanism}, {"kl", o.kl}}}};
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   eval::ActivationCache cache;
@@ -321,16 +323,18 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   if (!journaled_close) resumed.journal.append(control_close);
 
   // --- the document ----------------------------------------------------------------------------------
+  // every path as the manifest names it: relative to the manifest's directory (no local absolute path)
+  auto rel = [&](const std::string& p) { return io::relativeTo(p, m.path); };
   prov.device = s.device.str();
-  prov.inputs = {{"manifest", m.path, m.sha256, true},
-                 {"checkpoint", s.spec.checkpoint, s.checkpoint_sha256, !s.spec.sha256.empty()},
-                 {"tokens", s.tokens.path, s.tokens.sha256, !s.spec.tokens_sha256.empty()}};
-  if (!s.tokens.offsets_path.empty()) prov.inputs.push_back({"offsets", s.tokens.offsets_path, s.tokens.offsets_sha256, false});
+  prov.inputs = {{"manifest", rel(m.path), m.sha256, true},
+                 {"checkpoint", rel(s.spec.checkpoint), s.checkpoint_sha256, !s.spec.sha256.empty()},
+                 {"tokens", rel(s.tokens.path), s.tokens.sha256, !s.spec.tokens_sha256.empty()}};
+  if (!s.tokens.offsets_path.empty()) prov.inputs.push_back({"offsets", rel(s.tokens.offsets_path), s.tokens.offsets_sha256, false});
   prov.finished_utc = output::utcNow();
   ResultsInput in;
   in.base = {{"schema", "omn-audit/intervention@1"},
              {"provenance", output::provenance(prov)},
-             {"manifest", {{"path", m.path}, {"sha256", m.sha256}, {"verbatim", m.verbatim}}},
+             {"manifest", {{"path", rel(m.path)}, {"sha256", m.sha256}, {"verbatim", m.verbatim}, {"bytes", m.bytes}}},
              {"checkpoint", eval::checkpointJson(s)},
              {"model", eval::modelJson(s)},
              {"tokens", eval::tokensJson(s)},
@@ -341,6 +345,9 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
              {"mechanism", o.mechanism},
              {"kl", o.kl},
              {"shard", shard}};
+  in.base["checkpoint"]["path"] = rel(s.spec.checkpoint);
+  in.base["tokens"]["path"] = rel(s.tokens.path);
+  if (in.base["tokens"]["offsets"].is_object()) in.base["tokens"]["offsets"]["path"] = rel(s.tokens.offsets_path);
   in.control_open = control_open;
   in.control_close = control_close;
   in.conditions = records;

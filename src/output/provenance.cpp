@@ -1,6 +1,11 @@
 #include "omn/output/provenance.h"
 
+#include <dlfcn.h>
+#include <sys/utsname.h>
+
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "omn/embedded.h"
@@ -11,6 +16,15 @@
 #endif
 #ifndef OMN_LIBTORCH_VERSION
 #define OMN_LIBTORCH_VERSION "unknown"
+#endif
+#ifndef OMN_COMPILER
+#define OMN_COMPILER "unknown"
+#endif
+#ifndef OMN_CXX_FLAGS
+#define OMN_CXX_FLAGS ""
+#endif
+#ifndef OMN_BUILD_TYPE
+#define OMN_BUILD_TYPE ""
 #endif
 
 namespace omn::output {
@@ -27,6 +41,67 @@ std::string utcNow() {
 std::string toolVersion() { return OMN_VERSION; }
 std::string gitRevision() { return OMN_GIT_REVISION; }
 
+namespace {
+
+// "key: value" lines of a /proc or /etc file: the first value of `key`
+std::string firstValue(const char* file, const std::string& key, char sep) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) {
+      const auto p = line.find(sep);
+      if (p == std::string::npos) continue;
+      std::string v = line.substr(p + 1);
+      v.erase(0, v.find_first_not_of(" \t\""));
+      while (!v.empty() && (v.back() == '"' || v.back() == ' ')) v.pop_back();
+      return v;
+    }
+  return "";
+}
+
+nlohmann::json orNull(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+
+// The CPU's vector extensions that decide which kernels (and so which roundings) run
+nlohmann::json simdFlags() {
+  std::istringstream all(firstValue("/proc/cpuinfo", "flags", ':'));
+  const std::vector<std::string> wanted = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
+                                           "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve"};
+  nlohmann::json out = nlohmann::json::array();
+  std::string f;
+  while (all >> f)
+    for (const auto& w : wanted)
+      if (f == w) out.push_back(f);
+  return out;
+}
+
+// Libraries found in the process (loaded with libtorch by the model commands): OpenBLAS's build
+// configuration and oneDNN's version, looked up by symbol, so the core needs neither to link
+nlohmann::json libraries() {
+  nlohmann::json j = {{"libtorch", OMN_LIBTORCH_VERSION}, {"openblas", nullptr}, {"onednn", nullptr}};
+  if (auto* f = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) j["openblas"] = f();
+  struct DnnlVersion {
+    int major, minor, patch;
+    const char* hash;
+  };
+  if (auto* f = reinterpret_cast<const DnnlVersion* (*)()>(dlsym(RTLD_DEFAULT, "dnnl_version"))) {
+    const DnnlVersion* v = f();
+    j["onednn"] = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + (v->hash ? std::string(" ") + v->hash : "");
+  }
+  return j;
+}
+
+nlohmann::json host() {
+  utsname u{};
+  uname(&u);
+  return {{"os", std::string(u.sysname) + " " + u.release + " " + u.machine},
+          {"os_release", orNull(firstValue("/etc/os-release", "PRETTY_NAME", '='))},
+          {"cpu", orNull(firstValue("/proc/cpuinfo", "model name", ':'))},
+          {"cpu_vector_extensions", simdFlags()},
+          {"host_threads", std::thread::hardware_concurrency()}};
+}
+
+}  // namespace
+
 nlohmann::json provenance(const ProvenanceInfo& info) {
   nlohmann::json inputs = nlohmann::json::array();
   for (const auto& in : info.inputs)
@@ -39,6 +114,9 @@ nlohmann::json provenance(const ProvenanceInfo& info) {
       {"libtorch", OMN_LIBTORCH_VERSION},
       {"device", info.device},
       {"host_threads", std::thread::hardware_concurrency()},
+      {"build", {{"compiler", OMN_COMPILER}, {"cxx_flags", OMN_CXX_FLAGS}, {"build_type", OMN_BUILD_TYPE}}},
+      {"host", host()},
+      {"libraries", libraries()},
       {"inputs", inputs},
       {"started_utc", info.started_utc},
       {"finished_utc", info.finished_utc},

@@ -231,6 +231,15 @@ for c in doc["conditions"]:
     expect(abs(math.exp(d) - c["vs_control"]["ppl_ratio"]["estimate"]) <= 1e-12 * math.exp(d), c["id"] + ": ratio recomputes")
     expect(len(c["mechanism"]) == L and all(m["max_logit"] is not None for m in c["mechanism"]), c["id"] + ": mechanism recorded")
 expect(doc["gains"]["checkpoint_sha256"] != doc["gains"]["working_sha256"], "fp32 working copy of BF16 gains: digests differ")
+# provenance: the manifest's exact bytes hash to its recorded digest; paths as the manifest names them
+expect(hashlib.sha256(doc["manifest"]["bytes"].encode("utf-8")).hexdigest() == doc["manifest"]["sha256"] == sha(mpath),
+       "the recorded manifest bytes hash to the recorded (and the file's) SHA-256")
+expect(doc["checkpoint"]["path"] == "model.pt" and doc["tokens"]["path"] == "tokens.bin" and doc["manifest"]["path"] == "manifest.json",
+       "paths recorded relative to the manifest")
+expect(not any(i["path"].startswith("/") for i in doc["provenance"]["inputs"]), "no absolute path among the provenance inputs")
+pv = doc["provenance"]
+expect(pv["build"]["compiler"] and pv["host"]["os"] and pv["libraries"]["openblas"] and pv["libraries"]["libtorch"],
+       "provenance: compiler, OS, OpenBLAS and libtorch recorded")
 # compensate leaves every logit q.k unchanged: by 2 (exact in BF16) it reproduces the control bitwise;
 # by 2.5 within the BF16 rounding of the stored gains
 comp = {c["op"]["value"]: c for c in doc["conditions"] if c["op"]["op"] == "compensate"}

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "guard.h"
+#include "omn/embedded.h"
 #include "omn/errors.h"
 #include "omn/output/provenance.h"
 #include "omn/io/terminal_text.h"
@@ -80,7 +81,8 @@ int main(int argc, char** argv) {
     break;
   }
   CLI::App app{"omn-audit: verify LLM checkpoints, profile their Q/K-norm gains, run controlled interventions"};
-  app.set_version_flag("--version", "omn-audit " + omn::output::toolVersion() + " (" + omn::output::gitRevision() + ")");
+  app.set_version_flag("--version", "omn-audit " + omn::output::toolVersion() + " (" + omn::output::gitRevision() +
+                                        ")\nmodel code fingerprint " + omn::modelCodeFingerprint());
   app.require_subcommand(1);
   app.fallthrough();  // -v / -q also after the command: "omn-audit profile X -q"
   bool verbose = false, quiet = false;

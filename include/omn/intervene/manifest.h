@@ -76,6 +76,7 @@ struct Condition {
 
 struct Manifest {
   std::string path, sha256;
+  std::string bytes;         // the file exactly as read (its SHA-256 is `sha256`); empty when parsed from memory
   nlohmann::json verbatim;
   eval::SessionSpec session;  // checkpoint, tokens, rows, model
   eval::BootstrapSpec bootstrap;

@@ -112,4 +112,14 @@ inline std::string resolveAgainst(const std::string& p, const std::string& docum
   return (std::filesystem::path(document).parent_path() / p).lexically_normal().string();
 }
 
+// The inverse, for what a result records: `p` relative to the document's directory, so a result
+// names its inputs as the manifest does and exposes no local absolute path ("model.pt",
+// "../data/tokens.bin"). Both are made absolute against the working directory first.
+inline std::string relativeTo(const std::string& p, const std::string& document) {
+  if (p.empty()) return p;
+  const std::filesystem::path dir = std::filesystem::absolute(std::filesystem::path(document)).parent_path();
+  const std::filesystem::path rel = std::filesystem::absolute(std::filesystem::path(p)).lexically_normal().lexically_relative(dir.lexically_normal());
+  return rel.empty() ? p : rel.string();
+}
+
 }  // namespace omn::io
