@@ -52,11 +52,12 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     // the token set and the rows
     s->tokens = readTokenSet(spec.tokens);
     if (!spec.tokens_sha256.empty()) io::requireSha256(spec.tokens.path, spec.tokens_sha256, s->tokens.sha256);
+    if (spec.out_of_vocab == OutOfVocabulary::Drop) dropOutOfVocabulary(s->tokens, s->config.vocab_size);
+    checkVocabulary(s->tokens, s->config.vocab_size);
     s->row_form = spec.row_form;
     std::vector<Row> all = buildRows(s->tokens, s->row_form, spec.seq_len);
     s->rows_available = all.size();
-    s->selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed);
-    checkVocabulary(s->tokens, s->config.vocab_size);
+    s->selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed, spec.up_to);
     for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
 
     s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows), n.attention, n.dtype);
@@ -122,7 +123,11 @@ nlohmann::json tokensJson(const Session& s) {
                       {"format", io::choiceName(kTokenFormats, s.tokens.format)},
                       {"tokenizer_revision", s.spec.tokenizer_revision},
                       {"n_tokens", s.tokens.tokens.size()},
-                      {"n_documents", s.tokens.doc_starts.size()}};
+                      {"n_documents", s.tokens.doc_starts.size()},
+                      {"out_of_vocabulary", {{"policy", io::choiceName(kOutOfVocabulary, s.spec.out_of_vocab)},
+                                             {"dropped", s.tokens.dropped_out_of_vocab < 0 ? nlohmann::json(nullptr)
+                                                                                            : nlohmann::json(s.tokens.dropped_out_of_vocab)},
+                                             {"vocab_size", s.config.vocab_size}}}};
   j["eos"] = s.tokens.eos ? nlohmann::json(*s.tokens.eos) : nlohmann::json(nullptr);
   j["offsets"] = s.tokens.offsets_path.empty() ? nlohmann::json(nullptr)
                                                : nlohmann::json{{"path", s.tokens.offsets_path}, {"sha256", s.tokens.offsets_sha256}};
@@ -135,6 +140,8 @@ nlohmann::json selectionJson(const Session& s) {
   return {{"row_form", rowFormName(s.row_form)},
           {"seq_len", s.spec.seq_len},
           {"num_seqs", s.rows.size()},
+          {"num_seqs_requested", s.spec.num_seqs},
+          {"up_to", s.spec.up_to},
           {"mode", io::choiceName(kSelectionModes, s.selection.mode)},
           {"seed", s.selection.seed},
           {"rows_available", s.rows_available},

@@ -250,9 +250,10 @@ std::vector<Row> buildRows(const TokenSet& set, RowForm form, std::int64_t seq_l
   return rows;
 }
 
-Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, std::uint64_t seed) {
+Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, std::uint64_t seed, bool up_to) {
   if (available == 0) throw UsageError("the token set yields no row of the requested length");
   if (n == 0) throw UsageError("--num-seqs must be at least 1");
+  if (up_to) n = std::min(n, available);  // "up to N sequences", as the historical panel
   if (n > available)
     throw UsageError("asked for " + std::to_string(n) + " sequences but the token set yields only " + std::to_string(available) +
                      " rows of this length and form");
@@ -271,6 +272,24 @@ Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, s
     std::sort(s.indices.begin(), s.indices.end());
   }
   return s;
+}
+
+void dropOutOfVocabulary(TokenSet& set, std::int64_t vocab) {
+  std::vector<std::uint64_t> kept_before(set.doc_starts.size());  // kept tokens before each start
+  std::vector<std::uint32_t> kept;
+  kept.reserve(set.tokens.size());
+  std::size_t d = 0;
+  for (std::size_t i = 0; i < set.tokens.size(); ++i) {
+    while (d < set.doc_starts.size() && set.doc_starts[d] == i) kept_before[d++] = kept.size();
+    if (static_cast<std::int64_t>(set.tokens[i]) < vocab) kept.push_back(set.tokens[i]);
+  }
+  while (d < set.doc_starts.size()) kept_before[d++] = kept.size();
+  std::vector<std::uint64_t> starts;
+  for (std::uint64_t s : kept_before)
+    if (s < kept.size() && (starts.empty() || starts.back() != s)) starts.push_back(s);
+  set.dropped_out_of_vocab = static_cast<std::int64_t>(set.tokens.size() - kept.size());
+  set.tokens = std::move(kept);
+  set.doc_starts = std::move(starts);
 }
 
 void checkVocabulary(const TokenSet& set, std::int64_t vocab) {

@@ -173,7 +173,8 @@ void parseCheckpoint(const Reader& r, const json& j, const std::string& path, bo
 }
 
 void parseTokens(const Reader& r, const json& j, const std::string& path, eval::SessionSpec& s) {
-  const json& tk = r.object(r.need(j, "", "tokens"), "/tokens", {"path", "sha256", "format", "eos", "offsets", "tokenizer_revision"});
+  const json& tk = r.object(r.need(j, "", "tokens"), "/tokens",
+                            {"path", "sha256", "format", "eos", "offsets", "tokenizer_revision", "out_of_vocabulary"});
   s.tokens.path = resolvePath(r.str(r.need(tk, "/tokens", "path"), "/tokens/path"), path);
   s.tokens_sha256 = io::normaliseSha256(r.str(r.need(tk, "/tokens", "sha256"), "/tokens/sha256"),
                                         "manifest " + path + ": /tokens/sha256");
@@ -181,14 +182,16 @@ void parseTokens(const Reader& r, const json& j, const std::string& path, eval::
   if (const json* v = r.opt(tk, "eos")) s.tokens.eos = r.integer(*v, "/tokens/eos", 0);
   if (const json* v = r.opt(tk, "offsets")) s.tokens.offsets = resolvePath(r.str(*v, "/tokens/offsets"), path);
   if (s.tokens.eos && !s.tokens.offsets.empty()) r.fail("/tokens/offsets", "give eos or offsets, not both");
+  if (const json* v = r.opt(tk, "out_of_vocabulary")) s.out_of_vocab = r.choice(*v, "/tokens/out_of_vocabulary", eval::kOutOfVocabulary);
   s.tokenizer_revision = r.str(r.need(tk, "/tokens", "tokenizer_revision"), "/tokens/tokenizer_revision");
   if (s.tokenizer_revision.empty()) r.fail("/tokens/tokenizer_revision", "must not be empty");
 }
 
 void parseRows(const Reader& r, const json& j, eval::SessionSpec& s) {
-  const json& rw = r.object(r.need(j, "", "rows"), "/rows", {"seq_len", "num_seqs", "selection", "seed", "form"});
+  const json& rw = r.object(r.need(j, "", "rows"), "/rows", {"seq_len", "num_seqs", "up_to", "selection", "seed", "form"});
   s.seq_len = r.integer(r.need(rw, "/rows", "seq_len"), "/rows/seq_len", 2);
   s.num_seqs = static_cast<std::size_t>(r.integer(r.need(rw, "/rows", "num_seqs"), "/rows/num_seqs", 1));
+  if (const json* v = r.opt(rw, "up_to")) s.up_to = r.boolean(*v, "/rows/up_to");
   if (const json* v = r.opt(rw, "selection")) s.selection = r.choice(*v, "/rows/selection", eval::kSelectionModes);
   if (const json* v = r.opt(rw, "seed")) s.selection_seed = static_cast<std::uint64_t>(r.integer(*v, "/rows/seed", 0));
   if (const json* v = r.opt(rw, "form")) s.row_form = r.choice(*v, "/rows/form", eval::kRowForms);
@@ -319,6 +322,42 @@ std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& 
   return out;
 }
 
+// An entry's reported perplexities, one per condition it expands to (in expansion order; null for
+// none): a number, or a list of that length. They need /reported (where they come from).
+std::vector<std::optional<double>> reportedValues(const Reader& r, const json& c, const std::string& p, std::size_t n, const Manifest& m) {
+  std::vector<std::optional<double>> out(n);
+  const json* v = r.opt(c, "reported_perplexity");
+  if (!v) return out;
+  const std::string ptr = p + "/reported_perplexity";
+  if (m.reported.is_null()) r.fail(ptr, "needs /reported: say where the reported values come from");
+  if (v->is_array() && v->size() != n)
+    r.fail(ptr, "expected " + std::to_string(n) + " values, one per condition the entry expands to, got " + std::to_string(v->size()));
+  if (!v->is_array() && n != 1) r.fail(ptr, "the entry expands to " + std::to_string(n) + " conditions: give a list of " + std::to_string(n));
+  for (std::size_t k = 0; k < n; ++k) {
+    const json& x = v->is_array() ? (*v)[k] : *v;
+    const std::string xp = v->is_array() ? ptr + "/" + std::to_string(k) : ptr;
+    if (x.is_null()) continue;
+    const double d = r.num(x, xp);
+    if (!(d > 0) || !std::isfinite(d)) r.fail(xp, "expected a perplexity > 0");
+    out[k] = d;
+  }
+  return out;
+}
+
+void parseReported(const Reader& r, const json& j, Manifest& m) {
+  const json* rep = r.opt(j, "reported");
+  if (!rep) return;
+  r.object(*rep, "/reported", {"source", "control_perplexity"});
+  const std::string source = r.str(r.need(*rep, "/reported", "source"), "/reported/source");
+  if (source.empty()) r.fail("/reported/source", "must not be empty");
+  m.reported = {{"source", source}, {"control_perplexity", nullptr}};
+  if (const json* v = r.opt(*rep, "control_perplexity")) {
+    const double d = r.num(*v, "/reported/control_perplexity");
+    if (!(d > 0) || !std::isfinite(d)) r.fail("/reported/control_perplexity", "expected a perplexity > 0");
+    m.reported["control_perplexity"] = d;
+  }
+}
+
 // Each entry expands over its lists, in manifest order; a composite entry ("steps") is one
 // condition whose steps each name one value per list.
 void parseConditions(const Reader& r, const json& j, Manifest& m) {
@@ -334,7 +373,7 @@ void parseConditions(const Reader& r, const json& j, Manifest& m) {
     const std::string p = "/conditions/" + std::to_string(i);
     if (cs[i].is_object() && cs[i].contains("steps")) {
       if (cs[i].contains("op")) r.fail(p + "/op", "a composite condition takes its ops in /steps, not beside them");
-      r.object(cs[i], p, {"name", "steps"});
+      r.object(cs[i], p, {"name", "steps", "reported_perplexity"});
       const json& st = cs[i]["steps"];
       if (!st.is_array() || st.empty()) r.fail(p + "/steps", "expected a non-empty array of ops, applied in order");
       Condition x;
@@ -348,15 +387,20 @@ void parseConditions(const Reader& r, const json& j, Manifest& m) {
         x.steps.push_back(std::move(one.front()));
       }
       if (const json* n = r.opt(cs[i], "name")) x.label = r.str(*n, p + "/name");
+      x.reported_perplexity = reportedValues(r, cs[i], p, 1, m).front();
       add(std::move(x), p);
       continue;
     }
-    const json& c = r.object(cs[i], p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers", "coordinates"});
+    const json& c = r.object(cs[i], p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers", "coordinates",
+                                        "reported_perplexity"});
     const std::vector<Step> steps = parseEntry(r, c, p);
-    for (const Step& s : steps) {
+    const std::vector<std::optional<double>> reported = reportedValues(r, c, p, steps.size(), m);
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      const Step& s = steps[k];
       Condition x;
       x.pointer = p;
       x.label = s.label;
+      x.reported_perplexity = reported[k];
       if (c.contains("name")) {
         const std::string n = r.str(c["name"], p + "/name");
         x.label = steps.size() > 1 ? n + " [" + s.label + "]" : n;
@@ -375,7 +419,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   m.path = path;
   m.sha256 = sha256;
   m.verbatim = j;
-  r.object(j, "", {"schema", "description", "checkpoint", "tokens", "rows", "groups", "bootstrap", "model", "conditions", "output"});
+  r.object(j, "", {"schema", "description", "checkpoint", "tokens", "rows", "groups", "bootstrap", "model", "conditions", "output", "reported"});
   r.schema(j, "omn-audit/manifest@1");
   if (const json* d = r.opt(j, "description")) r.str(*d, "/description");
   auto& s = m.session;
@@ -390,6 +434,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   parseStatistics(r, j, m);
   parseModel(r, j, s);
   parseOutput(r, j, path, m);
+  parseReported(r, j, m);
   parseConditions(r, j, m);
   return m;
 }

@@ -32,7 +32,8 @@ json conditionRecord(const json& c) {
           {"touched", c.at("touched")}, {"applied", c.at("applied")}, {"start_layer", c.at("start_layer")},
           {"scores", c.at("result").at("sequences")}, {"seconds", c.value("seconds", 0.0)},
           {"restore", c.at("restore")}, {"mechanism", c.value("mechanism", json())},
-          {"divergence", c.value("divergence", json())}};
+          {"divergence", c.value("divergence", json())},
+          {"reported_perplexity", c.contains("reported") ? c["reported"]["perplexity"] : json(nullptr)}};
 }
 
 }  // namespace

@@ -92,6 +92,12 @@ json assembleResults(const ResultsInput& in) {
                 {"confidence", in.bootstrap.confidence},
                 {"seed", in.bootstrap.seed}}}};
     addDivergence(c, rec, c["vs_control"]);
+    // a value reported elsewhere, beside the measured one: never mixed into any computed number
+    if (const json rp = rec.value("reported_perplexity", json()); !rp.is_null()) {
+      c["reported"] = {{"perplexity", rp}, {"ratio_to_reported_control", nullptr}};
+      if (out.contains("reported") && out["reported"]["control_perplexity"].is_number())
+        c["reported"]["ratio_to_reported_control"] = rp.get<double>() / out["reported"]["control_perplexity"].get<double>();
+    }
     conds.push_back(std::move(c));
   }
   out["conditions"] = conds;

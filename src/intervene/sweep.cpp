@@ -223,7 +223,8 @@ json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool
           {"seconds", pass.seconds},
           {"restore", {{"sha256", after}, {"expected", gains.originalDigest()}, {"ok", after == gains.originalDigest()}}},
           {"mechanism", pass.mechanism},
-          {"divergence", pass.divergence}};
+          {"divergence", pass.divergence},
+          {"reported_perplexity", c.reported_perplexity ? json(*c.reported_perplexity) : json(nullptr)}};
 }
 
 }  // namespace
@@ -345,6 +346,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
              {"mechanism", o.mechanism},
              {"kl", o.kl},
              {"shard", shard}};
+  if (!m.reported.is_null()) in.base["reported"] = m.reported;
   in.base["checkpoint"]["path"] = rel(s.spec.checkpoint);
   in.base["tokens"]["path"] = rel(s.tokens.path);
   if (in.base["tokens"]["offsets"].is_object()) in.base["tokens"]["offsets"]["path"] = rel(s.tokens.offsets_path);

@@ -54,11 +54,14 @@ struct Grid {
 
 Grid sweepGrid(const json& r) {
   const json& ctl = r["control"]["open"]["result"];
+  const bool kl = r.value("kl", false);  // --kl: the distributions against the control's
   Grid g{{"id", "condition", "perplexity", ciLabel(ctl["perplexity_ci"]["confidence"].get<double>()), "ratio vs control",
-          "ratio CI", "ΔNLL/token", "touched", "restore"},
+          "ratio CI", "ΔNLL/token (nats)", "touched", "restore"},
          {}};
+  if (kl) g.head.insert(g.head.end(), {"KL/token (nats)", "top-1 agreement"});
   g.rows.push_back({"—", "control (the checkpoint as is)", f(ctl["perplexity"], 3),
                     "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", "0", "", ""});
+  if (kl) g.rows.back().insert(g.rows.back().end(), {"0", "1"});
   for (const auto& c : r["conditions"]) {
     const json& q = c["vs_control"]["ppl_ratio"];
     const json& d = c["vs_control"]["delta_nll_per_token"];
@@ -66,8 +69,50 @@ Grid sweepGrid(const json& r) {
                       "[" + f(c["result"]["perplexity_ci"]["low"], 3) + ", " + f(c["result"]["perplexity_ci"]["high"], 3) + "]",
                       f(q["estimate"], 4), "[" + f(q["low"], 4) + ", " + f(q["high"], 4) + "]", f(d["estimate"], 5),
                       std::to_string(c["touched"].size()) + " tensors", c["restore"]["ok"].get<bool>() ? "bitwise" : "FAILED"});
+    if (kl) {
+      const json dv = c["vs_control"].value("divergence", json());
+      g.rows.back().insert(g.rows.back().end(),
+                           {dv.is_object() && dv["kl_per_token"].is_number() ? significant(dv["kl_per_token"].get<double>(), 3) : "—",
+                            dv.is_object() ? f(dv["top1_agreement"], 4) : "—"});
+    }
   }
   return g;
+}
+
+bool hasReported(const json& r) {
+  if (!r.contains("reported")) return false;
+  for (const auto& c : r["conditions"])
+    if (c.contains("reported")) return true;
+  return false;
+}
+
+// Values reported elsewhere (the historical record) beside the ones measured here, each labelled as
+// what it is: a reported number is quoted, never recomputed; a measured one comes from this run.
+Grid reportedGrid(const json& r) {
+  const json& ctl = r["control"]["open"]["result"];
+  const std::string ci = ciLabel(ctl["perplexity_ci"]["confidence"].get<double>());
+  Grid g{{"id", "condition", "reported perplexity", "reported ratio", "measured perplexity", "measured " + ci, "measured ratio",
+          "measured ratio " + ci},
+         {}};
+  const json& rc = r["reported"]["control_perplexity"];
+  g.rows.push_back({"—", "control", rc.is_number() ? f(rc, 2) : "—", rc.is_number() ? "1" : "—", f(ctl["perplexity"], 3),
+                    "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", ""});
+  for (const auto& c : r["conditions"]) {
+    if (!c.contains("reported")) continue;
+    const json& q = c["vs_control"]["ppl_ratio"];
+    const json& rr = c["reported"]["ratio_to_reported_control"];
+    g.rows.push_back({c["id"], c["label"], f(c["reported"]["perplexity"], 2), rr.is_number() ? fixed(rr.get<double>(), 2) + "×" : "—",
+                      f(c["result"]["perplexity"], 3),
+                      "[" + f(c["result"]["perplexity_ci"]["low"], 3) + ", " + f(c["result"]["perplexity_ci"]["high"], 3) + "]",
+                      f(q["estimate"], 4) + "×", "[" + f(q["low"], 4) + ", " + f(q["high"], 4) + "]"});
+  }
+  return g;
+}
+
+std::string reportedNote(const json& r) {
+  return "Reported: quoted from " + r["reported"]["source"].get<std::string>() +
+         ", not recomputed (no raw data). Measured: this run, recomputable from the raw per-sequence values in the result. "
+         "Ratios are each against their own control.";
 }
 
 Grid evalGrid(const json& r) {
@@ -223,6 +268,8 @@ std::string htmlReport(const ReportInput& in) {
   const json& r = in.result;
   if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") {
     o << "<h2>Sweep</h2>\n" << sweepGrid(r).html();
+    if (hasReported(r))
+      o << "<h2>Reported against measured</h2>\n<p>" << xmlEscape(reportedNote(r)) << "</p>\n" << reportedGrid(r).html();
   } else if (isStudy(r)) {
     o << "<h2>Study: arms</h2>\n" << studyArmsGrid(r).html() << "<h2>Study: QK-norm on − off, paired by seed</h2>\n"
       << studyComparisonGrid(r).html();
@@ -251,7 +298,10 @@ std::string markdownReport(const ReportInput& in, const std::string& figure_dir)
   o << "## Figures\n\n";
   for (const auto& f : reportFigures(in)) o << "![" << f.title << "](" << figure_dir << "/" << f.name << ")\n\n*" << f.caption << "*\n\n";
   const json& r = in.result;
-  if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") o << "## Sweep\n\n" << sweepGrid(r).markdown() << "\n";
+  if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") {
+    o << "## Sweep\n\n" << sweepGrid(r).markdown() << "\n";
+    if (hasReported(r)) o << "## Reported against measured\n\n" << reportedNote(r) << "\n\n" << reportedGrid(r).markdown() << "\n";
+  }
   else if (isStudy(r))
     o << "## Study: arms\n\n" << studyArmsGrid(r).markdown() << "\n## Study: QK-norm on − off, paired by seed\n\n"
       << studyComparisonGrid(r).markdown() << "\n";

@@ -84,6 +84,21 @@ expect 2 "tokenizer-revision" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp
 expect 2 "oov.bin: token id 600 at position 777" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/oov.bin}"
 expect 2 "empty.bin: the token set is empty" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/empty.bin}"
 expect 2 "asked for 1000 sequences but the token set yields only" -- "$omn" "${base[@]}" --num-seqs 1000
+# the historical panel's conventions, on request: "up to N" sequences and ids >= the vocabulary
+# dropped (as its vocabulary-size filter did), both recorded
+expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 1000 --up-to --json "$tmp/upto.json"
+check "--up-to: every row the set has, the request and the count recorded" -- /usr/bin/python3 - "$tmp/upto.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["selection"]
+sys.exit(0 if s["up_to"] and s["num_seqs_requested"] == 1000 and s["num_seqs"] == s["rows_available"] < 1000 else 1)
+PY
+expect 0 "perplexity" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/oov.bin}" --out-of-vocabulary drop --json "$tmp/oov.json"
+check "--out-of-vocabulary drop: the one id >= 512 dropped and counted" -- /usr/bin/python3 - "$tmp/oov.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["tokens"]["out_of_vocabulary"]
+sys.exit(0 if t == {"policy": "drop", "dropped": 1, "vocab_size": 512} else 1)
+PY
+expect 2 "--out-of-vocabulary: expected refuse or drop" -- "$omn" "${base[@]}" --out-of-vocabulary keep
 expect 2 "needs document boundaries" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.bin" --tokenizer-revision r
 expect 2 "fp16 on the CPU" -- "$omn" "${base[@]}" --dtype fp16
 # a CPU build has no flash path; a CUDA build has one, but not for a CPU device: exit 2 either way

@@ -57,6 +57,28 @@ check "report warns: unverified, NaN condition, non-reproducing control" -- bash
   "grep -q 'was not verified' '$tmp/bad.html' && grep -q 'non-finite perplexity' '$tmp/bad.html' && grep -q 'closing control differs' '$tmp/bad.html'"
 expect 2 "two documents of the same kind" -- "$omn" report "$tmp/sweep.json" "$tmp/bad.json" -o "$tmp/x.html"
 
+# reported values (the historical record) beside the measured ones, each labelled as what it is
+/usr/bin/python3 - "$tmp/m.json" "$tmp/mr.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["conditions"] = [{"op": "constant", "values": [2.0, 1.5, 1.0], "targets": ["qk"], "layers": "all",
+                    "reported_perplexity": [24.08, 70.63, 692.08]}]
+m["reported"] = {"source": "the historical OMN record", "control_perplexity": 12.97}
+m["output"] = {"json": "reported.json"}
+json.dump(m, open(sys.argv[2], "w"))
+PY
+expect 0 "closing control" -- "$omn" -q intervene --manifest "$tmp/mr.json"
+expect 0 "report-reported.html" -- "$omn" report "$tmp/reported.json" -o "$tmp/report-reported.html"
+check "reported against measured: the table, the source, both ratio columns (53.36x reported for 1.0)" -- bash -c \
+  "grep -q 'Reported against measured' '$tmp/report-reported.html' && grep -q 'quoted from the historical OMN record' '$tmp/report-reported.html' \
+   && grep -q '53.36×' '$tmp/report-reported.html' && grep -q '5.45×' '$tmp/report-reported.html' && grep -q '1.86×' '$tmp/report-reported.html'"
+check "the result records the reported ratio beside the measured one" -- /usr/bin/python3 - "$tmp/reported.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["conditions"][2]
+sys.exit(0 if abs(c["reported"]["ratio_to_reported_control"] - 692.08 / 12.97) < 1e-12 and "ppl_ratio" in c["vs_control"] else 1)
+PY
+
 # a real browser: headless Chromium renders the report to a non-blank screenshot
 chrome=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chrome" ]; then
@@ -67,6 +89,11 @@ else
     --screenshot="$tmp/report.png" "file://$tmp/report.html" >/dev/null 2>&1
   check "chromium screenshot of the report exists" -- test -s "$tmp/report.png"
   check "chromium screenshot is not blank" -- /usr/bin/python3 "$src/tests/cli/png_nonblank.py" "$tmp/report.png"
+  timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --user-data-dir="$tmp/chrome-profile" --window-size=1200,1600 \
+    --screenshot="$tmp/report-reported.png" "file://$tmp/report-reported.html" >/dev/null 2>&1
+  check "chromium renders the reported-against-measured report (not blank)" -- \
+    /usr/bin/python3 "$src/tests/cli/png_nonblank.py" "$tmp/report-reported.png"
   [ -n "${OMN_KEEP_SCREENSHOT:-}" ] && cp "$tmp/report.png" "$OMN_KEEP_SCREENSHOT"
 fi
 # -o -: the HTML alone on standard output; --markdown needs a file (its figures go beside it)

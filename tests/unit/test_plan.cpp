@@ -118,3 +118,58 @@ TEST(IntervenePlan, ReproductionManifestHasNoDuplicates) {
   EXPECT_NE(os.str().find("check: "), std::string::npos);
   EXPECT_EQ(os.str().find("warning: "), std::string::npos) << os.str();
 }
+
+// Reported values (the historical record): one per expanded condition, only with /reported, > 0
+TEST(InterveneReported, OnePerConditionWithASource) {
+  json j = withConditions("tiny-demo.json", json::parse(R"([{"op": "constant", "values": [2, 1.5, 1], "reported_perplexity": [24.08, null, 692.08]}])"));
+  std::string err;
+  try {
+    parseManifest(j, "m.json", "", true);
+  } catch (const omn::UsageError& e) {
+    err = e.what();
+  }
+  EXPECT_NE(err.find("/conditions/0/reported_perplexity: needs /reported"), std::string::npos) << err;
+  j["reported"] = {{"source", "the historical record"}, {"control_perplexity", 12.97}};
+  const auto m = parseManifest(j, "m.json", "", true);
+  ASSERT_EQ(m.conditions.size(), 3u);
+  EXPECT_EQ(*m.conditions[0].reported_perplexity, 24.08);
+  EXPECT_FALSE(m.conditions[1].reported_perplexity.has_value());
+  EXPECT_EQ(m.reported["control_perplexity"], 12.97);
+  auto refused = [&](const json& conditions, const json& reported) {
+    json k = withConditions("tiny-demo.json", conditions);
+    k["reported"] = reported;
+    try {
+      parseManifest(k, "m.json", "", true);
+    } catch (const omn::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const json src = {{"source", "x"}};
+  EXPECT_NE(refused(json::parse(R"([{"op": "constant", "values": [2, 1], "reported_perplexity": [24.08]}])"), src)
+                .find("/conditions/0/reported_perplexity: expected 2 values, one per condition"),
+            std::string::npos);
+  EXPECT_NE(refused(json::parse(R"([{"op": "constant", "values": [2, 1], "reported_perplexity": 24.08}])"), src)
+                .find("give a list of 2"),
+            std::string::npos);
+  EXPECT_NE(refused(json::parse(R"([{"op": "constant", "values": [2], "reported_perplexity": [-1]}])"), src)
+                .find("/conditions/0/reported_perplexity/0: expected a perplexity > 0"),
+            std::string::npos);
+  EXPECT_NE(refused(json::parse(R"([{"op": "constant", "values": [2]}])"), json{{"source", ""}}).find("/reported/source: must not be empty"),
+            std::string::npos);
+}
+
+// The shipped OMN-1 manifests parse (with their placeholders filled) and say what they claim: the
+// historical one drops out-of-vocabulary ids, takes "up to" 50 rows and carries the reported values
+TEST(InterveneReported, ShippedManifestsParse) {
+  for (const char* f : {"omn1-historical.json", "omn1-bridge.json", "omn1-reproduction.json"})
+    EXPECT_NO_THROW(parseManifest(withConditions(f, json()), f, "", true)) << f;
+  const auto h = parseManifest(withConditions("omn1-historical.json", json()), "h.json", "", true);
+  EXPECT_TRUE(h.session.up_to);
+  EXPECT_EQ(h.session.out_of_vocab, omn::eval::OutOfVocabulary::Drop);
+  ASSERT_EQ(h.conditions.size(), 3u);
+  EXPECT_EQ(*h.conditions[2].reported_perplexity, 692.08);
+  EXPECT_EQ(h.reported["control_perplexity"], 12.97);
+  const auto b = parseManifest(withConditions("omn1-bridge.json", json()), "b.json", "", true);
+  EXPECT_EQ(b.session.row_form, omn::eval::RowForm::Historical);
+}

@@ -26,6 +26,8 @@ struct SessionSpec {
   std::string tokenizer_revision;
   std::int64_t seq_len = 2048;
   std::size_t num_seqs = 50;
+  bool up_to = false;  // num_seqs is a maximum: fewer rows are used when the set has fewer (recorded)
+  OutOfVocabulary out_of_vocab = OutOfVocabulary::Refuse;
   SelectionMode selection = SelectionMode::First;
   std::uint64_t selection_seed = 0;
   RowForm row_form = RowForm::Packed;

@@ -32,7 +32,17 @@ struct TokenSet {
   std::vector<std::uint64_t> doc_starts;  // ascending; empty when no boundaries are known
   std::string offsets_path, offsets_sha256;
   std::optional<std::int64_t> eos;
+  std::int64_t dropped_out_of_vocab = -1;  // ids >= the vocabulary removed (dropOutOfVocabulary); -1: not asked
 };
+
+// What to do with ids >= the model's vocabulary: refuse the set (checkVocabulary), or remove them
+// from the stream as the historical OMN script's vocabulary-size filter did (counts recorded).
+enum class OutOfVocabulary { Refuse, Drop };
+inline constexpr std::array<io::Named<OutOfVocabulary>, 2> kOutOfVocabulary{{{"refuse", OutOfVocabulary::Refuse}, {"drop", OutOfVocabulary::Drop}}};
+
+// Removes every id >= vocab from the stream; document starts move to the same tokens (a document
+// left empty disappears). Sets dropped_out_of_vocab. Row offsets then index the filtered stream.
+void dropOutOfVocabulary(TokenSet& set, std::int64_t vocab);
 
 // Reads and hashes the file; throws FormatError naming the file and the place.
 TokenSet readTokenSet(const TokenSetSpec& spec);
@@ -68,8 +78,8 @@ struct Selection {
   std::vector<std::size_t> indices;  // ascending indices into the rows
 };
 // first-N, or N drawn without replacement by a seeded shuffle (then sorted). Throws UsageError
-// when the set has fewer rows than asked, or none.
-Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, std::uint64_t seed);
+// when the set has fewer rows than asked (unless `up_to`: then every row it has), or none.
+Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, std::uint64_t seed, bool up_to = false);
 
 // Throws FormatError naming the file and token position of the first id >= vocab (the whole set:
 // one such id means the set and the model do not belong together).

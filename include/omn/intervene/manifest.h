@@ -69,6 +69,7 @@ struct Condition {
   std::string label;  // the manifest's name, or the steps' labels joined with "; "
   std::string pointer;  // JSON pointer of the entry that produced it ("/conditions/3")
   std::vector<Step> steps;  // applied in order, each to the values the one before left
+  std::optional<double> reported_perplexity;  // a value reported elsewhere (the historical record), shown beside the measured one
   // As recorded in results: one step is the step's record ({"op", "target", "layers", ...}); a
   // composite is {"op": "composite", "steps": [...]}.
   nlohmann::json describe() const;
@@ -83,6 +84,8 @@ struct Manifest {
   int groups = 5;
   std::vector<Condition> conditions;
   std::string output_json, output_csv;  // resolved against the manifest's directory
+  // /reported: where reported values come from and the control's reported perplexity (null: none)
+  nlohmann::json reported;
 };
 
 // Reads, hashes and validates; relative paths resolve against the manifest's directory.

@@ -70,12 +70,15 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--state-key", s.state_key, "where the state dict sits in the envelope");
   app->add_option("--tokens", s.tokens.path, "pre-tokenized held-out set: .bin (uint16/uint32) or .npy")->required();
   addChoice(app, "--token-format", s.tokens.format, eval::kTokenFormats, "token file format (auto: .npy by its magic, else u16)");
+  addChoice(app, "--out-of-vocabulary", s.out_of_vocab, eval::kOutOfVocabulary,
+            "ids >= the model's vocabulary: refuse the set, or drop them from the stream as the historical script did (counted)");
   app->add_option("--eos", o.eos, "document boundary: each document ends with this token");
   app->add_option("--offsets", s.tokens.offsets, "document boundary: sidecar of document start offsets (.npy or text)");
   app->add_option("--tokenizer-revision", s.tokenizer_revision, "the tokenizer revision that made the set (recorded)")
       ->required();
   app->add_option("--seq-len", s.seq_len, "tokens per row")->default_val(2048)->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 20));
   app->add_option("--num-seqs", s.num_seqs, "rows to score")->default_val(50)->check(CLI::Range(1.0, 1e9));
+  app->add_flag("--up-to", s.up_to, "--num-seqs is a maximum: score every row the set has when it has fewer (the historical panel's \"up to 50\")");
   addChoice(app, "--selection", s.selection, eval::kSelectionModes, "which rows: the first N or a seeded draw");
   app->add_option("--selection-seed", s.selection_seed, "seed of the seeded selection")->default_val(0)->check(CLI::NonNegativeNumber);
   addChoice(app, "--row-form", s.row_form, eval::kRowForms, "row form; historical: EOS stripped, no document metadata");
