@@ -1,6 +1,7 @@
 #include "omn/eval/bootstrap.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <string>
 
@@ -68,7 +69,8 @@ Interval bootstrapPerplexity(const SequenceScores& s, const BootstrapSpec& spec)
   return interval(stats, s.perplexity(), spec.confidence);
 }
 
-PairedInterval pairedBootstrap(const SequenceScores& a, const SequenceScores& b, const BootstrapSpec& spec) {
+PairedInterval pairedBootstrap(const SequenceScores& a, const SequenceScores& b, const BootstrapSpec& spec,
+                               double simultaneous_confidence) {
   const std::size_t n = a.nll_sum.size();
   validate(spec, n);
   if (b.nll_sum.size() != n || a.tokens != b.tokens)
@@ -89,7 +91,33 @@ PairedInterval pairedBootstrap(const SequenceScores& a, const SequenceScores& b,
     ratio[r] = std::exp(d);  // ppl_B / ppl_A = exp(ΔNLL per token)
   }
   const double d = (b.totalNll() - a.totalNll()) / static_cast<double>(a.totalTokens());
-  return {interval(delta, d, spec.confidence), interval(ratio, std::exp(d), spec.confidence)};
+  std::size_t at_or_below = 0, at_or_above = 0;
+  for (double x : delta) {
+    at_or_below += x <= 0;
+    at_or_above += x >= 0;
+  }
+  const double r = static_cast<double>(delta.size());
+  PairedInterval out{interval(delta, d, spec.confidence), interval(ratio, std::exp(d), spec.confidence),
+                     std::min(1.0, 2 * std::min(static_cast<double>(at_or_below), static_cast<double>(at_or_above)) / r), {}, {}};
+  if (simultaneous_confidence > 0) {  // the sorted resamples again, at the wider level
+    out.simultaneous_delta = interval(delta, d, simultaneous_confidence);
+    out.simultaneous_ratio = interval(ratio, std::exp(d), simultaneous_confidence);
+  }
+  return out;
+}
+
+std::vector<double> holmAdjusted(const std::vector<double>& p) {
+  const std::size_t m = p.size();
+  std::vector<std::size_t> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return p[x] < p[y]; });
+  std::vector<double> out(m);
+  double running = 0;
+  for (std::size_t k = 0; k < m; ++k) {
+    running = std::max(running, std::min(1.0, p[order[k]] * static_cast<double>(m - k)));
+    out[order[k]] = running;
+  }
+  return out;
 }
 
 std::vector<Group> groupPerplexities(const SequenceScores& s, int groups) {

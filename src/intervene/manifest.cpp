@@ -202,7 +202,8 @@ void parseStatistics(const Reader& r, const json& j, Manifest& m) {
   if (const json* v = r.opt(j, "groups")) m.groups = static_cast<int>(r.integer(*v, "/groups", 1, std::numeric_limits<int>::max()));
   if (m.groups > static_cast<int>(s.num_seqs)) r.fail("/groups", "more groups than sequences (" + std::to_string(s.num_seqs) + ")");
   if (const json* b = r.opt(j, "bootstrap")) {
-    r.object(*b, "/bootstrap", {"resamples", "seed", "confidence"});
+    r.object(*b, "/bootstrap", {"resamples", "seed", "confidence", "multiplicity"});
+    if (const json* v = r.opt(*b, "multiplicity")) m.bootstrap.multiplicity = r.choice(*v, "/bootstrap/multiplicity", eval::kMultiplicity);
     if (const json* v = r.opt(*b, "resamples")) m.bootstrap.resamples = static_cast<int>(r.integer(*v, "/bootstrap/resamples", 1, 100000000));
     if (const json* v = r.opt(*b, "seed")) m.bootstrap.seed = static_cast<std::uint64_t>(r.integer(*v, "/bootstrap/seed", 0));
     if (const json* v = r.opt(*b, "confidence")) {

@@ -45,7 +45,7 @@ json mergeShards(const std::vector<std::string>& paths) {
       {"/manifest/sha256", "/checkpoint/sha256", "/tokens/sha256", "/tokens/tokenizer_revision",
        "/provenance/model_code_fingerprint", "/provenance/git_revision", "/provenance/libtorch", "/model/config", "/model/dtype",
        "/model/device", "/model/attention", "/selection", "/gains/checkpoint_sha256", "/control/open/result/sequences", "/kl",
-       "/mechanism"},
+       "/mechanism", "/multiplicity/family_size"},
       "sweep");
   const json& first = docs[0];
   ResultsInput in;
@@ -70,6 +70,9 @@ json mergeShards(const std::vector<std::string>& paths) {
   in.bootstrap.resamples = b.contains("resamples") ? static_cast<int>(r.integer(b["resamples"], "/bootstrap/resamples", 1, 100000000)) : 10000;
   in.bootstrap.seed = b.contains("seed") ? static_cast<std::uint64_t>(r.integer(b["seed"], "/bootstrap/seed", 0)) : 0;
   in.bootstrap.confidence = b.contains("confidence") ? r.num(b["confidence"], "/bootstrap/confidence", 0, 1, true, true) : 0.95;
+  if (b.contains("multiplicity")) in.bootstrap.multiplicity = r.choice(b["multiplicity"], "/bootstrap/multiplicity", eval::kMultiplicity);
+  if (first.contains("multiplicity"))
+    in.family_size = static_cast<std::size_t>(r.integer(first["multiplicity"]["family_size"], "/multiplicity/family_size", 1, 1 << 30));
   in.groups = v.contains("groups") ? static_cast<int>(r.integer(v["groups"], "/groups", 1, std::numeric_limits<int>::max())) : 5;
   if (static_cast<std::size_t>(in.groups) > first["control"]["open"]["result"]["sequences"]["tokens"].size())
     r.fail("/groups", "more groups than sequences");

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "omn/errors.h"
+#include "omn/io/choice.h"
 #include "omn/eval/divergence.h"
 #include "omn/eval/scores_json.h"
 #include "omn/output/json_file.h"
@@ -69,10 +70,21 @@ json assembleResults(const ResultsInput& in) {
                     {"close", controlBlock(in.control_close, in.bootstrap, in.groups)},
                     {"reproduced_bitwise", identical},
                     {"max_abs_nll_difference", max_diff}};
+  // multiplicity: the family is every condition of the manifest, in every shard
+  const bool adjust = in.bootstrap.multiplicity != eval::Multiplicity::None;
+  const std::size_t m = std::max<std::size_t>(in.family_size, in.conditions.size());
+  const double simultaneous = adjust ? 1 - (1 - in.bootstrap.confidence) / static_cast<double>(m) : 0;
+  if (adjust)
+    out["multiplicity"] = {{"method", io::choiceName(eval::kMultiplicity, in.bootstrap.multiplicity)},
+                           {"family_size", m},
+                           {"simultaneous_confidence", simultaneous},
+                           {"complete", in.conditions.size() == m}};
+  std::vector<double> p_values;
   json conds = json::array();
   for (const json& rec : in.conditions) {
     const eval::SequenceScores sc = scoresFromRaw(rec.at("scores"));
-    const eval::PairedInterval p = eval::pairedBootstrap(open, sc, in.bootstrap);
+    const eval::PairedInterval p = eval::pairedBootstrap(open, sc, in.bootstrap, simultaneous);
+    p_values.push_back(p.p_value);
     json c = {{"id", rec.at("id")},
               {"label", rec.at("label")},
               {"op", rec.at("op")},
@@ -90,7 +102,12 @@ json assembleResults(const ResultsInput& in) {
                 {"method", "paired percentile bootstrap: the same resampled sequences for control and condition"},
                 {"resamples", in.bootstrap.resamples},
                 {"confidence", in.bootstrap.confidence},
-                {"seed", in.bootstrap.seed}}}};
+                {"seed", in.bootstrap.seed},
+                {"p_value", p.p_value}}}};
+    if (adjust)
+      c["vs_control"]["simultaneous"] = {{"confidence", simultaneous},
+                                         {"delta_nll_per_token", interval(p.simultaneous_delta)},
+                                         {"ppl_ratio", interval(p.simultaneous_ratio)}};
     addDivergence(c, rec, c["vs_control"]);
     // a value reported elsewhere, beside the measured one: never mixed into any computed number
     if (const json rp = rec.value("reported_perplexity", json()); !rp.is_null()) {
@@ -99,6 +116,16 @@ json assembleResults(const ResultsInput& in) {
         c["reported"]["ratio_to_reported_control"] = rp.get<double>() / out["reported"]["control_perplexity"].get<double>();
     }
     conds.push_back(std::move(c));
+  }
+  // adjusted p-values: Bonferroni per condition; Holm needs the whole family (a shard records null)
+  if (adjust) {
+    const bool whole = in.conditions.size() == m;
+    const std::vector<double> holm = whole ? eval::holmAdjusted(p_values) : std::vector<double>{};
+    for (std::size_t k = 0; k < conds.size(); ++k)
+      conds[k]["vs_control"]["p_value_adjusted"] =
+          in.bootstrap.multiplicity == eval::Multiplicity::Bonferroni ? json(std::min(1.0, p_values[k] * static_cast<double>(m)))
+          : whole                                                     ? json(holm[k])
+                                                                      : json(nullptr);
   }
   out["conditions"] = conds;
   if (in.exact_control && !identical)

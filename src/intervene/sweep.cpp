@@ -354,6 +354,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   in.control_close = control_close;
   in.conditions = records;
   in.bootstrap = m.bootstrap;
+  in.family_size = m.conditions.size();
   in.groups = m.groups;
   in.exact_control = s.device.is_cpu();
   const json doc = assembleResults(in);

@@ -18,6 +18,7 @@ m = json.load(open(src))
 m["checkpoint"]["sha256"], m["tokens"]["sha256"] = ck, tk
 m["rows"]["num_seqs"] = 4
 m["conditions"] = m["conditions"][:3] + m["conditions"][4:6]
+m["bootstrap"]["multiplicity"] = "holm"  # every sweep here, shards and merge included
 exec(edit)
 json.dump(m, open(out, "w"), indent=1)
 PY
@@ -38,6 +39,26 @@ expect 0 "closing control reproduced the opening one bitwise" -- "$omn" -q inter
 check "result JSON valid against docs/schema/intervention.schema.json" -- \
   /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" intervention.schema.json "$tmp/sweep.json"
 check "CSV: a row per condition + control + header" -- test "$(wc -l <"$tmp/sweep.csv")" -eq 15
+check "multiplicity: Holm's adjusted p-values recompute from the raw ones; simultaneous intervals contain the marginal ones" -- \
+  /usr/bin/python3 - "$tmp/sweep.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cs = d["conditions"]
+m = len(cs)
+p = [c["vs_control"]["p_value"] for c in cs]
+order = sorted(range(m), key=lambda i: p[i])
+holm, run = [0.0] * m, 0.0
+for k, i in enumerate(order):
+    run = max(run, min(1.0, p[i] * (m - k)))
+    holm[i] = run
+ok = d["multiplicity"] == {"method": "holm", "family_size": m, "simultaneous_confidence": 1 - 0.05 / m, "complete": True}
+for c, h in zip(cs, holm):
+    v = c["vs_control"]
+    ok = ok and v["p_value_adjusted"] == h and 0 <= v["p_value"] <= 1
+    s, r = v["simultaneous"]["delta_nll_per_token"], v["delta_nll_per_token"]
+    ok = ok and s["low"] <= r["low"] <= r["estimate"] <= r["high"] <= s["high"]
+sys.exit(0 if ok else 1)
+PY
 check "no journal left after success" -- test ! -e "$tmp/sweep.json.journal"
 cp "$tmp/sweep.json" "$tmp/full.json"
 
@@ -85,6 +106,10 @@ for i in 0 1 2; do
 done
 expect 0 "merged 3 shards" -- "$omn" merge -o "$tmp/merged.json" "$tmp/shard0.json" "$tmp/shard1.json" "$tmp/shard2.json"
 check "shards merged equal the unsharded run (timestamps aside)" -- diff <(strip "$tmp/full.json") <(strip "$tmp/merged.json")
+check "a shard cannot adjust by Holm alone (null), its Bonferroni intervals use the whole family" -- /usr/bin/python3 -c "
+import json; d = json.load(open('$tmp/shard1.json')); full = json.load(open('$tmp/full.json'))
+assert d['multiplicity']['complete'] is False and d['multiplicity']['family_size'] == len(full['conditions'])
+assert all(c['vs_control']['p_value_adjusted'] is None for c in d['conditions'])"
 expect 2 "3 shards" -- "$omn" merge -o "$tmp/merge2.json" "$tmp/shard0.json" "$tmp/shard1.json"
 expect 2 "duplicate or out of range" -- "$omn" merge -o "$tmp/merge3.json" "$tmp/shard0.json" "$tmp/shard0.json" "$tmp/shard2.json"
 expect 2 "not the output of a --shard run" -- "$omn" merge -o "$tmp/merge4.json" "$tmp/full.json" "$tmp/shard1.json"

@@ -2,8 +2,11 @@
 // over sequences (percentile intervals). Sweeps reuse the paired form: both conditions resampled
 // with the same sequence indices. No libtorch.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
+
+#include "omn/io/choice.h"
 
 namespace omn::eval {
 
@@ -15,10 +18,18 @@ struct SequenceScores {
   double perplexity() const;  // exp(total NLL / total tokens)
 };
 
+// How intervals and p-values account for the many conditions of one sweep: not at all, Bonferroni
+// (intervals at 1 − α/m, p-values × m), or Holm's step-down p-values (with the Bonferroni intervals,
+// which Holm's procedure does not improve on).
+enum class Multiplicity { None, Bonferroni, Holm };
+inline constexpr std::array<io::Named<Multiplicity>, 3> kMultiplicity{
+    {{"none", Multiplicity::None}, {"bonferroni", Multiplicity::Bonferroni}, {"holm", Multiplicity::Holm}}};
+
 struct BootstrapSpec {
   int resamples = 10000;
   double confidence = 0.95;
   std::uint64_t seed = 0;
+  Multiplicity multiplicity = Multiplicity::None;
 };
 
 struct Interval {
@@ -30,10 +41,20 @@ Interval bootstrapPerplexity(const SequenceScores& s, const BootstrapSpec& spec)
 
 // Paired bootstrap of condition B against control A on the same sequences: ΔNLL per token
 // (B − A) and the perplexity ratio B / A, both from the same resampled indices.
+// `p_value`: two-sided percentile-bootstrap p-value of ΔNLL = 0, min(1, 2 · min(share of resamples
+// with Δ ≤ 0, share with Δ ≥ 0)). With `simultaneous_confidence` > 0 the same resamples also give
+// intervals at that level (Bonferroni: 1 − α/m).
 struct PairedInterval {
   Interval delta_nll_per_token, ppl_ratio;
+  double p_value = 1;
+  Interval simultaneous_delta, simultaneous_ratio;
 };
-PairedInterval pairedBootstrap(const SequenceScores& a, const SequenceScores& b, const BootstrapSpec& spec);
+PairedInterval pairedBootstrap(const SequenceScores& a, const SequenceScores& b, const BootstrapSpec& spec,
+                               double simultaneous_confidence = 0);
+
+// Holm's step-down adjustment of m p-values (in their order): p_(i) · (m − i + 1) over the sorted
+// p-values, made monotone, capped at 1.
+std::vector<double> holmAdjusted(const std::vector<double>& p);
 
 // G contiguous groups (sequence i goes to group floor(i·G/N)); each group's perplexity.
 struct Group {

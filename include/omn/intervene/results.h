@@ -21,6 +21,7 @@ struct ResultsInput {
   nlohmann::json control_open, control_close;  // records
   std::vector<nlohmann::json> conditions;      // records, in manifest order
   eval::BootstrapSpec bootstrap;
+  std::size_t family_size = 0;  // the manifest's condition count (multiplicity's m), in every shard
   int groups = 5;
   bool exact_control = true;  // CPU: the closing control must equal the opening bitwise
 };
