@@ -74,7 +74,9 @@ std::vector<RowScore> scoreRows(const model::Transformer& m, const at::Tensor& f
     const at::Tensor lse_ref = logSumExpInPlace(zr);
     const at::Tensor logp = logits.sub_(lse.unsqueeze(1));
     const at::Tensor logp_ref = ref_logits.sub_(lse_ref.unsqueeze(1));
-    const at::Tensor kl = (logp_ref.exp() * (logp_ref - logp)).sum(-1);  // KL(reference || this), nats
+    // KL(reference || this) in nats, >= 0: a negative sum is float32 rounding between two nearly
+    // equal distributions, clamped (NaN stays NaN)
+    const at::Tensor kl = (logp_ref.exp() * (logp_ref - logp)).sum(-1).clamp_min_(0);
     const at::Tensor agree = logp.argmax(-1).eq(logp_ref.argmax(-1));
     const at::Tensor dp = logp.gather(1, y).squeeze(1).exp() - logp_ref.gather(1, y).squeeze(1).exp();
     kl_per_row.index_add_(0, rows_here, kl.to(at::kDouble));

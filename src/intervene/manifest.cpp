@@ -266,6 +266,8 @@ std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& 
   const OpInfo& info = opInfo(base.op);
   base.layers = c.contains("layers") ? parseLayers(c["layers"], p + "/layers", r) : LayerSpec{};
   if (c.contains("coordinates")) base.coordinates = parseCoordinates(c["coordinates"], p + "/coordinates", r);
+  if (base.op == Op::Compensate && base.coordinates.kind != Coordinates::All)
+    r.fail(p + "/coordinates", "compensate scales whole vectors (Q by a, K by 1/a) so that every logit is unchanged: it takes no coordinates");
   for (const OpInfo& other : kOps)  // another op's parameter list
     if (other.list_key && c.contains(other.list_key) && !(info.list_key && std::string(info.list_key) == other.list_key))
       r.fail(p + "/" + other.list_key, std::string("not a parameter of ") + info.name);

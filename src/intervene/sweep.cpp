@@ -348,6 +348,8 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
              {"shard", shard}};
   if (!m.reported.is_null()) in.base["reported"] = m.reported;
   in.base["checkpoint"]["path"] = rel(s.spec.checkpoint);
+  if (s.preset.source != "builtin" && s.preset.source.find('/') != std::string::npos)  // a preset file beside the manifest
+    in.base["model"]["preset_source"] = rel(s.preset.source);
   in.base["tokens"]["path"] = rel(s.tokens.path);
   if (in.base["tokens"]["offsets"].is_object()) in.base["tokens"]["offsets"]["path"] = rel(s.tokens.offsets_path);
   in.control_open = control_open;

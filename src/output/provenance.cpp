@@ -63,7 +63,9 @@ nlohmann::json orNull(const std::string& s) { return s.empty() ? nlohmann::json(
 
 // The CPU's vector extensions that decide which kernels (and so which roundings) run
 nlohmann::json simdFlags() {
-  std::istringstream all(firstValue("/proc/cpuinfo", "flags", ':'));
+  std::string listed = firstValue("/proc/cpuinfo", "flags", ':');   // x86
+  if (listed.empty()) listed = firstValue("/proc/cpuinfo", "Features", ':');  // aarch64
+  std::istringstream all(listed);
   const std::vector<std::string> wanted = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
                                            "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve"};
   nlohmann::json out = nlohmann::json::array();

@@ -24,7 +24,7 @@ Figure pplVsConstant(const json& r) {
   std::vector<std::string> targets = {"q", "k", "qk"};
   double xlo = INFINITY, xhi = -INFINITY, ylo = val(ctl["perplexity_ci"]["low"]), yhi = val(ctl["perplexity_ci"]["high"]);
   for (const auto& c : r["conditions"])
-    if (c["op"]["op"] == "constant" && c["op"]["layers"] == "all") {
+    if (c["op"]["op"] == "constant" && c["op"]["layers"] == "all" && !c["op"].contains("coordinates")) {
       const double v = c["op"]["value"].get<double>();
       if (v <= 0) continue;
       xlo = std::min(xlo, v);
@@ -52,7 +52,7 @@ Figure pplVsConstant(const json& r) {
     std::vector<std::pair<double, double>> pts;
     std::vector<const json*> conds;
     for (const auto& cd : r["conditions"])
-      if (cd["op"]["op"] == "constant" && cd["op"]["layers"] == "all" && cd["op"]["target"] == targets[t] &&
+      if (cd["op"]["op"] == "constant" && cd["op"]["layers"] == "all" && !cd["op"].contains("coordinates") && cd["op"]["target"] == targets[t] &&
           cd["op"]["value"].get<double>() > 0)
         conds.push_back(&cd);
     std::sort(conds.begin(), conds.end(), [](const json* a, const json* b) { return (*a)["op"]["value"] < (*b)["op"]["value"]; });

@@ -15,11 +15,14 @@ differs() { if [ "$2" != "$3" ]; then echo "ok: $1"; else echo "FAIL: $1 (unchan
 built="$("$omn" --version | sed -n 's/^model code fingerprint //p')"
 check "the binary's fingerprint is this tree's" "$built" "$(fp "$src")"
 mkdir -p "$tmp/t/configs"
+mkdir -p "$tmp/t/tools"
 cp -r "$src/src" "$src/include" "$tmp/t/"
+cp -r "$src/tools/omn-audit" "$tmp/t/tools/"
 cp -r "$src/configs/presets" "$tmp/t/configs/"
 base="$(fp "$tmp/t")"
 check "a copy of the tree has the same fingerprint" "$base" "$(fp "$src")"
-for f in src/eval/scorer.cpp src/intervene/ops.cpp src/eval/bootstrap.cpp src/eval/token_set.cpp configs/presets/omn-1.json; do
+for f in src/eval/scorer.cpp src/intervene/ops.cpp src/eval/bootstrap.cpp src/eval/token_set.cpp configs/presets/omn-1.json \
+         tools/omn-audit/torch/session_options.h tools/omn-audit/plugin_loader.cpp; do
   cp "$tmp/t/$f" "$tmp/keep"
   printf '\n' >>"$tmp/t/$f"
   differs "a change to $f changes the fingerprint" "$base" "$(fp "$tmp/t")"

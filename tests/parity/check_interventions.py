@@ -267,7 +267,8 @@ for a, b in zip(full["conditions"], fast["conditions"]):
 # reference's log-softmax; the closing control (and compensate by 2) against the control exactly 0
 klm = dict(manifest, conditions=[{"op": "constant", "values": [2.0], "targets": ["q"], "layers": "all"},
                                  {"op": "compensate", "values": [2.0], "layers": "all"},
-                                 {"op": "noise", "values": [0.2], "seeds": [4], "layers": "all"}],
+                                 {"op": "noise", "values": [0.2], "seeds": [4], "layers": "all"},
+                                 {"op": "constant", "values": [1e30], "targets": ["qk"], "layers": "all"}],
            output={"json": "kl.json"})
 json.dump(klm, open(mpath, "w"))
 subprocess.run([omn, "-q", "intervene", "--manifest", mpath, "--force", "--kl"], check=True, stdout=subprocess.DEVNULL)
@@ -284,7 +285,7 @@ expect(kd["kl"] is True, "--kl recorded")
 close_div = kd["control"]["close"]["divergence"]
 expect(all(v == 0 for v in close_div["kl_sum"]) and close_div["top1_agree"] == kd["control"]["open"]["result"]["sequences"]["tokens"],
        "the closing control against the opening one: KL exactly 0, every top-1 agreeing")
-for c in kd["conditions"]:
+for c in kd["conditions"][:3]:
     cond = Reference(collections.OrderedDict((k, v.float()) for k, v in apply(sd, dict(c["op"]), L).items()), cfg)
     kl_ref, agree_ref, dp_ref = [], [], []
     for t, d in rows:
@@ -305,6 +306,10 @@ for c in kd["conditions"]:
            c["id"] + ": the summary recomputes from the raw sums")
     q = dv["kl_quantiles"]
     expect(q["p50"] <= q["p90"] <= q["p99"] <= q["max"], c["id"] + ": KL quantiles ordered")
+# a condition whose logits are not finite: nulls and a count, never garbage quantiles or a crash
+bad = kd["conditions"][3]
+expect(None in bad["divergence"]["kl_sum"] and bad["divergence"]["non_finite_tokens"] > 0 and
+       bad["vs_control"]["divergence"]["kl_per_token"] is None, "non-finite KL: null sums, counted tokens, no mean")
 comp = kd["conditions"][1]
 expect(all(v == 0 for v in comp["divergence"]["kl_sum"]), "compensate 2 against the control: KL exactly 0")
 expect(kd["conditions"][0]["vs_control"]["divergence"]["kl_per_token"] > 1e-4, "constant 2 on Q moves the distributions")

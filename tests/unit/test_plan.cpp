@@ -62,6 +62,10 @@ TEST(InterveneCoordinates, ParseDescribeAndLabel) {
             std::string::npos);
   EXPECT_NE(refusal(json::parse(R"([{"op": "constant", "values": [1], "coordinates": "positive"}])")).find("/conditions/0/coordinates: expected"),
             std::string::npos);
+  // compensate is the logit-preserving control only on whole vectors
+  EXPECT_NE(refusal(json::parse(R"([{"op": "compensate", "values": [2], "coordinates": "negative"}])"))
+                .find("/conditions/0/coordinates: compensate scales whole vectors"),
+            std::string::npos);
 }
 
 TEST(InterveneComposite, StepsInOrderOneValueEach) {

@@ -20,7 +20,8 @@ struct Divergence {
 
 // The raw per-sequence sums and the KL quantiles, as journaled:
 // {"kl_sum": [...], "top1_agree": [...], "dp_correct_sum": [...],
-//  "kl_quantiles": {"p50", "p90", "p99", "max"}} (nearest rank over every token)
+//  "kl_quantiles": {"p50", "p90", "p99", "max"}, "non_finite_tokens"} (nearest rank over every
+// finite token KL; non-finite sums are null)
 nlohmann::json divergenceRaw(const Divergence& d);
 
 // The summary a result shows, recomputed from the raw block and the pass's token counts:
