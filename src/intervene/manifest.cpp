@@ -133,6 +133,7 @@ json Step::describe() const {
     case ParamKind::Number: j[info.record_key] = value; break;
     case ParamKind::Mode: j[info.record_key] = mode; break;
     case ParamKind::SourceLayer: j[info.record_key] = source_layer; break;
+    case ParamKind::Source: j[info.record_key] = {{"path", source.written}, {"sha256", source.sha256}}; break;
     case ParamKind::None: break;
   }
   if (info.seeded) j[kSeedKey] = seed;
@@ -259,7 +260,7 @@ CoordinateSpec parseCoordinates(const json& v, const std::string& ptr, const Rea
 }
 
 // One manifest entry expanded over its lists (values x seeds x targets), in that order.
-std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& p) {
+std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& p, const std::string& manifest_path) {
   Step base;
   base.pointer = p;
   base.op = r.choice(r.need(c, p, "op"), p + "/op", kOpNames);
@@ -311,6 +312,15 @@ std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& 
             x.source_layer = static_cast<int>(r.integer(params[a], pp, 0, std::numeric_limits<int>::max()));
             param_text = std::to_string(x.source_layer);
             break;
+          case ParamKind::Source: {  // another checkpoint (an earlier step, the initial weights), verified
+            const json& so = r.object(params[a], pp, {"path", "sha256", "state_key"});
+            x.source.written = r.str(r.need(so, pp, "path"), pp + "/path");
+            x.source.path = resolvePath(x.source.written, manifest_path);
+            x.source.sha256 = io::normaliseSha256(r.str(r.need(so, pp, "sha256"), pp + "/sha256"), r.label() + ": " + pp + "/sha256");
+            if (const json* k = r.opt(so, "state_key")) x.source.state_key = r.str(*k, pp + "/state_key");
+            param_text = x.source.written;
+            break;
+          }
           case ParamKind::None: break;
         }
         if (!param_text.empty()) param_text = std::string(" ") + (*info.label_word ? std::string(info.label_word) + " " : "") + param_text;
@@ -383,8 +393,8 @@ void parseConditions(const Reader& r, const json& j, Manifest& m) {
       x.pointer = p;
       for (std::size_t k = 0; k < st.size(); ++k) {
         const std::string sp = p + "/steps/" + std::to_string(k);
-        const json& e = r.object(st[k], sp, {"op", "values", "targets", "layers", "seeds", "modes", "source_layers", "coordinates"});
-        std::vector<Step> one = parseEntry(r, e, sp);
+        const json& e = r.object(st[k], sp, {"op", "values", "targets", "layers", "seeds", "modes", "source_layers", "sources", "coordinates"});
+        std::vector<Step> one = parseEntry(r, e, sp, m.path);
         if (one.size() != 1) r.fail(sp, "a step is one op: give one value per list (it expands to " + std::to_string(one.size()) + ")");
         x.label += (k ? "; " : "") + one.front().label;
         x.steps.push_back(std::move(one.front()));
@@ -394,9 +404,9 @@ void parseConditions(const Reader& r, const json& j, Manifest& m) {
       add(std::move(x), p);
       continue;
     }
-    const json& c = r.object(cs[i], p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers", "coordinates",
-                                        "reported_perplexity"});
-    const std::vector<Step> steps = parseEntry(r, c, p);
+    const json& c = r.object(cs[i], p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers", "sources",
+                                        "coordinates", "reported_perplexity"});
+    const std::vector<Step> steps = parseEntry(r, c, p, m.path);
     const std::vector<std::optional<double>> reported = reportedValues(r, c, p, steps.size(), m);
     for (std::size_t k = 0; k < steps.size(); ++k) {
       const Step& s = steps[k];

@@ -79,6 +79,33 @@ at::Tensor normals(std::uint64_t seed, int layer, bool q, std::int64_t n) {
 
 void GainState::check(const Condition& c) const { (void)compute(c); }
 
+void GainState::loadSources(const std::vector<Condition>& conditions) {
+  for (const Condition& c : conditions)
+    for (const Step& s : c.steps) {
+      if (s.op != Op::Transplant || sources_.count(s.source.path)) continue;
+      const std::string where = "manifest: " + s.pointer + "/sources: " + s.source.written;
+      io::requireSha256(s.source.path, s.source.sha256, io::sha256File(s.source.path));  // a mismatch is exit 4
+      io::OpenOptions oo;
+      oo.state_key = s.source.state_key;
+      const auto src = io::openCheckpoint(s.source.path, oo);
+      Vectors v;
+      for (int l = 0; l < config_.n_layers; ++l)
+        for (bool q : {true, false}) {
+          const std::string name = config_.name(q ? "q_norm" : "k_norm", l);
+          const io::TensorRef* ref = src->index.find(name);
+          if (!ref) throw UsageError(where + ": has no tensor '" + name + "' (not a checkpoint of this architecture)");
+          if (!io::isFloatingPoint(ref->dtype))
+            throw FormatError(s.source.path + ": tensor '" + name + "': expected a floating-point gain, got " + io::dtypeName(ref->dtype));
+          const at::Tensor t = model::toTensor(*ref, model::scalarType(ref->dtype), at::kCPU, /*owned=*/true);
+          if (t.sizes() != stored(l, q).sizes())
+            throw UsageError(where + ": tensor '" + name + "' has " + std::to_string(t.numel()) + " values, this model's " +
+                             std::to_string(stored(l, q).numel()));
+          v.push_back(effective(t));
+        }
+      sources_.emplace(s.source.path, std::move(v));
+    }
+}
+
 int GainState::firstLayer(const Condition& c) const {
   int first = config_.n_layers;
   for (const Step& s : c.steps) {
@@ -173,6 +200,12 @@ void GainState::applyStep(const Step& s, Computed& cur) const {
       }
       case Op::Compensate: out = q ? g * s.value : g / s.value; break;  // every logit q.k unchanged
       case Op::Noise: out = (g.to(at::kDouble) * (1.0 + s.value * normals(s.seed, l, q, g.numel()))).to(at::kFloat); break;
+      case Op::Transplant: {  // the other checkpoint's gains of the same layer and role (loadSources)
+        const auto it = sources_.find(s.source.path);
+        if (it == sources_.end()) throw std::logic_error("GainState: transplant source " + s.source.path + " not loaded (loadSources)");
+        out = it->second[slot(l, q)].index_select(0, idx);
+        break;
+      }
     }
     cur.values[slot(l, q)] = whole.index_copy(0, idx, out.to(at::kFloat));
     cur.written[slot(l, q)] = true;

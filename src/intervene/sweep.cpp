@@ -239,6 +239,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
 
   // --- plan: the gains saved and every condition checked; the journal; the cache ----------------------
   GainState gains(*s.model, *s.ck);
+  gains.loadSources(m.conditions);  // transplant's checkpoints, verified
   for (const auto& c : m.conditions) gains.check(c);
   for (const Equivalence& e : equivalences(conditions, s.config.n_layers))
     if (!e.sanity) spdlog::warn("{} equals {} by construction: {}", e.id, e.same == "control" ? std::string("the control") : e.same, e.why);

@@ -131,7 +131,7 @@ expect 0 "closing control" -- "$omn" -q intervene --manifest "$tmp/e5.json" --al
 mk e6.json 'm["tokens"].pop("tokenizer_revision")'
 expect 2 "/tokens/tokenizer_revision: required" -- "$omn" -q intervene --manifest "$tmp/e6.json"
 mk e7.json 'm["conditions"][0]["op"] = "clamp"'
-expect 2 "/conditions/0/op: expected constant, scale, .* or noise, got \"clamp\"" -- "$omn" -q intervene --manifest "$tmp/e7.json"
+expect 2 "/conditions/0/op: expected constant, scale, .* or transplant, got \"clamp\"" -- "$omn" -q intervene --manifest "$tmp/e7.json"
 mk e8.json 'm["conditions"][2]["seeds"] = [1]'
 expect 2 "/conditions/2/seeds: not a parameter of vector_mean" -- "$omn" -q intervene --manifest "$tmp/e8.json"
 # --plan: the inputs verified and every condition checked, the conditions equal by construction
@@ -167,6 +167,11 @@ mk n7.json 'm["conditions"] = [{"op": "scale", "steps": [{"op": "constant", "val
 expect 2 "/conditions/0/op: a composite condition takes its ops in /steps" -- "$omn" -q intervene --manifest "$tmp/n7.json"
 mk n8.json 'm["conditions"] = [{"steps": [{"op": "constant", "values": 0, "targets": "q"}, {"op": "rescale_pattern", "values": 1, "targets": "q", "layers": [1]}]}]; m["output"] = {"json": "n8o.json"}'
 expect 2 "/conditions/0/steps/1: rescale_pattern: the gains of layer 1 Q have mean 0" -- "$omn" -q intervene --manifest "$tmp/n8.json"
+mk t1.json 'm["conditions"] = [{"op": "transplant", "sources": {"path": "omn1-mini.pt", "sha256": "3" * 64}}]; m["output"] = {"json": "t1o.json"}'
+expect 4 "omn1-mini.pt: SHA-256 mismatch" -- "$omn" -q intervene --manifest "$tmp/t1.json"
+check "no output and no journal after a transplant source that is not the one named" -- test ! -e "$tmp/t1o.json" -a ! -e "$tmp/t1o.json.journal"
+mk t2.json 'm["conditions"] = [{"op": "transplant", "sources": {"path": "mini-tokens.bin", "sha256": "'"$(sha256sum "$tmp/mini-tokens.bin" | cut -c1-64)"'"}}]; m["output"] = {"json": "t2o.json"}'
+expect 2 "mini-tokens.bin" -- "$omn" -q intervene --manifest "$tmp/t2.json"
 mk n9.json 'm["conditions"] = [{"op": "compensate", "values": [2], "targets": "q"}]'
 expect 2 "/conditions/0/targets: compensate acts on Q and K together" -- "$omn" -q intervene --manifest "$tmp/n9.json"
 # options parsed once into types; a refusal names the manifest pointer that set the value, not a

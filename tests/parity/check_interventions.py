@@ -47,6 +47,9 @@ def below(gen, n):
             return v % n
 
 
+SOURCES = {}  # transplant: the other checkpoints' state dicts, by the path the manifest wrote
+
+
 def normals(seed, i, role, n):
     """noise's epsilon: Box-Muller (cosine branch) on two SplitMix64 draws, u1 in (0, 1], u2 in [0, 1)."""
     gen = splitmix(seed ^ (i << 32) ^ role)
@@ -113,6 +116,8 @@ def step(cur, op, L, written):
             new = (g.double() * (op["value"] / g.double().mean().item())).float()
         elif o == "compensate":
             new = g * op["value"] if r == "q_norm" else g / op["value"]
+        elif o == "transplant":
+            new = SOURCES[op["source"]["path"]][name(r, i)].float()[idx]
         elif o == "noise":
             eps = normals(op["seed"], i, 0 if r == "q_norm" else 1, g.numel())
             new = (g.double() * (1 + op["value"] * eps)).float()
@@ -153,6 +158,14 @@ torch.save(sd, ck)
 json.dump(preset, open(os.path.join(work, "preset.json"), "w"))
 sha = lambda p: subprocess.run(["sha256sum", p], capture_output=True, text=True).stdout.split()[0]  # noqa: E731
 L = cfg["n_layers"]
+# transplant's source: another checkpoint of the same shapes (its gains halved plus a shift, stored in
+# fp32 to exercise the cast into the BF16 gains)
+src_sd = collections.OrderedDict((k, v.float().clone()) for k, v in sd.items())
+for k in src_sd:
+    if "q_norm" in k or "k_norm" in k:
+        src_sd[k] = src_sd[k] * 0.5 + 0.3
+torch.save(src_sd, os.path.join(work, "source.pt"))
+SOURCES["source.pt"] = src_sd
 conditions = [
     {"op": "constant", "values": [2.0, 0.5], "targets": ["qk", "q", "k"], "layers": "all"},
     {"op": "scale", "values": [1.7], "targets": ["qk"], "layers": [1]},
@@ -171,6 +184,8 @@ conditions = [
     {"name": "abs, then Q rescaled to mean 1", "steps": [{"op": "sign_fix", "modes": "abs"},
                                                          {"op": "rescale_pattern", "values": 1.0, "targets": "q"}]},
     {"steps": [{"op": "swap_qk", "layers": [0]}, {"op": "copy_layer", "source_layers": 0, "layers": [1], "targets": "k"}]},
+    {"op": "transplant", "sources": [{"path": "source.pt", "sha256": sha(os.path.join(work, "source.pt"))}], "targets": ["q", "qk"]},
+    {"op": "transplant", "sources": {"path": "source.pt", "sha256": sha(os.path.join(work, "source.pt"))}, "coordinates": {"top_k": 2}},
 ]
 manifest = {"schema": "omn-audit/manifest@1",
             "checkpoint": {"path": "model.pt", "sha256": sha(ck), "preset": "preset.json"},
@@ -247,7 +262,7 @@ expect(comp[2.0]["result"]["sequences"]["nll_sum"] == got_ctl, "compensate 2 rep
 d25 = abs(comp[2.5]["vs_control"]["delta_nll_per_token"]["estimate"])
 expect(0 < d25 < 2e-3, "compensate 2.5 is within BF16 rounding of the control (|dNLL| %.3g nats/token)" % d25)
 kinds = {c["op"]["op"] for c in doc["conditions"]}
-expect({"rescale_pattern", "noise", "composite"} <= kinds and any("coordinates" in c["op"] for c in doc["conditions"]),
+expect({"rescale_pattern", "noise", "composite", "transplant"} <= kinds and any("coordinates" in c["op"] for c in doc["conditions"]),
        "the new ops, coordinate subsets and composites ran")
 
 # the activation cache: conditions touching only the last layer start there, bitwise equal

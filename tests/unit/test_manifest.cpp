@@ -78,6 +78,7 @@ TEST(InterveneManifest, EveryCatalogOpParsesFromItsRow) {
     json sample;
     switch (info.param) {
       case ParamKind::Number: sample = 1.5; break;
+      case ParamKind::Source: sample = {{"path", "other.pt"}, {"sha256", std::string(64, 'a')}}; break;
       case ParamKind::Mode: sample = "abs"; break;
       case ParamKind::SourceLayer: sample = 2; break;
       case ParamKind::None: break;
@@ -102,7 +103,7 @@ TEST(InterveneManifest, EveryCatalogOpParsesFromItsRow) {
     ADD_FAILURE() << "an unknown op was accepted";
   } catch (const omn::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("/conditions/0/op: expected constant, scale, vector_mean, global_mean, permute, sign_fix, "
-                                         "copy_layer, swap_qk, rescale_pattern, compensate or noise, got \"clamp\""),
+                                         "copy_layer, swap_qk, rescale_pattern, compensate, noise or transplant, got \"clamp\""),
               std::string::npos)
         << e.what();
   }
@@ -134,7 +135,7 @@ TEST(InterveneManifest, SchemaAgreesWithTheTables) {
     return false;
   };
   for (const auto& info : omn::intervene::kOps)
-    for (const std::string key : {"values", "modes", "source_layers", "seeds"}) {
+    for (const std::string key : {"values", "modes", "source_layers", "sources", "seeds"}) {
       const bool takes = (info.list_key && key == info.list_key) || (info.seeded && key == omn::intervene::kSeedsKey);
       EXPECT_TRUE(cond.at("properties").contains(key)) << key;
       EXPECT_EQ(requiredFor(info.name, key), takes) << info.name << " and " << key << " in the schema";

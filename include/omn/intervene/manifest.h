@@ -59,6 +59,10 @@ struct Step {
   std::uint64_t seed = 0;    // seeded ops: permute, noise
   std::string mode;          // Mode: sign_fix zero | abs
   int source_layer = -1;     // SourceLayer: copy_layer
+  struct Source {
+    std::string path, sha256, state_key;  // path resolved against the manifest; its digest is verified before use
+    std::string written;                  // the path as the manifest wrote it (labels, records)
+  } source;                               // Source: transplant
   std::string label;         // "constant 2 qk all", "noise 0.1 seed 3 q 0-1 coords negative"
   std::string pointer;       // the manifest entry it came from ("/conditions/3", "/conditions/4/steps/1")
   nlohmann::json describe() const;  // the step as recorded in results

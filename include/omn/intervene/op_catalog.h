@@ -13,11 +13,12 @@
 
 namespace omn::intervene {
 
-enum class Op { Constant, Scale, VectorMean, GlobalMean, Permute, SignFix, CopyLayer, SwapQK, RescalePattern, Compensate, Noise };
+enum class Op { Constant, Scale, VectorMean, GlobalMean, Permute, SignFix, CopyLayer, SwapQK, RescalePattern, Compensate, Noise, Transplant };
 
 // What an op's swept parameter is: none, a finite number (Step::value), a sign_fix mode
-// (::mode) or a layer index (::source_layer). A seeded op also sweeps "seeds" (::seed, < 2^31).
-enum class ParamKind { None, Number, Mode, SourceLayer };
+// (::mode), a layer index (::source_layer) or another checkpoint ({path, sha256}: ::source). A
+// seeded op also sweeps "seeds" (::seed, < 2^31).
+enum class ParamKind { None, Number, Mode, SourceLayer, Source };
 
 struct OpInfo {
   Op op;
@@ -30,7 +31,7 @@ struct OpInfo {
   bool seeded;             // also sweeps "seeds", recorded as "seed", labelled "seed 3" (permute, noise)
 };
 
-inline constexpr std::array<OpInfo, 11> kOps{{
+inline constexpr std::array<OpInfo, 12> kOps{{
     {Op::Constant, "constant", ParamKind::Number, "values", "value", "", false, false},
     {Op::Scale, "scale", ParamKind::Number, "values", "value", "", false, false},
     {Op::VectorMean, "vector_mean", ParamKind::None, nullptr, nullptr, "", false, false},
@@ -42,6 +43,7 @@ inline constexpr std::array<OpInfo, 11> kOps{{
     {Op::RescalePattern, "rescale_pattern", ParamKind::Number, "values", "value", "", false, false},
     {Op::Compensate, "compensate", ParamKind::Number, "values", "value", "", true, false},
     {Op::Noise, "noise", ParamKind::Number, "values", "value", "", false, true},
+    {Op::Transplant, "transplant", ParamKind::Source, "sources", "source", "from", false, false},
 }};
 
 // The key a seeded op sweeps, and the key one seed is recorded under

@@ -6,6 +6,7 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ struct AppliedGains {
 class GainState {
  public:
   GainState(model::Transformer& model, const io::Checkpoint& ck);
+
+  // transplant's sources: every distinct checkpoint the conditions name, hashed and verified
+  // (IntegrityError on a mismatch), its Q/K gains read by the model's tensor names (UsageError
+  // naming the pointer when one is missing or of another length). Call before check()/apply().
+  void loadSources(const std::vector<Condition>& conditions);
 
   // Applies the condition. Throws UsageError naming the manifest pointer for impossible requests
   // (a layer past the last, swap_qk on unequal lengths, a coordinate past a vector's end,
@@ -66,6 +72,7 @@ class GainState {
   const model::ModelConfig& config_;
   std::vector<at::Tensor> stored_q_, stored_k_;  // the checkpoint's values, in its dtype
   std::vector<at::Tensor> saved_q_, saved_k_;    // the model's working copies as loaded
+  std::map<std::string, Vectors> sources_;       // transplant: effective float32 gains per source path
   std::string original_digest_, checkpoint_digest_;
 };
 

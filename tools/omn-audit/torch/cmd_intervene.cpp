@@ -32,6 +32,7 @@ int printPlan(intervene::Manifest& m, const intervene::SweepOptions& o) {
   prepareSession(m.session, pluginHost());
   auto s = eval::openSession(m.session);
   intervene::GainState gains(*s->model, *s->ck);
+  gains.loadSources(m.conditions);
   const std::vector<intervene::Condition> cs = intervene::shardConditions(m.conditions, o.shard_index, o.shard_count);
   intervene::PlanFacts f;
   f.n_layers = s->config.n_layers;
