@@ -267,6 +267,8 @@ std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& 
   const OpInfo& info = opInfo(base.op);
   base.layers = c.contains("layers") ? parseLayers(c["layers"], p + "/layers", r) : LayerSpec{};
   if (c.contains("coordinates")) base.coordinates = parseCoordinates(c["coordinates"], p + "/coordinates", r);
+  if (base.op == Op::Bypass && base.coordinates.kind != Coordinates::All)
+    r.fail(p + "/coordinates", "bypass removes a whole normalisation (no RMS division, no gain): it takes no coordinates");
   if (base.op == Op::Compensate && base.coordinates.kind != Coordinates::All)
     r.fail(p + "/coordinates", "compensate scales whole vectors (Q by a, K by 1/a) so that every logit is unchanged: it takes no coordinates");
   for (const OpInfo& other : kOps)  // another op's parameter list

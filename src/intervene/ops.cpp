@@ -164,6 +164,11 @@ void GainState::applyStep(const Step& s, Computed& cur) const {
     global = sum / static_cast<double>(std::max<std::int64_t>(n, 1));
   }
   for (const auto& [l, q, idx] : chosen) {
+    if (s.op == Op::Bypass) {  // the normalisation removed: the values stay, unused
+      cur.bypassed[slot(l, q)] = true;
+      cur.written[slot(l, q)] = true;
+      continue;
+    }
     if (idx.numel() == 0) continue;  // e.g. no negative coordinate in this vector: it keeps its values
     const at::Tensor& whole = before[slot(l, q)];
     const at::Tensor g = whole.index_select(0, idx);
@@ -200,6 +205,7 @@ void GainState::applyStep(const Step& s, Computed& cur) const {
       }
       case Op::Compensate: out = q ? g * s.value : g / s.value; break;  // every logit q.k unchanged
       case Op::Noise: out = (g.to(at::kDouble) * (1.0 + s.value * normals(s.seed, l, q, g.numel()))).to(at::kFloat); break;
+      case Op::Bypass: break;  // handled above
       case Op::Transplant: {  // the other checkpoint's gains of the same layer and role (loadSources)
         const auto it = sources_.find(s.source.path);
         if (it == sources_.end()) throw std::logic_error("GainState: transplant source " + s.source.path + " not loaded (loadSources)");
@@ -218,6 +224,7 @@ GainState::Computed GainState::compute(const Condition& c) const {
   for (int l = 0; l < config_.n_layers; ++l)
     for (bool q : {true, false}) cur.values.push_back(effective(stored(l, q)));
   cur.written.assign(cur.values.size(), false);
+  cur.bypassed.assign(cur.values.size(), false);
   cur.chosen.assign(cur.values.size(), 0);
   for (const Step& s : c.steps) applyStep(s, cur);
   return cur;
@@ -231,10 +238,13 @@ AppliedGains GainState::apply(const Condition& c) {
       if (!cur.written[slot(l, q)]) continue;
       const at::Tensor st = storedFrom(cur.values[slot(l, q)], stored(l, q));
       live(l, q).copy_(st);  // into the working dtype and device
+      auto& lw = model_.weights().layers[static_cast<std::size_t>(l)];
+      (q ? lw.q_norm_bypassed : lw.k_norm_bypassed) = cur.bypassed[slot(l, q)];
       a.touched.push_back(config_.name(q ? "q_norm" : "k_norm", l));
       const at::Tensor eff = effective(st).to(at::kDouble);
       a.vectors.push_back({{"layer", l},
                            {"role", q ? "q" : "k"},
+                           {"bypassed", static_cast<bool>(cur.bypassed[slot(l, q)])},
                            {"coordinates", cur.chosen[slot(l, q)]},
                            {"changed", st.ne(stored(l, q)).sum().item<std::int64_t>()},
                            {"mean", eff.mean().item<double>()},
@@ -245,6 +255,7 @@ AppliedGains GainState::apply(const Condition& c) {
 }
 
 void GainState::restore() {
+  for (auto& lw : model_.weights().layers) lw.q_norm_bypassed = lw.k_norm_bypassed = false;
   for (int i = 0; i < config_.n_layers; ++i) {
     live(i, true).copy_(saved_q_[static_cast<std::size_t>(i)]);
     live(i, false).copy_(saved_k_[static_cast<std::size_t>(i)]);

@@ -29,17 +29,15 @@ at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& 
   at::Tensor k = at::linear(u, w.wk);  // [B, T, Hkv·hd]
   const at::Tensor v = at::linear(u, w.wv).view({B, T, c.n_kv_heads, hd});
   // QK-Norm, before RoPE: over each head (one gain shared by the heads) or the whole projection;
-  // a model trained without it uses the projections as they are
-  if (!c.qk_norm) {
-    q = q.view({B, T, c.n_heads, hd});
-    k = k.view({B, T, c.n_kv_heads, hd});
-  } else if (c.qk_layout == GainLayout::Head) {
-    q = rmsNorm(q.view({B, T, c.n_heads, hd}), w.q_norm, c.qk_norm_eps, c.qk_norm_cast);
-    k = rmsNorm(k.view({B, T, c.n_kv_heads, hd}), w.k_norm, c.qk_norm_eps, c.qk_norm_cast);
-  } else {
-    q = rmsNorm(q, w.q_norm, c.qk_norm_eps, c.qk_norm_cast).view({B, T, c.n_heads, hd});
-    k = rmsNorm(k, w.k_norm, c.qk_norm_eps, c.qk_norm_cast).view({B, T, c.n_kv_heads, hd});
-  }
+  // a model trained without it, or a normalisation bypassed by an intervention, uses the
+  // projection as it is
+  auto qkNorm = [&](const at::Tensor& x, const at::Tensor& gain, bool bypassed, std::int64_t heads) {
+    if (!c.qk_norm || bypassed) return x.view({B, T, heads, hd});
+    if (c.qk_layout == GainLayout::Head) return rmsNorm(x.view({B, T, heads, hd}), gain, c.qk_norm_eps, c.qk_norm_cast);
+    return rmsNorm(x, gain, c.qk_norm_eps, c.qk_norm_cast).view({B, T, heads, hd});
+  };
+  q = qkNorm(q, w.q_norm, w.q_norm_bypassed, c.n_heads);
+  k = qkNorm(k, w.k_norm, w.k_norm_bypassed, c.n_kv_heads);
   if (mech) {
     mech->q_rms = q.to(at::kFloat).pow(2).mean().sqrt().item<double>();
     mech->k_rms = k.to(at::kFloat).pow(2).mean().sqrt().item<double>();

@@ -131,7 +131,7 @@ expect 0 "closing control" -- "$omn" -q intervene --manifest "$tmp/e5.json" --al
 mk e6.json 'm["tokens"].pop("tokenizer_revision")'
 expect 2 "/tokens/tokenizer_revision: required" -- "$omn" -q intervene --manifest "$tmp/e6.json"
 mk e7.json 'm["conditions"][0]["op"] = "clamp"'
-expect 2 "/conditions/0/op: expected constant, scale, .* or transplant, got \"clamp\"" -- "$omn" -q intervene --manifest "$tmp/e7.json"
+expect 2 "/conditions/0/op: expected constant, scale, .* or bypass, got \"clamp\"" -- "$omn" -q intervene --manifest "$tmp/e7.json"
 mk e8.json 'm["conditions"][2]["seeds"] = [1]'
 expect 2 "/conditions/2/seeds: not a parameter of vector_mean" -- "$omn" -q intervene --manifest "$tmp/e8.json"
 # --plan: the inputs verified and every condition checked, the conditions equal by construction

@@ -116,6 +116,9 @@ def step(cur, op, L, written):
             new = (g.double() * (op["value"] / g.double().mean().item())).float()
         elif o == "compensate":
             new = g * op["value"] if r == "q_norm" else g / op["value"]
+        elif o == "bypass":  # the gain stays (unused): the reference model drops the normalisation
+            written.add(name(r, i))
+            continue
         elif o == "transplant":
             new = SOURCES[op["source"]["path"]][name(r, i)].float()[idx]
         elif o == "noise":
@@ -123,6 +126,16 @@ def step(cur, op, L, written):
             new = (g.double() * (1 + op["value"] * eps)).float()
         cur[name(r, i)] = whole.index_copy(0, idx, new.float())
         written.add(name(r, i))
+
+
+def bypassed(op, L):
+    """The (layer, role) pairs whose normalisation a condition removes."""
+    out = set()
+    for st in (op["steps"] if op["op"] == "composite" else [op]):
+        if st["op"] == "bypass":
+            layers = list(range(L)) if st["layers"] == "all" else st["layers"]
+            out |= {(i, r) for i in layers for r in ({"q": ["q"], "k": ["k"], "qk": ["q", "k"]}[st["target"]])}
+    return out
 
 
 def apply(sd, op, L):
@@ -186,6 +199,8 @@ conditions = [
     {"steps": [{"op": "swap_qk", "layers": [0]}, {"op": "copy_layer", "source_layers": 0, "layers": [1], "targets": "k"}]},
     {"op": "transplant", "sources": [{"path": "source.pt", "sha256": sha(os.path.join(work, "source.pt"))}], "targets": ["q", "qk"]},
     {"op": "transplant", "sources": {"path": "source.pt", "sha256": sha(os.path.join(work, "source.pt"))}, "coordinates": {"top_k": 2}},
+    {"op": "bypass", "targets": ["qk", "k"], "layers": "all"},
+    {"op": "bypass", "targets": ["q"], "layers": [1]},
 ]
 manifest = {"schema": "omn-audit/manifest@1",
             "checkpoint": {"path": "model.pt", "sha256": sha(ck), "preset": "preset.json"},
@@ -221,7 +236,8 @@ expect(doc["gains"]["checkpoint_sha256"] == stored, "the stored gains' digest re
 for c in doc["conditions"]:
     op = dict(c["op"])
     ref_sd = apply(sd, op, L)
-    want = [Reference(collections.OrderedDict((k, v.float()) for k, v in ref_sd.items()), cfg).nll(t, d)[0] for t, d in rows]
+    ref_model = Reference(collections.OrderedDict((k, v.float()) for k, v in ref_sd.items()), cfg, bypass=bypassed(op, L))
+    want = [ref_model.nll(t, d)[0] for t, d in rows]
     got = c["result"]["sequences"]["nll_sum"]
     rel = max(abs(a - b) / abs(b) for a, b in zip(got, want))
     expect(rel <= 1e-6, "%s (%s): NLL relative error %.3g vs the reference applying the same op" % (c["id"], c["label"], rel))
@@ -262,7 +278,7 @@ expect(comp[2.0]["result"]["sequences"]["nll_sum"] == got_ctl, "compensate 2 rep
 d25 = abs(comp[2.5]["vs_control"]["delta_nll_per_token"]["estimate"])
 expect(0 < d25 < 2e-3, "compensate 2.5 is within BF16 rounding of the control (|dNLL| %.3g nats/token)" % d25)
 kinds = {c["op"]["op"] for c in doc["conditions"]}
-expect({"rescale_pattern", "noise", "composite", "transplant"} <= kinds and any("coordinates" in c["op"] for c in doc["conditions"]),
+expect({"rescale_pattern", "noise", "composite", "transplant", "bypass"} <= kinds and any("coordinates" in c["op"] for c in doc["conditions"]),
        "the new ops, coordinate subsets and composites ran")
 
 # the activation cache: conditions touching only the last layer start there, bitwise equal

@@ -46,10 +46,11 @@ def rope(x, pos, theta, style):
 
 
 class Reference:
-    def __init__(self, sd, cfg, dtype=torch.float32):
+    def __init__(self, sd, cfg, dtype=torch.float32, bypass=()):
         self.sd = {k: v.to(dtype) for k, v in sd.items()}
         self.c = cfg
         self.dtype = dtype
+        self.bypass = set(bypass)  # (layer, "q" | "k"): that normalisation removed (intervene's bypass)
 
     def w(self, role, i=None):
         name = self.c["tensors"][role]
@@ -81,6 +82,10 @@ class Reference:
             else:
                 q = rms_norm(q.view(T, nh, hd), self.w("q_norm", i), qeps, c["qk_norm_cast"], c["one_plus"])
                 k = rms_norm(k.view(T, nkv, hd), self.w("k_norm", i), qeps, c["qk_norm_cast"], c["one_plus"])
+            if (i, "q") in self.bypass:
+                q = (u @ self.w("wq", i).t()).view(T, nh, hd)
+            if (i, "k") in self.bypass:
+                k = (u @ self.w("wk", i).t()).view(T, nkv, hd)
             v = v.view(T, nkv, hd)
             q, k = rope(q, pos, c["rope_theta"], c["rope_style"]), rope(k, pos, c["rope_theta"], c["rope_style"])
             rep = nh // nkv

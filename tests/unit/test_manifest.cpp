@@ -103,7 +103,7 @@ TEST(InterveneManifest, EveryCatalogOpParsesFromItsRow) {
     ADD_FAILURE() << "an unknown op was accepted";
   } catch (const omn::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("/conditions/0/op: expected constant, scale, vector_mean, global_mean, permute, sign_fix, "
-                                         "copy_layer, swap_qk, rescale_pattern, compensate, noise or transplant, got \"clamp\""),
+                                         "copy_layer, swap_qk, rescale_pattern, compensate, noise, transplant or bypass, got \"clamp\""),
               std::string::npos)
         << e.what();
   }

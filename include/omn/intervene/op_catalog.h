@@ -13,7 +13,7 @@
 
 namespace omn::intervene {
 
-enum class Op { Constant, Scale, VectorMean, GlobalMean, Permute, SignFix, CopyLayer, SwapQK, RescalePattern, Compensate, Noise, Transplant };
+enum class Op { Constant, Scale, VectorMean, GlobalMean, Permute, SignFix, CopyLayer, SwapQK, RescalePattern, Compensate, Noise, Transplant, Bypass };
 
 // What an op's swept parameter is: none, a finite number (Step::value), a sign_fix mode
 // (::mode), a layer index (::source_layer) or another checkpoint ({path, sha256}: ::source). A
@@ -31,7 +31,7 @@ struct OpInfo {
   bool seeded;             // also sweeps "seeds", recorded as "seed", labelled "seed 3" (permute, noise)
 };
 
-inline constexpr std::array<OpInfo, 12> kOps{{
+inline constexpr std::array<OpInfo, 13> kOps{{
     {Op::Constant, "constant", ParamKind::Number, "values", "value", "", false, false},
     {Op::Scale, "scale", ParamKind::Number, "values", "value", "", false, false},
     {Op::VectorMean, "vector_mean", ParamKind::None, nullptr, nullptr, "", false, false},
@@ -44,6 +44,7 @@ inline constexpr std::array<OpInfo, 12> kOps{{
     {Op::Compensate, "compensate", ParamKind::Number, "values", "value", "", true, false},
     {Op::Noise, "noise", ParamKind::Number, "values", "value", "", false, true},
     {Op::Transplant, "transplant", ParamKind::Source, "sources", "source", "from", false, false},
+    {Op::Bypass, "bypass", ParamKind::None, nullptr, nullptr, "", false, false},
 }};
 
 // The key a seeded op sweeps, and the key one seed is recorded under

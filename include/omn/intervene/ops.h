@@ -19,8 +19,8 @@
 namespace omn::intervene {
 
 // What apply() wrote: the checkpoint names of the tensors it changed and, per written vector,
-// {layer, role, coordinates (how many the steps chose), changed (how many now differ from the
-// checkpoint's stored values), mean, min, max (of the effective gain as written)}.
+// {layer, role, bypassed, coordinates (how many the steps chose), changed (how many now differ from
+// the checkpoint's stored values), mean, min, max (of the effective gain as written)}.
 struct AppliedGains {
   std::vector<std::string> touched;
   nlohmann::json vectors = nlohmann::json::array();
@@ -57,6 +57,7 @@ class GainState {
   struct Computed {
     Vectors values;
     std::vector<bool> written;
+    std::vector<bool> bypassed;  // bypass: the normalisation removed (the gain then unused)
     std::vector<std::int64_t> chosen;  // coordinates chosen, summed over the steps
   };
   Computed compute(const Condition& c) const;
