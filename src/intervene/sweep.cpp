@@ -34,7 +34,8 @@ json mechanismJson(const std::vector<model::LayerMechanism>& m) {
                  {"mean_attention_entropy", output::finiteOrNull(m[l].mean_entropy)},
                  {"max_logit", output::finiteOrNull(m[l].max_logit)},
                  {"q_rms", output::finiteOrNull(m[l].q_rms)},
-                 {"k_rms", output::finiteOrNull(m[l].k_rms)}});
+                 {"k_rms", output::finiteOrNull(m[l].k_rms)},
+                 {"input_kurtosis", output::finiteOrNull(m[l].input_kurtosis)}});  // model::activationKurtosis, as the trainer
   return a;
 }
 

@@ -2,6 +2,7 @@
 
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "omn/errors.h"
@@ -77,14 +78,21 @@ AttentionPath chooseAttention(AttentionRequest requested, const at::Device& devi
 
 namespace {
 
-// The one definition of which keys a query may see: [L, L], true on and below the diagonal.
-at::Tensor causalMask(std::int64_t L, const at::Device& device) {
-  return at::ones({L, L}, at::TensorOptions().dtype(at::kBool).device(device)).tril();
+// The one definition of which keys a query may see: key j from query i when j <= i. [rows, T] for
+// the queries first_row .. first_row + rows - 1 of a T-token row.
+at::Tensor causalRows(std::int64_t first_row, std::int64_t rows, std::int64_t T, const at::Device& device) {
+  const auto opts = at::TensorOptions().dtype(at::kLong).device(device);
+  return at::arange(T, opts).unsqueeze(0) <= at::arange(first_row, first_row + rows, opts).unsqueeze(1);
 }
 
-// ...and within a packed row, only keys of the query's own document: [B, T, T] from doc ids [B, T].
-at::Tensor documentCausalMask(const at::Tensor& doc) {
-  return (doc.unsqueeze(2) == doc.unsqueeze(1)) & causalMask(doc.size(1), doc.device());
+at::Tensor causalMask(std::int64_t L, const at::Device& device) { return causalRows(0, L, L, device); }  // [L, L]
+
+// ...and within a packed row, only keys of the query's own document: [B, rows, T] from doc ids
+// [B, T], for the queries first_row .. first_row + rows - 1 (all of them by default).
+at::Tensor documentCausalMask(const at::Tensor& doc, std::int64_t first_row = 0, std::int64_t rows = -1) {
+  const std::int64_t T = doc.size(1);
+  if (rows < 0) rows = T;
+  return (doc.narrow(1, first_row, rows).unsqueeze(2) == doc.unsqueeze(1)) & causalRows(first_row, rows, T, doc.device()).unsqueeze(0);
 }
 
 // softmax(q k^T · scale + causal mask) v for one [H, L, D] block. The two products run in the
@@ -158,17 +166,27 @@ at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, 
   throw UsageError("unknown attention path");
 }
 
-AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const DocumentLayout& l) {
+AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const DocumentLayout& l, std::int64_t block_bytes) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  const at::Tensor qf = q.to(at::kFloat).transpose(1, 2), kf = k.to(at::kFloat).transpose(1, 2);
-  at::Tensor s = at::matmul(qf, kf.transpose(-2, -1)) * scale;  // [B, H, T, T]
-  const at::Tensor allowed = documentCausalMask(l.doc.to(q.device())).unsqueeze(1).expand_as(s);
+  const at::Tensor qf = q.to(at::kFloat).transpose(1, 2), kf = k.to(at::kFloat).transpose(1, 2);  // [B, H, T, hd]
+  const std::int64_t B = qf.size(0), H = qf.size(1), T = qf.size(2);
+  const at::Tensor doc = l.doc.to(q.device());
+  // Blocks of query rows, so the scores never exist as [B, H, T, T]: at 32,768 tokens and 12 heads
+  // that would be 48 GiB; a block is [B, H, rows, T] float32 within block_bytes.
+  const std::int64_t rows = std::clamp<std::int64_t>(block_bytes / std::max<std::int64_t>(1, B * H * T * 4), 1, T);
+  double max_logit = -std::numeric_limits<double>::infinity(), entropy_sum = 0;
+  for (std::int64_t r0 = 0; r0 < T; r0 += rows) {
+    const std::int64_t n = std::min(rows, T - r0);
+    at::Tensor s = at::matmul(qf.narrow(2, r0, n), kf.transpose(-2, -1)) * scale;  // [B, H, n, T]
+    const at::Tensor allowed = documentCausalMask(doc, r0, n).unsqueeze(1).expand_as(s);
+    max_logit = std::max(max_logit, s.masked_select(allowed).max().item<double>());
+    s.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+    const at::Tensor logp = at::log_softmax(s, -1);
+    entropy_sum += (-(logp.exp() * logp.masked_fill(allowed.logical_not(), 0)).sum(-1)).to(at::kDouble).sum().item<double>();
+  }
   AttentionStats st;
-  st.max_logit = s.masked_select(allowed).max().item<double>();
-  s.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
-  const at::Tensor logp = at::log_softmax(s, -1);
-  const at::Tensor ent = -(logp.exp() * logp.masked_fill(allowed.logical_not(), 0)).sum(-1);  // [B, H, T]
-  st.mean_entropy = ent.mean().item<double>();
+  st.max_logit = max_logit;
+  st.mean_entropy = entropy_sum / static_cast<double>(B * H * T);  // every query sees at least itself
   return st;
 }
 

@@ -3,6 +3,7 @@
 // compile only with CUDA and skip cleanly otherwise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <ATen/ATen.h>
@@ -218,4 +219,41 @@ TEST(Weights, ZeroCopyViewsKeepTheirMappingAlive) {
   const Weights owned = loadOwnedWeights(*ck2, config, at::kFloat, at::kCPU);
   EXPECT_EQ(owned.zero_copy, 0u);
   EXPECT_EQ(owned.mapping, nullptr);
+}
+
+// --mechanism at training length: the statistics computed a block of query rows at a time equal
+// the whole-matrix computation (written out here independently, with its own mask) on a packed
+// row, whatever the block size.
+TEST(Mechanism, BlockwiseStatsEqualTheWholeMatrix) {
+  c10::InferenceMode guard;
+  at::manual_seed(3);
+  const std::int64_t B = 2, T = 37, H = 3, hd = 8;
+  const at::Tensor q = at::randn({B, T, H, hd}) * 2, k = at::randn({B, T, H, hd});
+  at::Tensor doc = at::zeros({B, T}, at::kLong);
+  doc[0].narrow(0, 20, 17).fill_(1);  // row 0 packs two documents
+  const omn::model::DocumentLayout layout = omn::model::documentLayout(doc);
+  // the reference: every query's scores over the keys it may see, in double
+  double max_logit = -INFINITY, entropy = 0;
+  const at::Tensor s = at::matmul(q.transpose(1, 2).to(at::kDouble), k.transpose(1, 2).to(at::kDouble).transpose(-2, -1)) / std::sqrt(8.0);
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t h = 0; h < H; ++h)
+      for (std::int64_t i = 0; i < T; ++i) {
+        std::vector<double> z;
+        for (std::int64_t j = 0; j <= i; ++j)
+          if (doc[b][j].item<std::int64_t>() == doc[b][i].item<std::int64_t>()) z.push_back(s[b][h][i][j].item<double>());
+        const double m = *std::max_element(z.begin(), z.end());
+        double sum = 0;
+        for (double x : z) sum += std::exp(x - m);
+        for (double x : z) {
+          const double p = std::exp(x - m) / sum;
+          entropy -= p * std::log(p);
+        }
+        max_logit = std::max(max_logit, m);
+      }
+  entropy /= static_cast<double>(B * H * T);
+  for (std::int64_t block : {std::int64_t{1}, B * H * T * 4 * 5, std::int64_t{64} << 20}) {  // 1 row, 5 rows, all
+    const auto st = omn::model::attentionStats(q, k, layout, block);
+    EXPECT_NEAR(st.max_logit, max_logit, 1e-5 * std::fabs(max_logit)) << block;
+    EXPECT_NEAR(st.mean_entropy, entropy, 1e-5 * entropy) << block;
+  }
 }

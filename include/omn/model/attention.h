@@ -45,10 +45,13 @@ at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, 
                   const DocumentLayout& layout);
 
 // The per-head softmax statistics --mechanism reports, from the reference scores of one layer:
-// mean attention entropy (nats) and the largest pre-softmax logit.
+// mean attention entropy (nats) and the largest pre-softmax logit. Computed a block of query rows
+// at a time ([B, H, rows, T] float32 within block_bytes, default 64 MiB), never [B, H, T, T], so it
+// works at training length (32,768 tokens); tests pass a small block to exercise the loop.
 struct AttentionStats {
   double mean_entropy = 0, max_logit = 0;
 };
-AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const DocumentLayout& layout);
+AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const DocumentLayout& layout,
+                              std::int64_t block_bytes = std::int64_t{64} << 20);
 
 }  // namespace omn::model
