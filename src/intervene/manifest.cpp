@@ -214,9 +214,13 @@ void parseStatistics(const Reader& r, const json& j, Manifest& m) {
   }
 }
 
-void parseModel(const Reader& r, const json& j, eval::SessionSpec& s) {
+void parseModel(const Reader& r, const json& j, eval::SessionSpec& s, double& noise_floor) {
   if (const json* md = r.opt(j, "model")) {
-    r.object(*md, "/model", {"attention", "dtype", "device", "batch", "threads"});
+    r.object(*md, "/model", {"attention", "dtype", "device", "batch", "threads", "noise_floor"});
+    if (const json* v = r.opt(*md, "noise_floor")) {
+      noise_floor = r.num(*v, "/model/noise_floor");
+      if (!(noise_floor >= 0) || !std::isfinite(noise_floor)) r.fail("/model/noise_floor", "expected nats per token >= 0");
+    }
     if (const json* v = r.opt(*md, "attention")) s.attention = r.choice(*v, "/model/attention", model::kAttentionRequests);
     if (const json* v = r.opt(*md, "dtype")) s.dtype = r.choice(*v, "/model/dtype", model::kDtypeRequests);
     if (const json* v = r.opt(*md, "device")) s.device = model::checkDeviceSpec(r.str(*v, "/model/device"), r.label() + ": /model/device");
@@ -447,7 +451,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   parseTokens(r, j, path, s);
   parseRows(r, j, s);
   parseStatistics(r, j, m);
-  parseModel(r, j, s);
+  parseModel(r, j, s, m.noise_floor);
   parseOutput(r, j, path, m);
   parseReported(r, j, m);
   parseConditions(r, j, m);

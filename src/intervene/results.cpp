@@ -79,6 +79,7 @@ json assembleResults(const ResultsInput& in) {
                            {"family_size", m},
                            {"simultaneous_confidence", simultaneous},
                            {"complete", in.conditions.size() == m}};
+  if (in.noise_floor > 0) out["noise_floor"] = {{"nats_per_token", in.noise_floor}, {"basis", in.noise_floor_basis}};
   std::vector<double> p_values;
   json conds = json::array();
   for (const json& rec : in.conditions) {
@@ -103,7 +104,8 @@ json assembleResults(const ResultsInput& in) {
                 {"resamples", in.bootstrap.resamples},
                 {"confidence", in.bootstrap.confidence},
                 {"seed", in.bootstrap.seed},
-                {"p_value", p.p_value}}}};
+                {"p_value", p.p_value},
+                {"below_noise_floor", std::fabs(p.delta_nll_per_token.estimate) < in.noise_floor}}}};
     if (adjust)
       c["vs_control"]["simultaneous"] = {{"confidence", simultaneous},
                                          {"delta_nll_per_token", interval(p.simultaneous_delta)},
@@ -215,6 +217,12 @@ void printResultsTable(std::ostream& os, const json& r) {
     t.add(row);
   }
   t.print(os);
+  std::string below;
+  for (const auto& c : r["conditions"])
+    if (c["vs_control"].value("below_noise_floor", false)) below += (below.empty() ? "" : ", ") + c["id"].get<std::string>();
+  if (!below.empty())
+    os << "warning: " << below << ": |ΔNLL| below the noise floor of the working dtype (" << output::general(r["noise_floor"]["nats_per_token"].get<double>())
+       << " nats/token): confirm in fp32 (/model/dtype fp32)\n";
   os << "closing control " << (r["control"]["reproduced_bitwise"].get<bool>() ? "reproduced the opening one bitwise"
                                                                                   : "differs from the opening one by up to " +
                                                                                         output::general(r["control"]["max_abs_nll_difference"].get<double>()))

@@ -188,6 +188,15 @@ class PassRunner {
   std::string jpath_;
 };
 
+// The working dtype's noise floor: the manifest's /model/noise_floor, or the default for the dtype
+// (bf16 and fp16: 1e-4 nats/token, what bf16 differs from fp32 by on the demo model,
+// docs/PERFORMANCE.md; fp32: 1e-6).
+std::pair<double, std::string> noiseFloor(const Manifest& m, at::ScalarType dtype) {
+  if (m.noise_floor >= 0) return {m.noise_floor, "the manifest's /model/noise_floor"};
+  if (dtype == at::kFloat) return {1e-6, "default for fp32"};
+  return {1e-4, std::string("default for ") + (dtype == at::kHalf ? "fp16" : "bf16") + ": bf16 differs from fp32 by ~1e-4 nats/token"};
+}
+
 // --- record: what each pass leaves in the journal ----------------------------------------------------
 
 json controlRecord(const char* id, const Pass& p, const GainState& gains) {
@@ -359,6 +368,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   in.conditions = records;
   in.bootstrap = m.bootstrap;
   in.family_size = m.conditions.size();
+  std::tie(in.noise_floor, in.noise_floor_basis) = noiseFloor(m, s.dtype);
   in.groups = m.groups;
   in.exact_control = s.device.is_cpu();
   const json doc = assembleResults(in);

@@ -229,6 +229,10 @@ std::vector<std::string> reportWarnings(const ReportInput& in) {
     for (const auto& c : r["conditions"]) {
       if (c["result"]["non_finite"].get<bool>()) w.push_back("Condition " + c["id"].get<std::string>() + " (" + c["label"].get<std::string>() + ") has a non-finite perplexity.");
       if (!c["restore"]["ok"].get<bool>()) w.push_back("Condition " + c["id"].get<std::string>() + ": the gains did not restore bitwise.");
+      if (c["vs_control"].value("below_noise_floor", false) && r.contains("noise_floor"))
+        w.push_back("Condition " + c["id"].get<std::string>() + " (" + c["label"].get<std::string>() + "): its |ΔNLL| is below the noise floor of " +
+                    general(r["noise_floor"]["nats_per_token"].get<double>()) + " nats/token (" +
+                    r["noise_floor"]["basis"].get<std::string>() + "): confirm it in fp32 before reading it as an effect.");
     }
   }
   if (!r.is_null() && r.contains("selection") && r["selection"]["row_form"] == "historical")

@@ -275,6 +275,8 @@ expect(pv["build"]["compiler"] and pv["host"]["os"] and pv["libraries"]["openbla
 # by 2.5 within the BF16 rounding of the stored gains
 comp = {c["op"]["value"]: c for c in doc["conditions"] if c["op"]["op"] == "compensate"}
 expect(comp[2.0]["result"]["sequences"]["nll_sum"] == got_ctl, "compensate 2 reproduces the control bitwise")
+expect(comp[2.0]["vs_control"]["below_noise_floor"] and not comp[2.5]["vs_control"]["below_noise_floor"]
+       and doc["noise_floor"]["nats_per_token"] == 1e-6, "the fp32 noise floor flags compensate 2 (0 nats), not 2.5")
 d25 = abs(comp[2.5]["vs_control"]["delta_nll_per_token"]["estimate"])
 expect(0 < d25 < 2e-3, "compensate 2.5 is within BF16 rounding of the control (|dNLL| %.3g nats/token)" % d25)
 kinds = {c["op"]["op"] for c in doc["conditions"]}

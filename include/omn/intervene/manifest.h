@@ -90,6 +90,7 @@ struct Manifest {
   std::string output_json, output_csv;  // resolved against the manifest's directory
   // /reported: where reported values come from and the control's reported perplexity (null: none)
   nlohmann::json reported;
+  double noise_floor = -1;  // /model/noise_floor, nats/token (< 0: the working dtype's default)
 };
 
 // Reads, hashes and validates; relative paths resolve against the manifest's directory.

@@ -22,6 +22,10 @@ struct ResultsInput {
   std::vector<nlohmann::json> conditions;      // records, in manifest order
   eval::BootstrapSpec bootstrap;
   std::size_t family_size = 0;  // the manifest's condition count (multiplicity's m), in every shard
+  // the working dtype's numerical noise floor, nats/token: an effect smaller than this is flagged
+  // (vs_control.below_noise_floor) as indistinguishable from the dtype's rounding
+  double noise_floor = 0;
+  std::string noise_floor_basis;
   int groups = 5;
   bool exact_control = true;  // CPU: the closing control must equal the opening bitwise
 };
