@@ -214,13 +214,14 @@ void parseStatistics(const Reader& r, const json& j, Manifest& m) {
   }
 }
 
-void parseModel(const Reader& r, const json& j, eval::SessionSpec& s, double& noise_floor) {
+void parseModel(const Reader& r, const json& j, eval::SessionSpec& s, double& noise_floor, bool& confirm_fp32) {
   if (const json* md = r.opt(j, "model")) {
-    r.object(*md, "/model", {"attention", "dtype", "device", "batch", "threads", "noise_floor"});
+    r.object(*md, "/model", {"attention", "dtype", "device", "batch", "threads", "noise_floor", "confirm_fp32"});
     if (const json* v = r.opt(*md, "noise_floor")) {
       noise_floor = r.num(*v, "/model/noise_floor");
       if (!(noise_floor >= 0) || !std::isfinite(noise_floor)) r.fail("/model/noise_floor", "expected nats per token >= 0");
     }
+    if (const json* v = r.opt(*md, "confirm_fp32")) confirm_fp32 = r.boolean(*v, "/model/confirm_fp32");
     if (const json* v = r.opt(*md, "attention")) s.attention = r.choice(*v, "/model/attention", model::kAttentionRequests);
     if (const json* v = r.opt(*md, "dtype")) s.dtype = r.choice(*v, "/model/dtype", model::kDtypeRequests);
     if (const json* v = r.opt(*md, "device")) s.device = model::checkDeviceSpec(r.str(*v, "/model/device"), r.label() + ": /model/device");
@@ -451,7 +452,7 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   parseTokens(r, j, path, s);
   parseRows(r, j, s);
   parseStatistics(r, j, m);
-  parseModel(r, j, s, m.noise_floor);
+  parseModel(r, j, s, m.noise_floor, m.confirm_fp32);
   parseOutput(r, j, path, m);
   parseReported(r, j, m);
   parseConditions(r, j, m);
@@ -464,6 +465,26 @@ Manifest loadManifest(const std::string& path, bool allow_unverified) {
   Manifest m = parseManifest(j, path, io::sha256Bytes(text.data(), text.size()), allow_unverified);
   m.bytes = text;
   return m;
+}
+
+std::optional<Manifest> confirmationManifest(const Manifest& m, const json& result) {
+  std::set<std::string> below;
+  for (const json& c : result.at("conditions"))
+    if (c.at("vs_control").value("below_noise_floor", false)) below.insert(c.at("id").get<std::string>());
+  if (below.empty()) return std::nullopt;
+  Manifest c = m;
+  c.session.dtype = model::DtypeRequest::FP32;
+  c.session.names.dtype = "/model/confirm_fp32";
+  c.conditions.clear();
+  for (const Condition& x : m.conditions)
+    if (below.count(x.id)) c.conditions.push_back(x);
+  c.confirm_fp32 = false;
+  return c;
+}
+
+std::string confirmationPath(const std::string& out) {
+  const std::filesystem::path p(out);
+  return (p.parent_path() / (p.stem().string() + ".fp32" + p.extension().string())).string();
 }
 
 std::vector<Condition> shardConditions(const std::vector<Condition>& all, int index, int count) {

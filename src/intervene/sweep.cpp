@@ -358,6 +358,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
              {"kl", o.kl},
              {"shard", shard}};
   if (!m.reported.is_null()) in.base["reported"] = m.reported;
+  if (!o.confirms.is_null()) in.base["confirms"] = o.confirms;
   in.base["checkpoint"]["path"] = rel(s.spec.checkpoint);
   if (s.preset.source != "builtin" && s.preset.source.find('/') != std::string::npos)  // a preset file beside the manifest
     in.base["model"]["preset_source"] = rel(s.preset.source);

@@ -148,6 +148,17 @@ mk k1.json 'm["output"] = {"json": "k1o.json"}'
 expect 2 "--kl keeps the control's final hidden states: .* over the --cache-budget of 0 MiB" -- \
   "$omn" -q intervene --manifest "$tmp/k1.json" --kl --cache-budget 0
 check "no output and no journal after a refused --kl" -- test ! -e "$tmp/k1o.json" -a ! -e "$tmp/k1o.json.journal"
+# the fp32 confirmation arm: conditions below the bf16 noise floor run again in fp32, ids kept
+mk f1.json 'm["model"]["dtype"] = "bf16"; m["model"]["confirm_fp32"] = True; m["conditions"] = [{"op": "compensate", "values": [2]}, {"op": "constant", "values": [2.0]}]; m["output"] = {"json": "f1o.json"}'
+expect 0 "confirmation in fp32 of the conditions below the noise floor" -- "$omn" -q intervene --manifest "$tmp/f1.json"
+check "the confirmation holds the flagged condition only, in fp32, and names the result it confirms" -- /usr/bin/python3 - "$tmp/f1o.json" "$tmp/f1o.fp32.json" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+flagged = [c["id"] for c in a["conditions"] if c["vs_control"]["below_noise_floor"]]
+ok = flagged == ["c0"] and [c["id"] for c in b["conditions"]] == flagged and b["model"]["dtype"] == "Float"
+ok = ok and b["confirms"] == {"path": "f1o.json", "dtype": a["model"]["dtype"]} and a["noise_floor"]["nats_per_token"] == 1e-4
+sys.exit(0 if ok else 1)
+PY
 # the new ops, coordinate subsets and composites: each impossible request names its pointer and
 # is refused before any pass (no output, no journal)
 mk n1.json 'm["conditions"] = [{"op": "compensate", "values": [0]}]'

@@ -91,12 +91,19 @@ struct Manifest {
   // /reported: where reported values come from and the control's reported perplexity (null: none)
   nlohmann::json reported;
   double noise_floor = -1;  // /model/noise_floor, nats/token (< 0: the working dtype's default)
+  bool confirm_fp32 = false;  // /model/confirm_fp32: conditions below the noise floor run again in fp32
 };
 
 // Reads, hashes and validates; relative paths resolve against the manifest's directory.
 // `allow_unverified`: a checkpoint without sha256 is accepted (recorded as unverified).
 Manifest loadManifest(const std::string& path, bool allow_unverified);
 Manifest parseManifest(const nlohmann::json& j, const std::string& path, const std::string& sha256, bool allow_unverified);
+
+// The fp32 confirmation arm (/model/confirm_fp32): the manifest with dtype fp32 and only the
+// conditions a result flags below_noise_floor (their ids kept); nothing when there is none.
+std::optional<Manifest> confirmationManifest(const Manifest& m, const nlohmann::json& result);
+// Where it writes: OUT.json -> OUT.fp32.json
+std::string confirmationPath(const std::string& out);
 
 // Shard i of n (0-based): conditions k with k mod n == i, in order.
 std::vector<Condition> shardConditions(const std::vector<Condition>& all, int index, int count);

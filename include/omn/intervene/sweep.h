@@ -25,7 +25,7 @@ struct SweepOptions {
   bool kl = false;  // next-token distributions against the control's: KL, top-1 agreement, p(correct)
   bool progress = false;              // progress bars on stderr
   std::function<bool()> stop;         // set by SIGINT/SIGTERM
-  nlohmann::json provenance_inputs;   // unused: provenance is built here
+  nlohmann::json confirms;            // a confirmation sweep: {path, dtype} of the result it confirms
 };
 
 // Runs (or resumes) the sweep and writes the outputs; returns the result document.

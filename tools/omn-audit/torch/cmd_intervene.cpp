@@ -5,6 +5,7 @@
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 #include "model_commands.h"
 #include "session_options.h"
@@ -13,6 +14,7 @@
 #include "omn/model/threads.h"
 #include "omn/intervene/manifest.h"
 #include "omn/intervene/ops.h"
+#include "omn/io/json_reader.h"
 #include "omn/intervene/plan.h"
 #include "omn/intervene/results.h"
 #include "omn/output/json_file.h"
@@ -44,6 +46,13 @@ int printPlan(intervene::Manifest& m, const intervene::SweepOptions& o) {
   }
   intervene::printPlan(std::cout, m, cs, f);
   return 0;
+}
+
+// The options of a second sweep into `out` (no CSV; the rest as given)
+intervene::SweepOptions withOutput(intervene::SweepOptions o, const std::string& out) {
+  o.output_json = out;
+  o.output_csv.clear();
+  return o;
 }
 
 struct InterveneArgs {
@@ -83,17 +92,48 @@ Command addInterveneCommand(CLI::App& root) {
             a->o.progress = true;
             if (a->plan) return printPlan(m, a->o);
             // outputs checked before the checkpoint is hashed: a typo must not cost the hash
-            intervene::checkSweepOutputs(m, a->o, {m.path, m.session.checkpoint, m.session.tokens.path});
+            const std::vector<std::string> inputs = {m.path, m.session.checkpoint, m.session.tokens.path};
+            const std::string out = intervene::checkSweepOutputs(m, a->o, inputs).first;
+            // /model/confirm_fp32: the conditions below the noise floor run again in fp32, into OUT.fp32.json
+            const std::string confirm_out = m.confirm_fp32 ? intervene::confirmationPath(out) : "";
+            if (!confirm_out.empty()) intervene::checkSweepOutputs(m, withOutput(a->o, confirm_out), inputs);
             prepareSession(m.session, pluginHost());  // threads and BLAS facts, at the edge
             auto s = eval::openSession(m.session);  // weights load outside inference mode
             std::signal(SIGINT, onSignal);
             std::signal(SIGTERM, onSignal);
             a->o.stop = [] { return g_stop.load(); };
-            c10::InferenceMode guard;
-            const nlohmann::json doc = intervene::runSweep(m, *s, a->o);
             std::ostream& text = output::isStdout(a->o.output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
+            nlohmann::json doc;
+            {
+              c10::InferenceMode guard;
+              doc = intervene::runSweep(m, *s, a->o);
+            }
             intervene::printResultsTable(text, doc);
-            text << "result: " << (a->o.output_json.empty() ? m.output_json : a->o.output_json) << "\n";
+            text << "result: " << out << "\n";
+            if (confirm_out.empty()) return 0;
+            if (s->dtype == at::kFloat) {
+              text << "confirmation: the sweep ran in fp32 already\n";
+              return 0;
+            }
+            const std::optional<intervene::Manifest> m2 = intervene::confirmationManifest(m, doc);
+            if (!m2) {
+              text << "confirmation: no condition below the noise floor, nothing to confirm in fp32\n";
+              return 0;
+            }
+            s.reset();  // one model in memory at a time
+            intervene::SweepOptions o2 = withOutput(a->o, confirm_out);
+            o2.shard_index = 0;  // the flagged conditions of this run, all of them
+            o2.shard_count = 1;
+            o2.confirms = {{"path", io::relativeTo(out, m.path)}, {"dtype", doc["model"]["dtype"]}};
+            auto s2 = eval::openSession(m2->session);
+            nlohmann::json doc2;
+            {
+              c10::InferenceMode guard;
+              doc2 = intervene::runSweep(*m2, *s2, o2);
+            }
+            text << "confirmation in fp32 of the conditions below the noise floor:\n";
+            intervene::printResultsTable(text, doc2);
+            text << "result: " << confirm_out << "\n";
             return 0;
           }};
 }
