@@ -9,11 +9,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
 omn_bench_setup
 dir="$build/bench/sweep"
-mkdir -p "$dir"
-[ -f "$dir/omn1-mini.pt" ] || /usr/bin/python3 "$root/tools/fixtures/make_omn_fixture.py" --size mini -o "$dir/omn1-mini.pt" >/dev/null
-[ -f "$dir/mini-tokens.bin" ] || /usr/bin/python3 "$root/tools/fixtures/make_tokens.py" -o "$dir/mini-tokens.bin" >/dev/null
-ck=$(sha256sum "$dir/omn1-mini.pt" | cut -c1-64)
-tk=$(sha256sum "$dir/mini-tokens.bin" | cut -c1-64)
+omn_bench_mini "$dir"
 cat >"$dir/manifest.json" <<JSON
 {"schema": "omn-audit/manifest@1",
  "checkpoint": {"path": "omn1-mini.pt", "sha256": "$ck", "preset": "omn-1"},

@@ -70,6 +70,17 @@ omn_bench_setup() {
   build="${OMN_BUILD_DIR:-$root/build}"
 }
 
+# The mini OMN-shaped model and the synthetic token set a sweep benchmark runs on, in DIR (made
+# once): sets $ck and $tk to their SHA-256.
+omn_bench_mini() {
+  local dir="$1"
+  mkdir -p "$dir"
+  [ -f "$dir/omn1-mini.pt" ] || /usr/bin/python3 "$root/tools/fixtures/make_omn_fixture.py" --size mini -o "$dir/omn1-mini.pt" >/dev/null
+  [ -f "$dir/mini-tokens.bin" ] || /usr/bin/python3 "$root/tools/fixtures/make_tokens.py" -o "$dir/mini-tokens.bin" >/dev/null
+  ck=$(sha256sum "$dir/omn1-mini.pt" | cut -c1-64)
+  tk=$(sha256sum "$dir/mini-tokens.bin" | cut -c1-64)
+}
+
 # The full-size OMN-1-layout checkpoint the benchmarks share (3.5 GB, generated once): sets $ckpt.
 omn_bench_fixture() {
   ckpt="$build/bench/omn1-full.pt"

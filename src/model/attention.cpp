@@ -177,12 +177,15 @@ AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const Do
   double max_logit = -std::numeric_limits<double>::infinity(), entropy_sum = 0;
   for (std::int64_t r0 = 0; r0 < T; r0 += rows) {
     const std::int64_t n = std::min(rows, T - r0);
-    at::Tensor s = at::matmul(qf.narrow(2, r0, n), kf.transpose(-2, -1)) * scale;  // [B, H, n, T]
-    const at::Tensor allowed = documentCausalMask(doc, r0, n).unsqueeze(1).expand_as(s);
-    max_logit = std::max(max_logit, s.masked_select(allowed).max().item<double>());
-    s.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
-    const at::Tensor logp = at::log_softmax(s, -1);
-    entropy_sum += (-(logp.exp() * logp.masked_fill(allowed.logical_not(), 0)).sum(-1)).to(at::kDouble).sum().item<double>();
+    at::Tensor s = at::matmul(qf.narrow(2, r0, n), kf.transpose(-2, -1)).mul_(scale);  // [B, H, n, T]
+    const at::Tensor hidden = documentCausalMask(doc, r0, n).logical_not().unsqueeze(1);  // [B, 1, n, T]
+    s.masked_fill_(hidden, -std::numeric_limits<float>::infinity());
+    max_logit = std::max(max_logit, s.max().item<double>());  // every query sees at least itself
+    // entropy = -sum p log p = lse - sum p s (sum p = 1), p = exp(s - lse): 0 on hidden keys
+    const at::Tensor lse = at::logsumexp(s, -1, /*keepdim=*/true);
+    const at::Tensor p = (s - lse).exp_();
+    const at::Tensor ps = (p * s.masked_fill_(hidden, 0)).sum(-1);
+    entropy_sum += (lse.squeeze(-1) - ps).to(at::kDouble).sum().item<double>();
   }
   AttentionStats st;
   st.max_logit = max_logit;

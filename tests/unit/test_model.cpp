@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
@@ -256,4 +259,22 @@ TEST(Mechanism, BlockwiseStatsEqualTheWholeMatrix) {
     EXPECT_NEAR(st.max_logit, max_logit, 1e-5 * std::fabs(max_logit)) << block;
     EXPECT_NEAR(st.mean_entropy, entropy, 1e-5 * entropy) << block;
   }
+}
+
+// Not a unit test (tools/bench-mechanism.sh runs it): the statistics at OMN-1's training length,
+// 32,768 tokens, where the whole score matrix would be 16 GiB for these 4 heads; the bench records
+// the time and the peak memory.
+TEST(Mechanism, DISABLED_AtTrainingLength) {
+  c10::InferenceMode guard;
+  at::manual_seed(5);
+  const char* len = std::getenv("OMN_BENCH_TOKENS");  // the bench's length (default 32,768)
+  const std::int64_t T = len ? std::atoll(len) : 32768, H = 4, hd = 32;
+  const at::Tensor q = at::randn({1, T, H, hd}), k = at::randn({1, T, H, hd});
+  const omn::model::DocumentLayout layout = omn::model::documentLayout(at::zeros({1, T}, at::kLong));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto st = omn::model::attentionStats(q, k, layout);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(std::isfinite(st.mean_entropy) && std::isfinite(st.max_logit));
+  std::printf("mechanism at T=%lld, H=%lld, hd=%lld: %.1f s, mean entropy %.4f nats, max logit %.3f\n", static_cast<long long>(T),
+              static_cast<long long>(H), static_cast<long long>(hd), s, st.mean_entropy, st.max_logit);
 }
