@@ -133,7 +133,10 @@ json Step::describe() const {
     case ParamKind::Number: j[info.record_key] = value; break;
     case ParamKind::Mode: j[info.record_key] = mode; break;
     case ParamKind::SourceLayer: j[info.record_key] = source_layer; break;
-    case ParamKind::Source: j[info.record_key] = {{"path", source.written}, {"sha256", source.sha256}}; break;
+    case ParamKind::Source:
+      j[info.record_key] = {{"path", source.written}, {"sha256", source.sha256}};
+      if (!source.state_key.empty()) j[info.record_key]["state_key"] = source.state_key;
+      break;
     case ParamKind::None: break;
   }
   if (info.seeded) j[kSeedKey] = seed;
@@ -325,7 +328,7 @@ std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& 
             x.source.path = resolvePath(x.source.written, manifest_path);
             x.source.sha256 = io::normaliseSha256(r.str(r.need(so, pp, "sha256"), pp + "/sha256"), r.label() + ": " + pp + "/sha256");
             if (const json* k = r.opt(so, "state_key")) x.source.state_key = r.str(*k, pp + "/state_key");
-            param_text = x.source.written;
+            param_text = x.source.written + (x.source.state_key.empty() ? "" : " [" + x.source.state_key + "]");
             break;
           }
           case ParamKind::None: break;
@@ -479,6 +482,8 @@ std::optional<Manifest> confirmationManifest(const Manifest& m, const json& resu
   for (const Condition& x : m.conditions)
     if (below.count(x.id)) c.conditions.push_back(x);
   c.confirm_fp32 = false;
+  c.family_size = m.family_size ? m.family_size : m.conditions.size();  // the hypotheses are the whole manifest's
+  c.noise_floor = -1;  // fp32's own floor
   return c;
 }
 

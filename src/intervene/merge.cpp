@@ -45,7 +45,7 @@ json mergeShards(const std::vector<std::string>& paths) {
       {"/manifest/sha256", "/checkpoint/sha256", "/tokens/sha256", "/tokens/tokenizer_revision",
        "/provenance/model_code_fingerprint", "/provenance/git_revision", "/provenance/libtorch", "/model/config", "/model/dtype",
        "/model/device", "/model/attention", "/selection", "/gains/checkpoint_sha256", "/control/open/result/sequences", "/kl",
-       "/mechanism", "/multiplicity/family_size"},
+       "/mechanism", "/multiplicity/family_size", "/noise_floor"},
       "sweep");
   const json& first = docs[0];
   ResultsInput in;
@@ -73,6 +73,10 @@ json mergeShards(const std::vector<std::string>& paths) {
   if (b.contains("multiplicity")) in.bootstrap.multiplicity = r.choice(b["multiplicity"], "/bootstrap/multiplicity", eval::kMultiplicity);
   if (first.contains("multiplicity"))
     in.family_size = static_cast<std::size_t>(r.integer(first["multiplicity"]["family_size"], "/multiplicity/family_size", 1, 1 << 30));
+  if (first.contains("noise_floor")) {  // as the shards flagged their conditions
+    in.noise_floor = r.num(first["noise_floor"]["nats_per_token"], "/noise_floor/nats_per_token");
+    in.noise_floor_basis = r.str(first["noise_floor"]["basis"], "/noise_floor/basis");
+  }
   in.groups = v.contains("groups") ? static_cast<int>(r.integer(v["groups"], "/groups", 1, std::numeric_limits<int>::max())) : 5;
   if (static_cast<std::size_t>(in.groups) > first["control"]["open"]["result"]["sequences"]["tokens"].size())
     r.fail("/groups", "more groups than sequences");

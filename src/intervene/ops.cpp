@@ -79,12 +79,20 @@ at::Tensor normals(std::uint64_t seed, int layer, bool q, std::int64_t n) {
 
 void GainState::check(const Condition& c) const { (void)compute(c); }
 
+// One loaded source per file and state dict (a checkpoint may hold several, e.g. model and EMA)
+std::string GainState::sourceKey(const Step& s) { return s.source.path + '\n' + s.source.state_key; }
+
 void GainState::loadSources(const std::vector<Condition>& conditions) {
+  std::map<std::string, std::string> digests;  // path -> its SHA-256, hashed once
   for (const Condition& c : conditions)
     for (const Step& s : c.steps) {
-      if (s.op != Op::Transplant || sources_.count(s.source.path)) continue;
+      if (s.op != Op::Transplant) continue;
+      // every entry's digest is checked, even when another entry named the same file
+      auto d = digests.find(s.source.path);
+      if (d == digests.end()) d = digests.emplace(s.source.path, io::sha256File(s.source.path)).first;
+      io::requireSha256(s.source.path, s.source.sha256, d->second);  // a mismatch is exit 4
+      if (sources_.count(sourceKey(s))) continue;
       const std::string where = "manifest: " + s.pointer + "/sources: " + s.source.written;
-      io::requireSha256(s.source.path, s.source.sha256, io::sha256File(s.source.path));  // a mismatch is exit 4
       io::OpenOptions oo;
       oo.state_key = s.source.state_key;
       const auto src = io::openCheckpoint(s.source.path, oo);
@@ -102,7 +110,7 @@ void GainState::loadSources(const std::vector<Condition>& conditions) {
                              std::to_string(stored(l, q).numel()));
           v.push_back(effective(t));
         }
-      sources_.emplace(s.source.path, std::move(v));
+      sources_.emplace(sourceKey(s), std::move(v));
     }
 }
 
@@ -207,7 +215,7 @@ void GainState::applyStep(const Step& s, Computed& cur) const {
       case Op::Noise: out = (g.to(at::kDouble) * (1.0 + s.value * normals(s.seed, l, q, g.numel()))).to(at::kFloat); break;
       case Op::Bypass: break;  // handled above
       case Op::Transplant: {  // the other checkpoint's gains of the same layer and role (loadSources)
-        const auto it = sources_.find(s.source.path);
+        const auto it = sources_.find(sourceKey(s));
         if (it == sources_.end()) throw std::logic_error("GainState: transplant source " + s.source.path + " not loaded (loadSources)");
         out = it->second[slot(l, q)].index_select(0, idx);
         break;

@@ -368,7 +368,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   in.control_close = control_close;
   in.conditions = records;
   in.bootstrap = m.bootstrap;
-  in.family_size = m.conditions.size();
+  in.family_size = m.family_size ? m.family_size : m.conditions.size();
   std::tie(in.noise_floor, in.noise_floor_basis) = noiseFloor(m, s.dtype);
   in.groups = m.groups;
   in.exact_control = s.device.is_cpu();

@@ -157,6 +157,9 @@ a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 flagged = [c["id"] for c in a["conditions"] if c["vs_control"]["below_noise_floor"]]
 ok = flagged == ["c0"] and [c["id"] for c in b["conditions"]] == flagged and b["model"]["dtype"] == "Float"
 ok = ok and b["confirms"] == {"path": "f1o.json", "dtype": a["model"]["dtype"]} and a["noise_floor"]["nats_per_token"] == 1e-4
+# the hypotheses are still the whole manifest's: the family is not shrunk to the flagged ones
+ok = ok and b["multiplicity"]["family_size"] == len(a["conditions"]) and b["multiplicity"]["complete"] is False
+ok = ok and b["noise_floor"]["nats_per_token"] == 1e-6
 sys.exit(0 if ok else 1)
 PY
 # the new ops, coordinate subsets and composites: each impossible request names its pointer and
@@ -181,6 +184,8 @@ expect 2 "/conditions/0/steps/1: rescale_pattern: the gains of layer 1 Q have me
 mk t1.json 'm["conditions"] = [{"op": "transplant", "sources": {"path": "omn1-mini.pt", "sha256": "3" * 64}}]; m["output"] = {"json": "t1o.json"}'
 expect 4 "omn1-mini.pt: SHA-256 mismatch" -- "$omn" -q intervene --manifest "$tmp/t1.json"
 check "no output and no journal after a transplant source that is not the one named" -- test ! -e "$tmp/t1o.json" -a ! -e "$tmp/t1o.json.journal"
+mk t3.json 'm["conditions"] = [{"name": "a", "op": "transplant", "sources": {"path": "omn1-mini.pt", "sha256": "'"$ck"'"}}, {"name": "b", "op": "transplant", "sources": {"path": "omn1-mini.pt", "sha256": "4" * 64}}]; m["output"] = {"json": "t3o.json"}'
+expect 4 "omn1-mini.pt: SHA-256 mismatch" -- "$omn" -q intervene --manifest "$tmp/t3.json"
 mk t2.json 'm["conditions"] = [{"op": "transplant", "sources": {"path": "mini-tokens.bin", "sha256": "'"$(sha256sum "$tmp/mini-tokens.bin" | cut -c1-64)"'"}}]; m["output"] = {"json": "t2o.json"}'
 expect 2 "mini-tokens.bin" -- "$omn" -q intervene --manifest "$tmp/t2.json"
 mk n9.json 'm["conditions"] = [{"op": "compensate", "values": [2], "targets": "q"}]'

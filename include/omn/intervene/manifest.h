@@ -92,6 +92,7 @@ struct Manifest {
   nlohmann::json reported;
   double noise_floor = -1;  // /model/noise_floor, nats/token (< 0: the working dtype's default)
   bool confirm_fp32 = false;  // /model/confirm_fp32: conditions below the noise floor run again in fp32
+  std::size_t family_size = 0;  // multiplicity's m when not every condition is here (the fp32 arm); 0: conditions.size()
 };
 
 // Reads, hashes and validates; relative paths resolve against the manifest's directory.

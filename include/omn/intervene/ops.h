@@ -73,7 +73,8 @@ class GainState {
   const model::ModelConfig& config_;
   std::vector<at::Tensor> stored_q_, stored_k_;  // the checkpoint's values, in its dtype
   std::vector<at::Tensor> saved_q_, saved_k_;    // the model's working copies as loaded
-  std::map<std::string, Vectors> sources_;       // transplant: effective float32 gains per source path
+  std::map<std::string, Vectors> sources_;       // transplant: effective float32 gains per sourceKey
+  static std::string sourceKey(const Step& s);
   std::string original_digest_, checkpoint_digest_;
 };
 
