@@ -1,5 +1,7 @@
-// Internal to the plots: one chart layout (plot area, axes, legend at the right, caption below)
-// shared by every figure, and the caption's source line.
+// Internal to the plots: one chart layout (plot area, axes, a legend at the right, a caption below)
+// shared by every figure. A chart also keeps the data it draws, so each figure comes with a tidy CSV
+// of exactly what is on it, and marks what the browser test checks: series and their legend entries
+// (data-series), tick labels (tick-x, tick-y), colour bars (colour-bar).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -10,88 +12,111 @@
 
 #include <nlohmann/json.hpp>
 
-#include "omn/report/svg.h"
 #include "omn/output/table.h"
+#include "omn/report/plots.h"
+#include "omn/report/svg.h"
 
 namespace omn::report::chart {
+using nlohmann::json;
 using output::general;
 
+constexpr double kW = 760, kH = 440, kLeft = 78, kRight = 190, kTop = 44, kBottom = 96;
+constexpr double kPlotH = kH - kTop - kBottom;
 
-using nlohmann::json;
+// Colour i of n, all distinct: the Tableau 10 up to ten series, evenly spaced hues (two
+// lightnesses, alternating) beyond. Never repeats within one figure.
+std::string colour(std::size_t i, std::size_t n);
+// Line dash i of a set of series: solid, dashed, dotted, dash-dot, in turn ("" = solid). With the
+// colour it tells neighbouring series apart in print and for colour-blind readers.
+std::string dash(std::size_t i);
+// Labels for tick values: the fewest significant digits that keep them distinct and exact to 1e-9
+// ("0.15", never "0.15000000000000002").
+// `uniform`: one number of decimals for all (a linear axis); otherwise each value on its own (log).
+std::vector<std::string> tickLabels(const std::vector<double>& ticks, bool uniform = true);
+// The axis range covering [lo, hi]: padded by `pad` of the span (linear) or of the ratio (log).
+Axis rangeOf(double lo, double hi, bool log, double pad = 0.05);
+// Log when the data are positive and span at least `ratio` (an order of magnitude by default).
+bool wantsLog(double lo, double hi, double ratio = 10);
 
-constexpr double kW = 760, kH = 440, kLeft = 78, kRight = 170, kTop = 44, kBottom = 96;
-inline const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"};
+// A legend entry: what it looks like and which series (data-series) it names.
+struct Key {
+  enum class Mark { box, line, band, point } mark = Mark::box;
+  std::string colour = {};
+  std::string label = {};
+  std::string series = {};  // "" = the label
+  std::string dash = {};    // a line's stroke-dasharray
+  std::string shape = "";  // a point's marker (see Chart::marker), drawn on the line when set
+};
 
-inline std::string prefix(const json& v) { return v.is_string() ? v.get<std::string>().substr(0, 12) : std::string("n/a"); }
-
-// A chart: the plot area, its axes and ticks, a legend at the right, a caption under it.
 class Chart {
  public:
-  Chart(const std::string& title, const std::string& xlabel, const std::string& ylabel, Axis x, Axis y)
-      : svg(kW, kH, title), x_(x), y_(y) {
-    svg.text(kW / 2, 22, title, "font-size:15px;font-weight:bold", "middle");
-    svg.rect(kLeft, kTop, kW - kLeft - kRight, kH - kTop - kBottom, "fill:#fafafa;stroke:#444;stroke-width:1");
-    svg.text((kLeft + kW - kRight) / 2, kH - kBottom + 38, xlabel, "font-size:12px", "middle");
-    svg.text(18, (kTop + kH - kBottom) / 2, ylabel, "font-size:12px", "middle", -90);
-  }
-  double X(double v) const { return x_.map(v, kLeft, kW - kRight); }
-  double Y(double v) const { return y_.map(v, kH - kBottom, kTop); }
-  void yTicks() {
-    for (double t : y_.ticks(6)) {
-      const double py = Y(t);
-      svg.line(kLeft, py, kW - kRight, py, "stroke:#ddd;stroke-width:1");
-      svg.text(kLeft - 6, py + 4, general(t), "font-size:11px", "end");
+  // `plot_h`: the plot area's height (a heatmap sizes it to its rows); the canvas follows.
+  // `left`: the left margin (wider for long row labels).
+  Chart(const std::string& title, const std::string& xlabel, const std::string& ylabel, Axis x, Axis y, double plot_h = kPlotH,
+        double left = kLeft);
+  double X(double v) const { return x_.map(v, left_, right()); }
+  double Y(double v) const { return y_.map(v, bottom(), kTop); }
+  double left() const { return left_; }
+  double right() const { return kW - kRight; }
+  double bottom() const { return kTop + plot_h_; }
+  const Axis& xAxis() const { return x_; }
+  const Axis& yAxis() const { return y_; }
+
+  void yTicks(int approx = 6);
+  void xTicks(const std::vector<std::pair<double, std::string>>& ticks, bool rotate = false);
+  void xTicksAuto(int approx = 6);  // numeric ticks of the x axis, labelled like yTicks
+  // Row labels at the left of the plot area (a heatmap's y axis).
+  void yLabels(const std::vector<std::pair<double, std::string>>& labels);
+
+  // A series: everything drawn between begin and end is one <g class="series" data-series=…>.
+  void beginSeries(const std::string& series);
+  void endSeries();
+  // Markers: "circle", "square", "triangle", "diamond"; `tip` becomes the SVG <title>.
+  void marker(const std::string& shape, double px, double py, double r, const std::string& colour, const std::string& tip = "",
+              const std::string& cls = "point");
+  static std::string shape(std::size_t i);  // circle, square, triangle, diamond, in turn
+
+  // Legend entries in the right column; then optionally a colour bar under them. Either may make
+  // the canvas taller; nothing overlaps the caption.
+  void legend(const std::vector<Key>& keys);
+  // A vertical colour bar from `lo` to `hi` (bottom to top) with numeric ticks; `fill(t)` gives the
+  // colour at t ∈ [0, 1].
+  template <class Fill>
+  void colourBar(double lo, double hi, const std::string& label, Fill fill) {
+    if (!(hi > lo)) hi = lo + 1;
+    const double x = kW - kRight + 14, top = legend_bottom_ + 22, h = std::max(110.0, std::min(200.0, plot_h_ - 30));
+    svg.text(x, top - 8, label, "font-size:10.5px", "start", 0, "legend-text");
+    svg.begin("colour-bar");
+    for (int i = 0; i < 48; ++i) svg.rect(x, top + h * (1 - (i + 1) / 48.0), 14, h / 48.0 + 0.4, "fill:" + fill((i + 0.5) / 48.0));
+    svg.rect(x, top, 14, h, "fill:none;stroke:#444;stroke-width:0.6");
+    svg.end();
+    Axis a{lo, hi, false};
+    const auto t = a.ticks(5);
+    const auto labels = tickLabels(t);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const double py = top + h * (1 - (t[i] - lo) / (hi - lo));
+      svg.line(x + 14, py, x + 18, py, "stroke:#444");
+      svg.text(x + 21, py + 3.5, labels[i], "font-size:10px", "start", 0, "tick-bar");
     }
+    legend_bottom_ = top + h + 8;
   }
-  void xTicks(const std::vector<std::pair<double, std::string>>& ticks, bool rotate = false) {
-    for (const auto& [v, label] : ticks) {
-      const double px = X(v);
-      svg.line(px, kH - kBottom, px, kH - kBottom + 5, "stroke:#444");
-      if (rotate) svg.text(px + 3, kH - kBottom + 14, label, "font-size:10px", "end", -40);
-      else svg.text(px, kH - kBottom + 18, label, "font-size:11px", "middle");
-    }
-  }
-  void legend(const std::vector<std::pair<std::string, std::string>>& entries) {  // colour, label
-    double y = kTop + 8;
-    for (const auto& [colour, label] : entries) {
-      svg.rect(kW - kRight + 12, y, 14, 10, "fill:" + colour);
-      svg.text(kW - kRight + 32, y + 9, label, "font-size:11px");
-      y += 18;
-    }
-  }
-  void caption(const std::string& text) {
-    // wrapped at ~120 characters on up to three lines
-    std::string rest = text;
-    double y = kH - kBottom + 60;
-    while (!rest.empty() && y < kH - 4) {
-      std::size_t cut = rest.size() <= 120 ? rest.size() : rest.rfind(' ', 120);
-      if (cut == std::string::npos || cut == 0) cut = std::min<std::size_t>(120, rest.size());
-      svg.text(12, y, rest.substr(0, cut), "font-size:10.5px;fill:#333");
-      rest = rest.substr(std::min(rest.size(), cut + 1));
-      y += 14;
-    }
-  }
+  void caption(const std::string& text);
+
+  // The data behind the figure, one row per drawn value: series, x (or its label), y and its interval.
+  void data(const std::string& series, double x, double y, double low = NAN, double high = NAN, const std::string& x_label = "");
+  Figure figure(const std::string& name, const std::string& title, const std::string& caption);
+
   Svg svg;
 
  private:
   Axis x_, y_;
+  double plot_h_, left_;
+  double legend_bottom_;
+  std::vector<std::string> rows_;
 };
 
-inline Axis rangeOf(double lo, double hi, bool log, double pad = 0.05) {
-  Axis a;
-  a.log = log;
-  if (log) {
-    lo = std::max(lo, std::numeric_limits<double>::min());
-    a.lo = std::pow(10.0, std::floor(std::log10(lo) * 4) / 4);
-    a.hi = std::pow(10.0, std::ceil(std::log10(hi) * 4) / 4);
-    if (a.hi <= a.lo) a.hi = a.lo * 10;
-  } else {
-    const double span = hi > lo ? hi - lo : std::max(1.0, std::fabs(hi));
-    a.lo = lo - pad * span;
-    a.hi = hi + pad * span;
-  }
-  return a;
-}
+inline std::string prefix(const json& v) { return v.is_string() ? v.get<std::string>().substr(0, 12) : std::string("n/a"); }
+inline double val(const json& v) { return v.is_number() ? v.get<double>() : std::nan(""); }
 
 inline std::string sourceLine(const json& doc) {
   const json& ck = doc.contains("checkpoint") ? doc["checkpoint"] : json::object();
@@ -100,7 +125,5 @@ inline std::string sourceLine(const json& doc) {
   s += " · omn-audit " + doc["provenance"].value("version", "?") + " (" + doc["provenance"].value("git_revision", "?") + ")";
   return s;
 }
-
-inline double val(const json& v) { return v.is_null() ? std::nan("") : v.get<double>(); }
 
 }  // namespace omn::report::chart

@@ -19,6 +19,16 @@ namespace {
 
 std::string f(const json& v, int d) { return v.is_null() ? "NaN" : fixed(v.get<double>(), d); }
 
+// A cell that holds a number (an estimate, an interval, a count, "NaN" or "—" in a numeric column)
+// is right-aligned with figures of equal width, so magnitudes line up down a column.
+bool numeric(const std::string& c) {
+  if (c == "NaN" || c == "—") return true;
+  std::size_t i = 0;
+  for (const char* lead : {"[", "+", "-", "−", "×"})
+    if (c.compare(i, std::char_traits<char>::length(lead), lead) == 0) i += std::char_traits<char>::length(lead);
+  return i < c.size() && c[i] >= '0' && c[i] <= '9';
+}
+
 // A table as rows of cells, rendered to HTML or Markdown.
 struct Grid {
   std::vector<std::string> head;
@@ -30,7 +40,7 @@ struct Grid {
     o << "</tr></thead><tbody>\n";
     for (const auto& r : rows) {
       o << "<tr>";
-      for (const auto& c : r) o << "<td>" << xmlEscape(c) << "</td>";
+      for (const auto& c : r) o << (numeric(c) ? "<td class=\"num\">" : "<td>") << xmlEscape(c) << "</td>";
       o << "</tr>\n";
     }
     o << "</tbody></table>\n";
@@ -55,10 +65,11 @@ struct Grid {
 Grid sweepGrid(const json& r) {
   const json& ctl = r["control"]["open"]["result"];
   const bool kl = r.value("kl", false);  // --kl: the distributions against the control's
-  Grid g{{"id", "condition", "perplexity", ciLabel(ctl["perplexity_ci"]["confidence"].get<double>()), "ratio vs control",
-          "ratio CI", "ΔNLL/token (nats)", "touched", "restore"},
+  const std::string ci = ciLabel(ctl["perplexity_ci"]["confidence"].get<double>());
+  Grid g{{"id", "condition", "perplexity (exp nats/token)", "perplexity " + ci, "ratio vs control (×)", "ratio " + ci + " (×)",
+          "ΔNLL/token (nats)", "touched (tensors)", "restore"},
          {}};
-  if (kl) g.head.insert(g.head.end(), {"KL/token (nats)", "top-1 agreement"});
+  if (kl) g.head.insert(g.head.end(), {"KL/token (nats)", "top-1 agreement (share)"});
   g.rows.push_back({"—", "control (the checkpoint as is)", f(ctl["perplexity"], 3),
                     "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", "0", "", ""});
   if (kl) g.rows.back().insert(g.rows.back().end(), {"0", "1"});
@@ -68,7 +79,7 @@ Grid sweepGrid(const json& r) {
     g.rows.push_back({c["id"], c["label"], f(c["result"]["perplexity"], 3),
                       "[" + f(c["result"]["perplexity_ci"]["low"], 3) + ", " + f(c["result"]["perplexity_ci"]["high"], 3) + "]",
                       f(q["estimate"], 4), "[" + f(q["low"], 4) + ", " + f(q["high"], 4) + "]", f(d["estimate"], 5),
-                      std::to_string(c["touched"].size()) + " tensors", c["restore"]["ok"].get<bool>() ? "bitwise" : "FAILED"});
+                      std::to_string(c["touched"].size()), c["restore"]["ok"].get<bool>() ? "bitwise" : "FAILED"});
     if (kl) {
       const json dv = c["vs_control"].value("divergence", json());
       g.rows.back().insert(g.rows.back().end(),
@@ -91,8 +102,8 @@ bool hasReported(const json& r) {
 Grid reportedGrid(const json& r) {
   const json& ctl = r["control"]["open"]["result"];
   const std::string ci = ciLabel(ctl["perplexity_ci"]["confidence"].get<double>());
-  Grid g{{"id", "condition", "reported perplexity", "reported ratio", "measured perplexity", "measured " + ci, "measured ratio",
-          "measured ratio " + ci},
+  Grid g{{"id", "condition", "reported perplexity", "reported ratio (×)", "measured perplexity", "measured " + ci, "measured ratio (×)",
+          "measured ratio " + ci + " (×)"},
          {}};
   const json& rc = r["reported"]["control_perplexity"];
   g.rows.push_back({"—", "control", rc.is_number() ? f(rc, 2) : "—", rc.is_number() ? "1" : "—", f(ctl["perplexity"], 3),
@@ -116,7 +127,7 @@ std::string reportedNote(const json& r) {
 }
 
 Grid evalGrid(const json& r) {
-  Grid g{{"group", "first sequence", "sequences", "tokens", "perplexity"}, {}};
+  Grid g{{"group", "first sequence (index)", "sequences (count)", "tokens (count)", "perplexity (exp nats/token)"}, {}};
   for (std::size_t i = 0; i < r["result"]["groups"].size(); ++i) {
     const json& x = r["result"]["groups"][i];
     g.rows.push_back({std::to_string(i), x["first"].dump(), x["count"].dump(), x["tokens"].dump(), f(x["perplexity"], 4)});
@@ -127,19 +138,19 @@ Grid evalGrid(const json& r) {
 Grid profileSummary(const json& p) {
   const json& s = p["statistics"];
   return {{"statistic", "value"},
-          {{"gain elements", s["count"].dump()},
-           {"mean", f(s["mean"], 6)},
-           {"population std", f(s["std"], 6)},
-           {"min", f(s["min"], 6)},
-           {"max", f(s["max"], 6)},
-           {"share above " + general(p["options"]["threshold"].get<double>()), (s["share_above_threshold"].is_null() ? std::string("NaN") : fixed(100 * s["share_above_threshold"].get<double>(), 4) + "%")},
-           {"negative coordinates", s["count_negative"].dump()},
-           {"in [1, 2]", s["count_in_1_2"].dump()},
-           {"above 32", s["count_above_32"].dump()}}};
+          {{"gain elements (count)", s["count"].dump()},
+           {"mean (×)", f(s["mean"], 6)},
+           {"population std (×)", f(s["std"], 6)},
+           {"min (×)", f(s["min"], 6)},
+           {"max (×)", f(s["max"], 6)},
+           {"share above " + general(p["options"]["threshold"].get<double>()) + " (%)", (s["share_above_threshold"].is_null() ? std::string("NaN") : fixed(100 * s["share_above_threshold"].get<double>(), 4))},
+           {"negative coordinates (count)", s["count_negative"].dump()},
+           {"in [1, 2] (count)", s["count_in_1_2"].dump()},
+           {"above 32 (count)", s["count_above_32"].dump()}}};
 }
 
 Grid profileLayers(const json& p) {
-  Grid g{{"layer", "Q mean", "Q min", "Q max", "K mean", "K min", "K max", "Q − K"}, {}};
+  Grid g{{"layer", "Q mean (×)", "Q min (×)", "Q max (×)", "K mean (×)", "K min (×)", "K max (×)", "Q − K (×)"}, {}};
   for (const auto& l : p["layers"])
     g.rows.push_back({l["layer"].dump(), f(l["q"]["mean"], 3), f(l["q"]["min"], 3), f(l["q"]["max"], 3), f(l["k"]["mean"], 3),
                       f(l["k"]["min"], 3), f(l["k"]["max"], 3), f(l["q_minus_k"], 3)});
@@ -151,7 +162,7 @@ Grid profileLayers(const json& p) {
 std::string sci(const json& v) { return v.is_number() ? significant(v.get<double>(), 3) : "—"; }
 
 Grid studyArmsGrid(const json& s) {
-  Grid g{{"arm", "runs", "diverged", "LR sensitivity (nats)", "largest stable LR", "best LR", "best held-out loss (nats)", "seed sd (nats)"}, {}};
+  Grid g{{"arm", "runs (count)", "diverged (count)", "LR sensitivity (nats)", "largest stable LR", "best LR", "best held-out loss (nats)", "seed sd (nats)"}, {}};
   for (const auto& a : s["arms"])
     g.rows.push_back({a["arm"].get<std::string>(), a["runs"].dump(), a["diverged"].dump(),
                       a["lr_sensitivity"].is_null() ? "— (" + a["lr_sensitivity_note"].get<std::string>() + ")" : f(a["lr_sensitivity"], 4),
@@ -161,7 +172,7 @@ Grid studyArmsGrid(const json& s) {
 }
 
 Grid studyComparisonGrid(const json& s) {
-  Grid g{{"learning rate", "arms", "pairs", "held-out loss on − off (nats)", "CI", "diverged on / off"}, {}};
+  Grid g{{"learning rate", "arms", "pairs (count)", "held-out loss on − off (nats)", ciLabel(s["confidence"].get<double>()) + " (nats)", "diverged on / off (count)"}, {}};
   for (const auto& c : s["comparison"])
     for (const auto& p : c["per_lr"]) {
       const json& d = p["difference"];
@@ -175,10 +186,13 @@ Grid studyComparisonGrid(const json& s) {
 
 bool isStudy(const json& r) { return !r.is_null() && r.value("schema", "") == "omn-audit/study@1"; }
 
-// The manifest as written: a study keeps its exact bytes, a sweep its parsed document.
+// The manifest exactly as the run read it: a sweep records its bytes, a study its text; a result from
+// before either was recorded falls back to the parsed document (and says so).
 std::string manifestText(const json& r) {
+  const json& b = r["manifest"].value("bytes", json());
+  if (b.is_string() && !b.get<std::string>().empty()) return b.get<std::string>();
   const json& v = r["manifest"]["verbatim"];
-  return v.is_string() ? v.get<std::string>() : v.dump(2);
+  return v.is_string() ? v.get<std::string>() : "(the result does not record the manifest's bytes; its parsed form:)\n" + v.dump(2);
 }
 
 Grid provenanceGrid(const json& doc) {
@@ -204,12 +218,12 @@ Grid provenanceGrid(const json& doc) {
 const char* kCss =
     "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222}"
     "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}"
-    "table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-    "th{background:#f0f0f0}td:first-child,td:nth-child(2){text-align:left}"
+    "table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px}"
+    "th{background:#f0f0f0}td{text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}"
     ".warn{background:#fff3cd;border:1px solid #e0c060;padding:8px 12px;margin:6px 0}"
     ".ok{background:#e8f5e9;border:1px solid #9c9;padding:8px 12px;margin:6px 0}"
     "figure{margin:16px 0}figcaption{font-size:12px;color:#555;max-width:760px}"
-    "pre{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow-x:auto;font-size:11px}";
+    "pre{background:#f7f7f7;border:1px solid #ddd;padding:8px;font-size:11px;white-space:pre-wrap;overflow-wrap:anywhere}";
 
 }  // namespace
 

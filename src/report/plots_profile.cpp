@@ -24,11 +24,26 @@ using namespace chart;  // NOLINT
 
 // --- profile -------------------------------------------------------------------------------------
 
+struct Role {
+  const char* key;
+  const char* name;
+  const char* colour;
+  const char* shape;
+  const char* dash;
+};
+constexpr Role kRoles[] = {{"q", "Q", "#1f77b4", "circle", ""}, {"k", "K", "#d62728", "square", "6,3"}};
+
+std::vector<std::pair<double, std::string>> layerTicks(int n) {
+  std::vector<std::pair<double, std::string>> xt;
+  for (int i = 0; i < n; i += std::max(1, n / 14)) xt.emplace_back(i, std::to_string(i));
+  return xt;
+}
+
 Figure layerMeans(const json& p, bool log) {
   const json& layers = p["layers"];
   const int n = static_cast<int>(layers.size());
   // a layer whose gains are all NaN/inf has null statistics: it is left out of the lines
-  auto finite = [&](int i, const char* role) { return layers[i][role]["mean"].is_number() && layers[i][role]["min"].is_number(); };
+  auto finite = [&](int i, const char* role) { return layers[i][role]["mean"].is_number() && layers[i][role]["min"].is_number() && layers[i][role]["max"].is_number(); };
   double lo = INFINITY, hi = -INFINITY, lo_pos = INFINITY;
   for (const auto& l : layers)
     for (const char* r : {"q", "k"}) {
@@ -45,42 +60,55 @@ Figure layerMeans(const json& p, bool log) {
   Chart c(std::string("Q/K gain per layer: mean and min–max band") + (log ? " (log scale)" : ""), "layer",
           "effective gain (×, unit initialisation = 1)", x, y);
   c.yTicks();
-  std::vector<std::pair<double, std::string>> xt;
-  for (int i = 0; i < n; i += std::max(1, n / 14)) xt.emplace_back(i, std::to_string(i));
-  c.xTicks(xt);
-  // the first two layers, visibly apart
+  c.xTicks(layerTicks(n));
+  // the first two layers, visibly apart; the label inside the shading, clear of the axes
   if (n > 2) {
-    c.svg.rect(c.X(-0.5), 44, c.X(1.5) - c.X(-0.5), kH - kTop - kBottom, "fill:#fff3cd;opacity:0.7");
-    c.svg.text(c.X(0.5), 58, "layers 0–1", "font-size:11px;fill:#8a6d3b", "middle");
+    c.svg.rect(c.X(-0.5), kTop, c.X(1.5) - c.X(-0.5), c.bottom() - kTop, "fill:#fff3cd;opacity:0.7", "layers-0-1");
+    c.svg.text(c.X(-0.5) + 4, c.bottom() - 6, "layers 0–1", "font-size:10px;fill:#8a6d3b", "start", 0, "annotation");
   }
-  const char* colour[2] = {kColours[0], kColours[1]};
-  for (int r = 0; r < 2; ++r) {
-    const char* role = r == 0 ? "q" : "k";
-    std::vector<std::pair<double, double>> band, mean;
+  std::vector<Key> keys;
+  for (const Role& role : kRoles) {
+    std::vector<std::pair<double, double>> band;
     for (int i = 0; i < n; ++i)
-      if (finite(i, role)) band.emplace_back(c.X(i), c.Y(layers[i][role]["max"].get<double>()));
+      if (finite(i, role.key)) band.emplace_back(c.X(i), c.Y(layers[i][role.key]["max"].get<double>()));
     for (int i = n - 1; i >= 0; --i)
-      if (finite(i, role)) band.emplace_back(c.X(i), c.Y(layers[i][role]["min"].get<double>()));
-    c.svg.polygon(band, std::string("fill:") + colour[r] + ";opacity:0.15;stroke:none", "band");
-    for (int i = 0; i < n; ++i)
-      if (finite(i, role)) mean.emplace_back(c.X(i), c.Y(layers[i][role]["mean"].get<double>()));
-    c.svg.polyline(mean, std::string("stroke:") + colour[r] + ";stroke-width:2");
-    for (int i = 0, k = 0; i < n; ++i) {
-      if (!finite(i, role)) continue;
-      const auto& pt = mean[static_cast<std::size_t>(k++)];
-      c.svg.circle(pt.first, pt.second, 3.2, std::string("fill:") + colour[r], std::string("point ") + role,
-                   "layer " + std::to_string(i) + " " + role + " mean " + fixed(layers[i][role]["mean"].get<double>(), 3));
-    }
+      if (finite(i, role.key)) band.emplace_back(c.X(i), c.Y(layers[i][role.key]["min"].get<double>()));
+    c.beginSeries(std::string(role.name) + " min–max");
+    c.svg.polygon(band, std::string("fill:") + role.colour + ";opacity:0.13;stroke:" + role.colour + ";stroke-opacity:0.35", "band");
+    c.endSeries();
   }
-  c.legend({{kColours[0], "Q mean"}, {kColours[1], "K mean"}, {"#c8d7ea", "min–max band"}});
+  for (const Role& role : kRoles) {
+    // K is drawn dashed with squares over Q's solid line and circles, half a marker to the right:
+    // where the means agree both stay visible
+    const double dx = role.key[0] == 'k' ? 3 : 0;
+    std::vector<std::pair<double, double>> mean;
+    for (int i = 0; i < n; ++i)
+      if (finite(i, role.key)) {
+        const json& s = layers[i][role.key];
+        mean.emplace_back(c.X(i) + dx, c.Y(s["mean"].get<double>()));
+        c.data(std::string(role.name) + " mean", i, s["mean"].get<double>(), s["min"].get<double>(), s["max"].get<double>());
+      }
+    c.beginSeries(std::string(role.name) + " mean");
+    c.svg.polyline(mean, std::string("stroke:") + role.colour + ";stroke-width:2" + (*role.dash ? std::string(";stroke-dasharray:") + role.dash : ""));
+    for (int i = 0, k = 0; i < n; ++i) {
+      if (!finite(i, role.key)) continue;
+      const auto& pt = mean[static_cast<std::size_t>(k++)];
+      c.marker(role.shape, pt.first, pt.second, 3.4, role.colour,
+               "layer " + std::to_string(i) + " " + role.key + " mean " + fixed(layers[i][role.key]["mean"].get<double>(), 3));
+    }
+    c.endSeries();
+    keys.push_back({Key::Mark::line, role.colour, std::string(role.name) + " mean", "", role.dash, role.shape});
+  }
+  for (const Role& role : kRoles) keys.push_back({Key::Mark::band, role.colour, std::string(role.name) + " min–max"});
+  c.legend(keys);
   const json& sc = p["steepest_change"]["all"];
-  std::string cap = "Per-layer mean of the effective Q and K gains with their min–max band";
-  if (!sc["from"].is_null())
+  std::string cap = "Per-layer mean of the effective Q and K gains with their min–max bands";
+  if (sc["from"].is_number() && sc["delta"].is_number())
     cap += "; steepest change layer " + sc["from"].dump() + "→" + sc["to"].dump() + " (" + fixed(sc["delta"].get<double>(), 3) + ")";
   if (log && lo <= 0) cap += "; log scale: values ≤ 0 are drawn at the axis floor";
   cap += ". " + sourceLine(p);
   c.caption(cap);
-  return {log ? "profile-layer-means-log.svg" : "profile-layer-means.svg", "Q/K gain per layer", cap, c.svg.str()};
+  return c.figure(log ? "profile-layer-means-log.svg" : "profile-layer-means.svg", "Q/K gain per layer", cap);
 }
 
 Figure histogram(const json& p) {
@@ -89,29 +117,35 @@ Figure histogram(const json& p) {
   double hi = 1;
   for (const auto& b : h) hi = std::max(hi, b["count"].get<double>());
   Axis x{0, static_cast<double>(n), false};
-  Axis y = rangeOf(0.8, hi * 1.5, true);
+  Axis y = rangeOf(0.8, hi * 1.6, true);
   Chart c("Histogram of all Q/K gains", "effective gain (bin)", "count (log scale)", x, y);
   c.yTicks();
   std::vector<std::pair<double, std::string>> xt;
   for (int j = 0; j < n; ++j) xt.emplace_back(j + 0.5, h[j]["label"].get<std::string>());
   c.xTicks(xt);
+  c.beginSeries("gains per bin");
   for (int j = 0; j < n; ++j) {
     const double cnt = h[j]["count"].get<double>();
+    c.data("gains per bin", j, cnt, NAN, NAN, h[j]["label"].get<std::string>());
     if (cnt <= 0) continue;
-    c.svg.rect(c.X(j + 0.1), c.Y(cnt), c.X(j + 0.9) - c.X(j + 0.1), c.Y(y.lo) - c.Y(cnt), std::string("fill:") + kColours[0], "bar");
-    c.svg.text(c.X(j + 0.5), c.Y(cnt) - 4, std::to_string(static_cast<long long>(cnt)), "font-size:10px", "middle");
+    c.svg.rect(c.X(j + 0.1), c.Y(cnt), c.X(j + 0.9) - c.X(j + 0.1), c.Y(y.lo) - c.Y(cnt), "fill:#1f77b4", "bar");
+    c.svg.text(c.X(j + 0.5), c.Y(cnt) - 4, std::to_string(static_cast<long long>(cnt)), "font-size:10px;paint-order:stroke;stroke:#fafafa;stroke-width:3px", "middle", 0, "bar-count");
   }
-  // the threshold inside its bin, by linear interpolation between the bin's edges
+  c.endSeries();
+  // the threshold inside its bin, by linear interpolation between the bin's edges; named in the
+  // legend (a dashed line, as drawn), so no label in the plot competes with the bar counts
   const double t = p["options"]["threshold"].get<double>();
+  c.beginSeries("threshold");
   for (int j = 1; j + 1 < n; ++j) {
     const double a = h[j]["lo"].get<double>(), b = h[j]["hi"].get<double>();
-    if (t >= a && t <= b) {
+    if (t >= a && t <= b && b > a) {
       const double px = c.X(j + (t - a) / (b - a));
-      c.svg.line(px, kTop, px, kH - kBottom, "stroke:#d62728;stroke-width:2;stroke-dasharray:5,3", "threshold");
-      c.svg.text(px + 4, kTop + 14, "threshold " + general(t), "font-size:11px;fill:#d62728");
+      c.svg.line(px, kTop, px, c.bottom(), "stroke:#d62728;stroke-width:2;stroke-dasharray:5,3", "threshold");
+      break;
     }
   }
-  c.legend({{kColours[0], "gains per bin"}, {"#d62728", "threshold"}});
+  c.endSeries();
+  c.legend({{Key::Mark::box, "#1f77b4", "gains per bin"}, {Key::Mark::line, "#d62728", "threshold " + general(t), "threshold", "5,3"}});
   const json& s = p["statistics"];
   const bool any_finite = s["share_above_threshold"].is_number() && s["max"].is_number();
   const std::string cap = "All " + s["count"].dump() + " gains: " +
@@ -120,7 +154,7 @@ Figure histogram(const json& p) {
                                       : std::string("none finite")) +
                           ". " + sourceLine(p);
   c.caption(cap);
-  return {"profile-histogram.svg", "Histogram of the gains", cap, c.svg.str()};
+  return c.figure("profile-histogram.svg", "Histogram of the gains", cap);
 }
 
 Figure asymmetry(const json& p) {
@@ -133,23 +167,27 @@ Figure asymmetry(const json& p) {
   Axis x{-0.5, n - 0.5, false};
   Chart c("RoPE-pair asymmetry of the gains per layer", "layer", "mean |g[i] − g[pair(i)]| (×)", x, rangeOf(0, hi, false));
   c.yTicks();
-  std::vector<std::pair<double, std::string>> xt;
-  for (int i = 0; i < n; i += std::max(1, n / 14)) xt.emplace_back(i, std::to_string(i));
-  c.xTicks(xt);
-  for (int r = 0; r < 2; ++r) {
-    const char* role = r == 0 ? "q" : "k";
+  c.xTicks(layerTicks(n));
+  std::vector<Key> keys;
+  for (const Role& role : kRoles) {
     std::vector<std::pair<double, double>> pts;
     for (int i = 0; i < n; ++i)
-      if (layers[i][role]["rope_pair_asymmetry"]["mean_abs_diff"].is_number())
-        pts.emplace_back(c.X(i), c.Y(layers[i][role]["rope_pair_asymmetry"]["mean_abs_diff"].get<double>()));
-    c.svg.polyline(pts, std::string("stroke:") + kColours[r] + ";stroke-width:2");
-    for (const auto& [px, py] : pts) c.svg.circle(px, py, 3, std::string("fill:") + kColours[r], std::string("point ") + role);
+      if (layers[i][role.key]["rope_pair_asymmetry"]["mean_abs_diff"].is_number()) {
+        const double v = layers[i][role.key]["rope_pair_asymmetry"]["mean_abs_diff"].get<double>();
+        pts.emplace_back(c.X(i), c.Y(v));
+        c.data(role.name, i, v);
+      }
+    c.beginSeries(role.name);
+    c.svg.polyline(pts, std::string("stroke:") + role.colour + ";stroke-width:2" + (*role.dash ? std::string(";stroke-dasharray:") + role.dash : ""));
+    for (const auto& [px, py] : pts) c.marker(role.shape, px, py, 3.2, role.colour);
+    c.endSeries();
+    keys.push_back({Key::Mark::line, role.colour, role.name, "", role.dash, role.shape});
   }
-  c.legend({{kColours[0], "Q"}, {kColours[1], "K"}});
+  c.legend(keys);
   const std::string cap = "Mean absolute difference between the gains of each RoPE pair (" + p["gains"]["rope_style"].get<std::string>() +
                           "): a gain that differs within a pair does not commute with the rotation. " + sourceLine(p);
   c.caption(cap);
-  return {"profile-rope-asymmetry.svg", "RoPE-pair asymmetry", cap, c.svg.str()};
+  return c.figure("profile-rope-asymmetry.svg", "RoPE-pair asymmetry", cap);
 }
 
 }  // namespace

@@ -67,17 +67,20 @@ Figure lossVsLr(const json& s) {
   c.yTicks();
   const auto ticks = lrTicks(s);
   c.xTicks(ticks, ticks.size() > 14);  // rotated only when even the short labels would collide
-  c.svg.line(kLeft, c.Y(l0), kW - kRight, c.Y(l0), "stroke:#555;stroke-width:1;stroke-dasharray:6,3", "initial-loss");
-  c.svg.text(kW - kRight - 4, c.Y(l0) - 4, "loss at initialisation (L0)", "font-size:10px;fill:#555", "end");
+  c.svg.line(c.left(), c.Y(l0), c.right(), c.Y(l0), "stroke:#555;stroke-width:1;stroke-dasharray:6,3", "initial-loss");
+  c.svg.text(c.right() - 4, c.Y(l0) - 4, "loss at initialisation (L0)", "font-size:10px;fill:#555", "end", 0, "annotation");
   if (std::isfinite(unigram)) {
-    c.svg.line(kLeft, c.Y(unigram), kW - kRight, c.Y(unigram), "stroke:#999;stroke-width:1;stroke-dasharray:2,3", "unigram");
-    c.svg.text(kW - kRight - 4, c.Y(unigram) - 4, "unigram model", "font-size:10px;fill:#777", "end");
+    c.svg.line(c.left(), c.Y(unigram), c.right(), c.Y(unigram), "stroke:#999;stroke-width:1;stroke-dasharray:2,3", "unigram");
+    c.svg.text(c.right() - 4, c.Y(unigram) + 12, "unigram model", "font-size:10px;fill:#777", "end", 0, "annotation");
   }
-  std::vector<std::pair<std::string, std::string>> legend;
+  std::vector<Key> keys;
   const std::size_t n_arms = s["arms"].size();
   for (std::size_t i = 0; i < n_arms; ++i) {
     const json& a = s["arms"][i];
-    const std::string colour = kColours[i % 9];
+    const std::string colour = chart::colour(i, n_arms);
+    std::string label = a["arm"].get<std::string>();
+    if (a["lr_sensitivity"].is_number()) label += " (sens. " + fixed(a["lr_sensitivity"].get<double>(), 2) + ")";
+    c.beginSeries(label);
     const double dx = (static_cast<double>(i) - (static_cast<double>(n_arms) - 1) / 2) * 5;  // dodge the arms
     std::vector<std::pair<double, double>> pts;
     for (const auto& p : a["per_lr"]) {
@@ -85,6 +88,7 @@ Figure lossVsLr(const json& s) {
       if (p["diverged"].get<int>() > 0)  // a cross at L0 per LR with a diverged run
         for (double d : {-4.0, 4.0}) c.svg.line(px - 4, c.Y(l0) - d, px + 4, c.Y(l0) + d, "stroke:" + colour + ";stroke-width:2", "diverged");
       const double mean = val(p["finished"]["mean"]);
+      c.data(label, p["lr"].get<double>(), mean, p["range"].is_array() ? val(p["range"][0]) : NAN, p["range"].is_array() ? val(p["range"][1]) : NAN);
       if (!std::isfinite(mean) || mean >= l0) continue;
       if (p["range"].is_array())
         c.svg.line(px, c.Y(std::min(val(p["range"][1]), l0)), px, c.Y(val(p["range"][0])), "stroke:" + colour + ";stroke-width:1.5", "seed-range");
@@ -93,16 +97,15 @@ Figure lossVsLr(const json& s) {
                    a["arm"].get<std::string>() + " lr " + significant(p["lr"].get<double>(), 2) + ": " + fixed(mean, 4));
     }
     c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:1.5");
-    std::string label = a["arm"].get<std::string>();
-    if (a["lr_sensitivity"].is_number()) label += " (sens. " + fixed(a["lr_sensitivity"].get<double>(), 2) + ")";
-    legend.emplace_back(colour, label);
+    c.endSeries();
+    keys.push_back({Key::Mark::line, colour, label, "", "", "circle"});
   }
-  c.legend(legend);
+  c.legend(keys);
   const std::string cap = "Mean over " + std::to_string(s["grid"]["seeds"].size()) +
                           " seed(s) of the final held-out loss; whiskers: the seeds' range; crosses at L0: a run diverged. " +
                           "LR sensitivity (Wortsman et al. 2023) in the legend. " + studySource(s);
   c.caption(cap);
-  return {"study-loss-vs-lr.svg", "Held-out loss against the learning rate", cap, c.svg.str()};
+  return c.figure("study-loss-vs-lr.svg", "Held-out loss against the learning rate", cap);
 }
 
 // The runs worth following over time: at the largest LR every arm survives, and at the next LR up.
@@ -176,8 +179,8 @@ Figure trajectory(const json& s, const std::vector<std::string>& ids, const std:
   for (const json* r : runs) {
     Line l;
     const bool higher = (*r)["lr"].get<double>() != first_lr;
-    l.colour = kColours[arm_index[(*r)["arm"].get<std::string>()] % 9];
-    l.dash = higher ? ";stroke-dasharray:5,3" : "";
+    l.colour = colour(arm_index[(*r)["arm"].get<std::string>()], s["grid"]["arms"].size());
+    l.dash = higher ? "5,3" : "";
     l.label = (*r)["arm"].get<std::string>() + " lr " + significant((*r)["lr"].get<double>(), 2) + ((*r)["diverged"].get<bool>() ? " (diverged)" : "");
     const json& t = (*r)["trajectory"];
     const json& steps = what == "loss" ? t["train"]["step"] : t["eval"]["step"];
@@ -212,23 +215,26 @@ Figure trajectory(const json& s, const std::vector<std::string>& ids, const std:
   for (double v : rangeOf(0, xhi, false, 0.02).ticks(6))
     if (v >= 0) xt.emplace_back(v, general(v));
   c.xTicks(xt);
-  double ly = kTop + 8;
+  std::vector<Key> keys;
   for (const auto& l : lines) {
     std::vector<std::pair<double, double>> px;
-    for (const auto& [x, y] : l.pts) px.emplace_back(c.X(x), c.Y(y));
-    c.svg.polyline(px, "stroke:" + l.colour + ";stroke-width:1.8" + l.dash, "run");
+    for (const auto& [x, y] : l.pts) {
+      px.emplace_back(c.X(x), c.Y(y));
+      c.data(l.label, x, y);
+    }
+    c.beginSeries(l.label);
+    c.svg.polyline(px, "stroke:" + l.colour + ";stroke-width:1.8" + (l.dash.empty() ? "" : ";stroke-dasharray:" + l.dash), "run");
     c.svg.circle(px.back().first, px.back().second, 3, "fill:" + l.colour, "run-end", l.label);  // where the run ended
-    // the legend's swatch is the line itself (solid or dashed)
-    c.svg.line(kW - kRight + 10, ly + 5, kW - kRight + 30, ly + 5, "stroke:" + l.colour + ";stroke-width:2" + l.dash);
-    c.svg.text(kW - kRight + 34, ly + 9, l.label, "font-size:10.5px");
-    ly += 18;
+    c.endSeries();
+    keys.push_back({Key::Mark::line, l.colour, l.label, "", l.dash});  // the swatch is the line itself (solid or dashed)
   }
+  c.legend(keys);
   const std::string cap = (ids.empty() ? "Seed " + s["grid"]["seeds"][0].dump() +
                                              "; solid: the smaller of the arms' largest stable learning rates, dashed: the next one up. "
                                        : std::string("The runs chosen with --runs (dashed: a higher learning rate than the first). ")) +
                           studySource(s);
   c.caption(cap);
-  return {name, title, cap, c.svg.str()};
+  return c.figure(name, title, cap);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The figures of a sweep result (omn-audit/intervention@1): perplexity against the constant, the
 // paired ratio per condition, the layer-selective heatmap, the mechanism statistics per layer.
+#include <algorithm>
 #include <map>
 
 #include "chart.h"
@@ -19,152 +20,220 @@ using namespace chart;  // NOLINT
 
 // --- sweep ---------------------------------------------------------------------------------------
 
+// The three targets keep one colour, marker and name in every sweep figure.
+struct Target {
+  const char* key;
+  const char* name;
+  const char* colour;
+  const char* shape;
+};
+constexpr Target kTargets[] = {{"q", "Q only", "#1f77b4", "circle"}, {"k", "K only", "#d62728", "square"}, {"qk", "Q and K", "#2ca02c", "triangle"}};
+const Target kOther = {"", "other (composite)", "#7f7f7f", "diamond"};
+
+const Target& targetOf(const json& cd) {
+  const std::string t = cd["op"].is_object() ? cd["op"].value("target", "") : "";
+  for (const auto& k : kTargets)
+    if (t == k.key) return k;
+  return kOther;
+}
+
+std::string confidenceLabel(const json& r) { return ciLabel(val(r["control"]["open"]["result"]["perplexity_ci"]["confidence"])); }
+
+bool allLayerConstant(const json& cd) {
+  return cd["op"].value("op", "") == "constant" && cd["op"].value("layers", json()) == "all" && !cd["op"].contains("coordinates") &&
+         cd["op"].contains("value") && cd["op"]["value"].is_number() && cd["op"]["value"].get<double>() > 0;
+}
+
 Figure pplVsConstant(const json& r) {
   const json& ctl = r["control"]["open"]["result"];
-  std::vector<std::string> targets = {"q", "k", "qk"};
-  double xlo = INFINITY, xhi = -INFINITY, ylo = val(ctl["perplexity_ci"]["low"]), yhi = val(ctl["perplexity_ci"]["high"]);
+  std::vector<double> constants;
+  double ylo = val(ctl["perplexity_ci"]["low"]), yhi = val(ctl["perplexity_ci"]["high"]);
   for (const auto& c : r["conditions"])
-    if (c["op"]["op"] == "constant" && c["op"]["layers"] == "all" && !c["op"].contains("coordinates")) {
-      const double v = c["op"]["value"].get<double>();
-      if (v <= 0) continue;
-      xlo = std::min(xlo, v);
-      xhi = std::max(xhi, v);
+    if (allLayerConstant(c)) {
+      constants.push_back(c["op"]["value"].get<double>());
       for (const char* k : {"low", "high"})
         if (std::isfinite(val(c["result"]["perplexity_ci"][k]))) {
           ylo = std::min(ylo, val(c["result"]["perplexity_ci"][k]));
           yhi = std::max(yhi, val(c["result"]["perplexity_ci"][k]));
         }
     }
-  if (!std::isfinite(xlo)) return {};
-  Axis x = rangeOf(xlo / 1.3, xhi * 1.3, true);
-  Axis y = rangeOf(ylo / 1.05, yhi * 1.05, true);
-  Chart c("Perplexity when every gain is replaced by a constant", "constant c (log scale)", "perplexity (log scale)", x, y);
+  if (constants.empty() || !std::isfinite(ylo) || !std::isfinite(yhi)) return {};
+  std::sort(constants.begin(), constants.end());
+  constants.erase(std::unique(constants.begin(), constants.end()), constants.end());
+  const bool logy = wantsLog(ylo, yhi, 3);
+  const Axis x{constants.front() / 1.25, constants.back() * 1.25, true};
+  Chart c("Perplexity when every gain is replaced by a constant", "constant c (log scale)",
+          std::string("perplexity") + (logy ? " (log scale)" : ""), x, rangeOf(ylo, yhi, logy));
   c.yTicks();
+  // a tick at every constant measured, and only there: every point has its value under it
+  const auto labels = tickLabels(constants, false);
   std::vector<std::pair<double, std::string>> xt;
-  for (double t : x.ticks(6)) xt.emplace_back(t, general(t));
+  for (std::size_t i = 0; i < constants.size(); ++i) xt.emplace_back(constants[i], labels[i]);
   c.xTicks(xt);
   // the control: its CI as a band, its estimate as a line
-  c.svg.rect(kLeft, c.Y(val(ctl["perplexity_ci"]["high"])), kW - kLeft - kRight,
+  const std::string ci = confidenceLabel(r);
+  c.beginSeries("control");
+  c.svg.rect(c.left(), c.Y(val(ctl["perplexity_ci"]["high"])), c.right() - c.left(),
              c.Y(val(ctl["perplexity_ci"]["low"])) - c.Y(val(ctl["perplexity_ci"]["high"])), "fill:#999;opacity:0.25", "control-band");
-  c.svg.line(kLeft, c.Y(val(ctl["perplexity"])), kW - kRight, c.Y(val(ctl["perplexity"])), "stroke:#555;stroke-width:1.5;stroke-dasharray:6,3");
-  std::vector<std::pair<std::string, std::string>> legend;
-  for (std::size_t t = 0; t < targets.size(); ++t) {
-    std::vector<std::pair<double, double>> pts;
+  c.svg.line(c.left(), c.Y(val(ctl["perplexity"])), c.right(), c.Y(val(ctl["perplexity"])), "stroke:#555;stroke-width:1.5;stroke-dasharray:6,3");
+  c.endSeries();
+  c.data("control", NAN, val(ctl["perplexity"]), val(ctl["perplexity_ci"]["low"]), val(ctl["perplexity_ci"]["high"]), "unmodified");
+  std::vector<Key> keys;
+  for (std::size_t t = 0; t < 3; ++t) {
+    const Target& tg = kTargets[t];
     std::vector<const json*> conds;
     for (const auto& cd : r["conditions"])
-      if (cd["op"]["op"] == "constant" && cd["op"]["layers"] == "all" && !cd["op"].contains("coordinates") && cd["op"]["target"] == targets[t] &&
-          cd["op"]["value"].get<double>() > 0)
-        conds.push_back(&cd);
+      if (allLayerConstant(cd) && cd["op"].value("target", "") == tg.key) conds.push_back(&cd);
     std::sort(conds.begin(), conds.end(), [](const json* a, const json* b) { return (*a)["op"]["value"] < (*b)["op"]["value"]; });
     if (conds.empty()) continue;
-    const std::string colour = kColours[t];
-    const double dx = (static_cast<double>(t) - 1.0) * 4;  // side by side, not on top of each other
+    const double dx = (static_cast<double>(t) - 1.0) * 9;  // dodged: Q left, QK right of the constant
+    std::vector<std::pair<double, double>> pts;
+    c.beginSeries(tg.name);
     for (const json* cd : conds) {
-      const double px = c.X((*cd)["op"]["value"].get<double>()) + dx;
+      const double v = (*cd)["op"]["value"].get<double>();
+      const double px = c.X(v) + dx;
+      const double ppl = val((*cd)["result"]["perplexity"]);
+      const double lo = val((*cd)["result"]["perplexity_ci"]["low"]), hi = val((*cd)["result"]["perplexity_ci"]["high"]);
+      c.data(tg.name, v, ppl, lo, hi, (*cd)["label"].get<std::string>());
+      if (!std::isfinite(ppl)) continue;
+      c.svg.line(px, c.Y(lo), px, c.Y(hi), "stroke:" + std::string(tg.colour) + ";stroke-width:1.5", "whisker");
+      pts.emplace_back(px, c.Y(ppl));
+    }
+    c.svg.polyline(pts, "stroke:" + std::string(tg.colour) + ";stroke-width:1.3;opacity:0.8");
+    std::size_t k = 0;
+    for (const json* cd : conds) {
       const double ppl = val((*cd)["result"]["perplexity"]);
       if (!std::isfinite(ppl)) continue;
-      const double lo = val((*cd)["result"]["perplexity_ci"]["low"]), hi = val((*cd)["result"]["perplexity_ci"]["high"]);
-      c.svg.line(px, c.Y(lo), px, c.Y(hi), "stroke:" + colour + ";stroke-width:1.5", "whisker");
-      pts.emplace_back(px, c.Y(ppl));
-      c.svg.circle(px, c.Y(ppl), 4, "fill:" + colour, "point",
-                   (*cd)["label"].get<std::string>() + ": perplexity " + fixed(ppl, 3));
+      c.marker(tg.shape, pts[k].first, pts[k].second, 4.2, tg.colour, (*cd)["label"].get<std::string>() + ": perplexity " + fixed(ppl, 3));
+      ++k;
     }
-    c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:1.5");
-    legend.emplace_back(colour, targets[t] == "qk" ? "Q and K" : targets[t] == "q" ? "Q only" : "K only");
+    c.endSeries();
+    keys.push_back({Key::Mark::line, tg.colour, tg.name, "", "", tg.shape});
   }
-  legend.emplace_back("#999", "control (" + ciLabel(r["control"]["open"]["result"]["perplexity_ci"]["confidence"].get<double>()) + ")");
-  c.legend(legend);
-  const std::string cap = "Every Q/K gain of all layers replaced by c; whiskers: bootstrap " +
-                          ciLabel(r["control"]["open"]["result"]["perplexity_ci"]["confidence"].get<double>()) +
-                          " over sequences; band: the unmodified checkpoint. " + sourceLine(r);
+  keys.push_back({Key::Mark::band, "#999", "control (" + ci + ")", "control"});
+  c.legend(keys);
+  const std::string cap = "Every Q/K gain of all layers replaced by c (Q, K and both side by side at each c); whiskers: bootstrap " +
+                          ci + " over sequences; band and dashed line: the unmodified checkpoint. " + sourceLine(r);
   c.caption(cap);
-  return {"sweep-ppl-vs-constant.svg", "Perplexity against the constant", cap, c.svg.str()};
+  return c.figure("sweep-ppl-vs-constant.svg", "Perplexity against the constant", cap);
 }
 
+// A forest plot: one row per condition (its label and its change at the left), the paired change
+// in perplexity with its CI; colour = the gains it touched (Q, K, both), as in the other figures.
 Figure ratios(const json& r) {
   const json& cs = r["conditions"];
-  const int n = static_cast<int>(cs.size());
+  const std::size_t n = cs.size();
+  if (n == 0) return {};
   double lo = 1, hi = 1;
   for (const auto& c : cs)
     for (const char* k : {"estimate", "low", "high"}) {
       const double v = val(c["vs_control"]["ppl_ratio"][k]);
-      if (std::isfinite(v) && v > 0) {
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-      }
+      if (std::isfinite(v) && v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
     }
-  Axis x{-0.5, n - 0.5, false};
-  Axis y = rangeOf(lo / 1.02, hi * 1.02, true);
-  Chart c("Perplexity ratio against the control, per condition", "condition", "perplexity ratio (paired, log scale)", x, y);
-  c.yTicks();
-  std::vector<std::pair<double, std::string>> xt;
-  for (int i = 0; i < n; ++i) xt.emplace_back(i, cs[i]["id"].get<std::string>());
-  c.xTicks(xt, n > 12);
-  c.svg.line(kLeft, c.Y(1), kW - kRight, c.Y(1), "stroke:#555;stroke-width:1.5;stroke-dasharray:6,3", "unity");
-  std::map<std::string, std::string> colour_of;
-  std::vector<std::pair<std::string, std::string>> legend;
-  for (int i = 0; i < n; ++i) {
-    const std::string op = cs[i]["op"]["op"];
-    if (!colour_of.count(op)) {
-      colour_of[op] = kColours[colour_of.size() % 9];
-      legend.emplace_back(colour_of[op], op);
-    }
-    const json& q = cs[i]["vs_control"]["ppl_ratio"];
+  // within a factor of two: the change in percent on a linear axis, where 1-4 % are readable;
+  // beyond it (OMN-1's ×53) the ratio on a log axis
+  const bool percent = hi <= 2 && lo >= 0.5;
+  auto fx = [&](double ratio) { return percent ? (ratio - 1) * 100 : ratio; };
+  const Axis x = percent ? rangeOf(fx(lo), fx(hi), false, 0.08) : rangeOf(lo, hi, true);
+  const double row = 18, plot_h = row * static_cast<double>(n) + 8;
+  const std::string ci = confidenceLabel(r);
+  Chart c("Change in perplexity against the control, per condition",
+          percent ? "perplexity change against the control (%, paired " + ci + ")" : "perplexity ratio to the control (log scale, paired " + ci + ")",
+          "", x, Axis{-0.6, static_cast<double>(n) - 0.4, false}, plot_h, 250);
+  c.xTicksAuto(6);
+  for (double t : x.ticks(6)) c.svg.line(c.X(t), kTop, c.X(t), c.bottom(), "stroke:#e4e4e4;stroke-width:1");
+  c.svg.line(c.X(fx(1)), kTop, c.X(fx(1)), c.bottom(), "stroke:#555;stroke-width:1.5;stroke-dasharray:6,3", "unity");
+  std::vector<const Target*> used;
+  std::string previous_op;
+  for (std::size_t i = 0; i < n; ++i) {
+    const json& cd = cs[i];
+    const double yv = static_cast<double>(n - 1 - i);
+    const std::string op = cd["op"].is_object() ? cd["op"].value("op", "composite") : "composite";
+    if (i > 0 && op != previous_op)  // a rule between groups of one op
+      c.svg.line(8, c.Y(yv + 0.5), c.right(), c.Y(yv + 0.5), "stroke:#cfcfcf;stroke-width:1");
+    previous_op = op;
+    const Target& tg = targetOf(cd);
+    if (std::find(used.begin(), used.end(), &tg) == used.end()) used.push_back(&tg);
+    const json& q = cd["vs_control"]["ppl_ratio"];
     const double e = val(q["estimate"]);
-    if (!std::isfinite(e)) {
-      c.svg.text(c.X(i), kTop + 14, "NaN", "font-size:10px;fill:#d62728", "middle");
-      continue;
-    }
-    c.svg.line(c.X(i), c.Y(val(q["low"])), c.X(i), c.Y(val(q["high"])), "stroke:" + colour_of[op] + ";stroke-width:1.5", "whisker");
-    c.svg.circle(c.X(i), c.Y(e), 4, "fill:" + colour_of[op], "point",
-                 cs[i]["id"].get<std::string>() + " " + cs[i]["label"].get<std::string>() + ": ratio " + fixed(e, 4));
+    const std::string label = cd["id"].get<std::string>() + "  " + cd["label"].get<std::string>();
+    c.svg.text(8, c.Y(yv) + 4, label.size() > 30 ? label.substr(0, 29) + "…" : label, "font-size:10.5px", "start", 0, "row-label");
+    const std::string change = !std::isfinite(e) ? "NaN"
+                               : percent         ? (e >= 1 ? "+" : "") + fixed(fx(e), std::fabs(fx(e)) < 10 ? 2 : 1) + "%"
+                                                 : "×" + significant(e, 3);
+    c.svg.text(c.left() - 6, c.Y(yv) + 4, change, "font-size:10.5px;font-weight:bold;fill:" + std::string(tg.colour), "end", 0, "value");
+    c.data(label, NAN, fx(e), fx(val(q["low"])), fx(val(q["high"])), cd["op"].is_object() ? cd["op"].value("target", "") : "");
+    if (!std::isfinite(e)) continue;
+    c.beginSeries(tg.name);
+    c.svg.line(c.X(fx(val(q["low"]))), c.Y(yv), c.X(fx(val(q["high"]))), c.Y(yv), "stroke:" + std::string(tg.colour) + ";stroke-width:1.8", "whisker");
+    c.marker(tg.shape, c.X(fx(e)), c.Y(yv), 4.2, tg.colour, label + ": ratio " + fixed(e, 4));
+    c.endSeries();
   }
-  c.legend(legend);
-  const std::string cap = "Perplexity of each condition divided by the control's on the same sequences, with the paired "
-                          "bootstrap CI (the same resampled sequences for both); labels in the results table. " + sourceLine(r);
+  std::vector<Key> keys;
+  for (const Target* t : used) keys.push_back({Key::Mark::point, t->colour, t->name, "", "", t->shape});
+  keys.push_back({Key::Mark::line, "#555", "control (no change)", "unity", "6,3"});
+  c.legend(keys);
+  const std::string cap = std::string(percent ? "Change in perplexity (%)" : "Perplexity ratio") +
+                          " of each condition against the control on the same sequences, with the paired bootstrap " + ci +
+                          " (the same resampled sequences for both); rules separate the ops. " + sourceLine(r);
   c.caption(cap);
-  return {"sweep-ratio.svg", "Ratio against the control", cap, c.svg.str()};
+  return c.figure("sweep-ratio.svg", "Change against the control", cap);
+}
+
+// ΔNLL per token on a diverging scale: red worse, blue better, white no change.
+std::string diverging(double t) {  // t ∈ [0, 1], 0.5 = no change
+  const double s = std::clamp(std::fabs(t - 0.5) * 2, 0.0, 1.0);
+  const int shade = static_cast<int>(std::lround(255 - 200 * s));
+  char b[8];
+  if (t >= 0.5) std::snprintf(b, sizeof b, "#ff%02x%02x", shade, shade);
+  else std::snprintf(b, sizeof b, "#%02x%02xff", shade, shade);
+  return b;
 }
 
 Figure heatmap(const json& r) {
   std::vector<const json*> sel;
   for (const auto& c : r["conditions"])
-    if (c["op"].contains("layers") && c["op"]["layers"] != "all") sel.push_back(&c);  // a composite has no one layer set
+    if (c["op"].is_object() && c["op"].contains("layers") && c["op"]["layers"] != "all") sel.push_back(&c);  // a composite has no one layer set
   if (sel.empty()) return {};
   const int L = r["model"]["config"]["n_layers"].get<int>();
   double amax = 1e-12;
-  for (const json* c : sel) amax = std::max(amax, std::fabs(val((*c)["vs_control"]["delta_nll_per_token"]["estimate"])));
-  const double cell_w = (kW - kLeft - kRight) / L;
-  const double cell_h = std::min(24.0, (kH - kTop - kBottom) / static_cast<double>(sel.size()));
-  Chart c("ΔNLL per token of layer-selective conditions", "layer", "", Axis{-0.5, L - 0.5, false}, Axis{0, 1, false});
+  for (const json* c : sel) {
+    const double d = val((*c)["vs_control"]["delta_nll_per_token"]["estimate"]);
+    if (std::isfinite(d)) amax = std::max(amax, std::fabs(d));
+  }
+  const double rows = static_cast<double>(sel.size());
+  const double cell_h = 22, plot_h = cell_h * rows;
+  Chart c("ΔNLL per token of layer-selective conditions", "layer", "", Axis{-0.5, L - 0.5, false}, Axis{0, rows, false}, plot_h, 200);
+  const double cell_w = (c.right() - c.left()) / L;
   for (std::size_t k = 0; k < sel.size(); ++k) {
     const json& cd = *sel[k];
     const double d = val(cd["vs_control"]["delta_nll_per_token"]["estimate"]);
     const double y0 = kTop + cell_h * static_cast<double>(k);
-    c.svg.text(kLeft - 6, y0 + cell_h * 0.7, cd["id"].get<std::string>(), "font-size:10px", "end");
+    const std::string label = cd["id"].get<std::string>() + "  " + cd["label"].get<std::string>();
+    c.svg.text(c.left() - 6, y0 + cell_h * 0.68, label.size() > 28 ? label.substr(0, 27) + "…" : label, "font-size:10px", "end", 0, "row-label");
+    for (int l = 0; l < L; ++l) c.svg.rect(c.left() + cell_w * l, y0, cell_w, cell_h - 1, "fill:#eeeeee;stroke:#fff", "untouched");
     for (const auto& name : cd["touched"]) {
       // the layer index is the number in the tensor name
       const std::string n = name.get<std::string>();
       const auto p = n.find_first_of("0123456789");
       if (p == std::string::npos) continue;
-      const int l = std::stoi(n.substr(p));
-      const double s = std::isfinite(d) ? std::min(1.0, std::fabs(d) / amax) : 1.0;
-      const int shade = static_cast<int>(255 - 200 * s);
-      const std::string fill = !std::isfinite(d) ? "#000000"
-                               : d >= 0 ? "rgb(255," + std::to_string(shade) + "," + std::to_string(shade) + ")"
-                                        : "rgb(" + std::to_string(shade) + "," + std::to_string(shade) + ",255)";
-      c.svg.rect(kLeft + cell_w * l, y0, cell_w, cell_h - 1, "fill:" + fill + ";stroke:#fff", "cell");
+      const long l = std::strtol(n.c_str() + p, nullptr, 10);
+      if (l < 0 || l >= L) continue;
+      const std::string fill = std::isfinite(d) ? diverging(0.5 + 0.5 * d / amax) : "#000000";
+      c.svg.rect(c.left() + cell_w * static_cast<double>(l), y0, cell_w, cell_h - 1, "fill:" + fill + ";stroke:#fff", "cell");
+      c.data(label, static_cast<double>(l), d, val(cd["vs_control"]["delta_nll_per_token"]["low"]),
+             val(cd["vs_control"]["delta_nll_per_token"]["high"]), n);
     }
   }
   std::vector<std::pair<double, std::string>> xt;
   for (int i = 0; i < L; i += std::max(1, L / 14)) xt.emplace_back(i, std::to_string(i));
   c.xTicks(xt);
-  c.legend({{"rgb(255,55,55)", "ΔNLL > 0 (worse)"}, {"rgb(55,55,255)", "ΔNLL < 0 (better)"},
-            {"#ffffff", "max |Δ| " + significant(amax, 3) + " nats"}});
+  c.legend({{Key::Mark::box, "#eeeeee", "layer not touched"}, {Key::Mark::box, "#000000", "non-finite"}});
+  c.colourBar(-amax, amax, "ΔNLL per token (nats)", diverging);
   const std::string cap = "Each row a condition touching only some layers (cells: the layers it touched), coloured by its "
-                          "paired ΔNLL per token against the control. " + sourceLine(r);
+                          "paired ΔNLL per token against the control (red: worse, blue: better). " + sourceLine(r);
   c.caption(cap);
-  return {"sweep-heatmap.svg", "Layer-selective conditions", cap, c.svg.str()};
+  return c.figure("sweep-heatmap.svg", "Layer-selective conditions", cap);
 }
 
 Figure mechanism(const json& r, const char* key, const char* title, const char* ylabel, const char* file) {
@@ -174,36 +243,44 @@ Figure mechanism(const json& r, const char* key, const char* title, const char* 
   double lo = INFINITY, hi = -INFINITY;
   auto scan = [&](const json& m) {
     for (const auto& x : m)
-      if (!x[key].is_null()) {
-        lo = std::min(lo, x[key].get<double>());
-        hi = std::max(hi, x[key].get<double>());
-      }
+      if (x[key].is_number()) lo = std::min(lo, x[key].get<double>()), hi = std::max(hi, x[key].get<double>());
   };
   scan(ctl);
-  for (const auto& c : r["conditions"])
-    if (c["mechanism"].is_array()) scan(c["mechanism"]);
-  Chart c(title, "layer", ylabel, Axis{-0.5, L - 0.5, false}, rangeOf(lo, hi, false));
+  std::vector<const json*> conds;
+  for (const auto& cd : r["conditions"])
+    if (cd["mechanism"].is_array() && static_cast<int>(cd["mechanism"].size()) == L) {
+      conds.push_back(&cd);
+      scan(cd["mechanism"]);
+    }
+  if (!std::isfinite(lo)) return {};
+  const bool logy = wantsLog(lo, hi);  // max logits run from ~20 to thousands
+  Chart c(title, "layer", std::string(ylabel) + (logy ? " (log scale)" : ""), Axis{-0.5, L - 0.5, false}, rangeOf(lo, hi, logy));
   c.yTicks();
   std::vector<std::pair<double, std::string>> xt;
   for (int i = 0; i < L; i += std::max(1, L / 14)) xt.emplace_back(i, std::to_string(i));
   c.xTicks(xt);
-  std::vector<std::pair<std::string, std::string>> legend;
-  auto series = [&](const json& m, const std::string& colour, double width, const std::string& label) {
+  std::vector<Key> keys;
+  auto series = [&](const json& m, const std::string& colour, const std::string& dash, double width, const std::string& label) {
     std::vector<std::pair<double, double>> pts;
-    for (int l = 0; l < L; ++l)
-      if (!m[l][key].is_null()) pts.emplace_back(c.X(l), c.Y(m[l][key].get<double>()));
-    c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:" + num(width), "series");
-    if (legend.size() < 9) legend.emplace_back(colour, label);
+    c.beginSeries(label);
+    for (int l = 0; l < L; ++l) {
+      const double v = val(m[l][key]);
+      c.data(label, l, v);
+      if (std::isfinite(v) && (!logy || v > 0)) pts.emplace_back(c.X(l), c.Y(v));
+    }
+    c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:" + num(width) + (dash.empty() ? "" : ";stroke-dasharray:" + dash));
+    c.endSeries();
+    keys.push_back({Key::Mark::line, colour, label, "", dash});
   };
-  std::size_t k = 0;
-  for (const auto& cd : r["conditions"])
-    if (cd["mechanism"].is_array()) series(cd["mechanism"], kColours[k++ % 8 + 1], 1.2, cd["id"].get<std::string>());
-  series(ctl, "#000000", 2.5, "control");
-  c.legend(legend);
-  const std::string cap = std::string(title) + " for the control (black) and each condition (ids as in the results table). " +
-                          sourceLine(r);
+  series(ctl, "#000000", "", 2.6, "control");
+  for (std::size_t k = 0; k < conds.size(); ++k)
+    series((*conds[k])["mechanism"], colour(k, conds.size()), dash(k / 10), 1.3,
+           (*conds[k])["id"].get<std::string>() + " " + (*conds[k])["label"].get<std::string>());
+  c.legend(keys);
+  const std::string cap = std::string(title) + " for the control (black) and each condition (ids as in the results table)" +
+                          (logy ? "; log scale: the values span orders of magnitude" : "") + ". " + sourceLine(r);
   c.caption(cap);
-  return {file, title, cap, c.svg.str()};
+  return c.figure(file, title, cap);
 }
 
 }  // namespace

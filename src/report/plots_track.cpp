@@ -41,45 +41,37 @@ Figure heatmap(const json& t, const char* role) {
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& c : cs)
     for (const auto& l : c["layers"]) {
-      lo = std::min(lo, val(l[role]["mean"]));
-      hi = std::max(hi, val(l[role]["mean"]));
+      const double v = val(l[role]["mean"]);
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
     }
+  if (!std::isfinite(lo)) lo = 0, hi = 1;
   if (hi <= lo) hi = lo + 1e-9;
   const double cell_h = std::clamp(300.0 / static_cast<double>(n_layers), 8.0, 28.0);
-  const double plot_w = kW - kLeft - kRight, plot_h = cell_h * static_cast<double>(n_layers);
-  const double height = kTop + plot_h + kBottom;
+  const double plot_h = cell_h * static_cast<double>(n_layers);
   const std::string name = role == std::string("q") ? "Q" : "K";
-  Svg svg(kW, height, name + " gain mean per layer over training");
-  svg.text(kW / 2, 22, name + " gain mean per layer over training", "font-size:15px;font-weight:bold", "middle");
-  const double cell_w = plot_w / static_cast<double>(n_steps);
+  // layer 0 at the top, as the rows of the profile tables
+  Chart c(name + " gain mean per layer over training", "training step", "layer", Axis{0, static_cast<double>(n_steps), false},
+          Axis{static_cast<double>(n_layers), 0, false}, plot_h);
+  const double cell_w = (c.right() - c.left()) / static_cast<double>(n_steps);
   for (std::size_t s = 0; s < n_steps; ++s)
     for (std::size_t l = 0; l < n_layers; ++l) {
       const double v = val(cs[s]["layers"][l][role]["mean"]);
-      svg.rect(kLeft + cell_w * static_cast<double>(s), kTop + cell_h * static_cast<double>(l), cell_w + 0.5, cell_h + 0.5,
-               "fill:" + viridis((v - lo) / (hi - lo)), "cell");
+      c.data("layer " + std::to_string(l), cs[s]["step"].is_number() ? cs[s]["step"].get<double>() : static_cast<double>(s), v, NAN, NAN,
+             stepLabel(cs[s], s));
+      c.svg.rect(c.left() + cell_w * static_cast<double>(s), kTop + cell_h * static_cast<double>(l), cell_w + 0.5, cell_h + 0.5,
+                 "fill:" + (std::isfinite(v) ? viridis((v - lo) / (hi - lo)) : std::string("#ff00ff")), "cell");
     }
-  svg.rect(kLeft, kTop, plot_w, plot_h, "fill:none;stroke:#444;stroke-width:1");
-  const std::size_t every_l = std::max<std::size_t>(1, n_layers / 14);
-  for (std::size_t l = 0; l < n_layers; l += every_l)
-    svg.text(kLeft - 6, kTop + cell_h * (static_cast<double>(l) + 0.5) + 4, std::to_string(l), "font-size:10px", "end");
-  const std::size_t every_s = std::max<std::size_t>(1, n_steps / 12);
-  for (std::size_t s = 0; s < n_steps; s += every_s)
-    svg.text(kLeft + cell_w * (static_cast<double>(s) + 0.5), kTop + plot_h + 14, stepLabel(cs[s], s), "font-size:10px", "middle");
-  svg.text((kLeft + kW - kRight) / 2, kTop + plot_h + 34, "training step", "font-size:12px", "middle");
-  svg.text(18, kTop + plot_h / 2, "layer", "font-size:12px", "middle", -90);
-  // the colour bar
-  const double bx = kW - kRight + 24, bh = std::max(plot_h, 80.0);
-  for (int i = 0; i < 50; ++i)
-    svg.rect(bx, kTop + bh * (1 - (i + 1) / 50.0), 14, bh / 50.0 + 0.5, "fill:" + viridis(i / 49.0), "colour-bar");
-  svg.rect(bx, kTop, 14, bh, "fill:none;stroke:#444;stroke-width:0.5");
-  for (int i = 0; i <= 4; ++i)
-    svg.text(bx + 18, kTop + bh * (1 - i / 4.0) + 4, fixed(lo + (hi - lo) * i / 4.0, 3), "font-size:10px");
-  svg.text(bx, kTop - 8, "mean gain", "font-size:10px");
-  const std::string cap = "Each cell: the mean of one layer's " + name + " gain vector at one checkpoint. " + trackSource(t);
-  const std::size_t cut = cap.size() <= 120 ? cap.size() : cap.rfind(' ', 120);
-  svg.text(12, height - 34, cap.substr(0, cut), "font-size:10.5px;fill:#333");
-  if (cut < cap.size()) svg.text(12, height - 20, cap.substr(cut + 1), "font-size:10.5px;fill:#333");
-  return {std::string("track-heatmap-") + role + ".svg", name + " gain means, layer × step", cap, svg.str()};
+  c.svg.rect(c.left(), kTop, c.right() - c.left(), plot_h, "fill:none;stroke:#444;stroke-width:1");
+  std::vector<std::pair<double, std::string>> yl;
+  for (std::size_t l = 0; l < n_layers; l += std::max<std::size_t>(1, n_layers / 14)) yl.emplace_back(static_cast<double>(l) + 0.5, std::to_string(l));
+  c.yLabels(yl);
+  std::vector<std::pair<double, std::string>> xt;
+  for (std::size_t s = 0; s < n_steps; s += std::max<std::size_t>(1, n_steps / 10)) xt.emplace_back(static_cast<double>(s) + 0.5, stepLabel(cs[s], s));
+  c.xTicks(xt);
+  c.colourBar(lo, hi, "mean gain", viridis);
+  const std::string cap = "Each cell: the mean of one layer's " + name + " gain vector at one checkpoint (magenta: not finite). " + trackSource(t);
+  c.caption(cap);
+  return c.figure(std::string("track-heatmap-") + role + ".svg", name + " gain means, layer × step", cap);
 }
 
 Figure layerLines(const json& t) {
@@ -92,10 +84,11 @@ Figure layerLines(const json& t) {
   for (const auto& c : cs)
     for (const auto& l : c["layers"])
       for (const char* r : {"q", "k"}) {
-        lo = std::min(lo, val(l[r]["mean"]));
-        hi = std::max(hi, val(l[r]["mean"]));
+        const double v = val(l[r]["mean"]);
+        if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
       }
-  const bool logy = lo > 0 && hi / lo > 10;
+  if (!std::isfinite(lo)) return {};
+  const bool logy = wantsLog(lo, hi);
   Chart c("Q/K gain mean of every layer over training", by_step ? "training step" : "checkpoint (given order)",
           std::string("mean gain") + (logy ? " (log scale)" : ""), rangeOf(x(0), x(n_steps - 1), false, 0.02), rangeOf(lo, hi, logy));
   c.yTicks();
@@ -105,23 +98,24 @@ Figure layerLines(const json& t) {
   for (std::size_t l = 0; l < n_layers; ++l) {
     const std::string colour = viridis(n_layers == 1 ? 0 : static_cast<double>(l) / static_cast<double>(n_layers - 1));
     for (const char* r : {"q", "k"}) {
+      const std::string series = "layer " + std::to_string(l) + " " + (r[0] == 'q' ? "Q" : "K");
       std::vector<std::pair<double, double>> pts;
-      for (std::size_t s = 0; s < n_steps; ++s) pts.emplace_back(c.X(x(s)), c.Y(val(cs[s]["layers"][l][r]["mean"])));
+      for (std::size_t s = 0; s < n_steps; ++s) {
+        const double v = val(cs[s]["layers"][l][r]["mean"]);
+        c.data(series, x(s), v, NAN, NAN, stepLabel(cs[s], s));
+        if (std::isfinite(v) && (!logy || v > 0)) pts.emplace_back(c.X(x(s)), c.Y(v));
+      }
+      // coloured by depth: the colour bar is their legend, the line style says the role
+      c.svg.begin("series-by-scale", series);
       c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:1.6" + std::string(r[0] == 'k' ? ";stroke-dasharray:5,3" : ""), "layer");
+      c.svg.end();
     }
   }
-  // legend: line styles, and the depth colour scale
-  const double lx = kW - kRight + 10;
-  c.svg.line(lx, kTop + 12, lx + 22, kTop + 12, "stroke:#333;stroke-width:1.6");
-  c.svg.text(lx + 26, kTop + 16, "Q gain", "font-size:11px");
-  c.svg.line(lx, kTop + 30, lx + 22, kTop + 30, "stroke:#333;stroke-width:1.6;stroke-dasharray:5,3");
-  c.svg.text(lx + 26, kTop + 34, "K gain", "font-size:11px");
-  for (int i = 0; i < 40; ++i) c.svg.rect(lx + i * 3.0, kTop + 48, 3.5, 10, "fill:" + viridis(i / 39.0), "depth-bar");
-  c.svg.text(lx, kTop + 72, "layer 0", "font-size:10px");
-  c.svg.text(lx + 120, kTop + 72, "layer " + std::to_string(n_layers - 1), "font-size:10px", "end");
+  c.legend({{Key::Mark::line, "#333", "Q gain (solid)", "role-q"}, {Key::Mark::line, "#333", "K gain (dashed)", "role-k", "5,3"}});
+  c.colourBar(0, static_cast<double>(n_layers - 1), "layer (depth)", viridis);
   const std::string cap = "One line per layer and role (Q solid, K dashed), coloured by depth. " + trackSource(t);
   c.caption(cap);
-  return {"track-layer-means.svg", "Q/K gain means over training", cap, c.svg.str()};
+  return c.figure("track-layer-means.svg", "Q/K gain means over training", cap);
 }
 
 }  // namespace

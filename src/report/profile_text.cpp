@@ -35,6 +35,12 @@ std::string verification(const json& ck) {
 std::string cell(const json& v) { return v.is_number() ? general(v.get<double>()) : ""; }
 }  // namespace
 
+void printVerification(std::ostream& os, const json& p) {
+  const json& ck = p["checkpoint"];
+  os << "checkpoint  " << terminalSafe(ck["path"].get<std::string>()) << "\n";
+  os << "  sha256    " << ck["sha256"].get<std::string>() << "  " << verification(ck) << "\n";
+}
+
 void printProfile(std::ostream& os, const json& p) {
   const json& ck = p["checkpoint"];
   os << "checkpoint  " << terminalSafe(ck["path"].get<std::string>()) << "\n";

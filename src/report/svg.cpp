@@ -68,12 +68,24 @@ void Svg::circle(double x, double y, double r, const std::string& style, const s
   else body_ << "><title>" << xmlEscape(tip) << "</title></circle>\n";
 }
 
-void Svg::text(double x, double y, const std::string& s, const std::string& style, const std::string& anchor, double rotate) {
+void Svg::text(double x, double y, const std::string& s, const std::string& style, const std::string& anchor, double rotate,
+               const std::string& cls) {
   body_ << "<text x=\"" << num(x) << "\" y=\"" << num(y) << "\" text-anchor=\"" << anchor << "\"";
+  if (!cls.empty()) body_ << " class=\"" << xmlEscape(cls) << "\"";
   if (rotate != 0) body_ << " transform=\"rotate(" << num(rotate) << " " << num(x) << " " << num(y) << ")\"";
   if (!style.empty()) body_ << " style=\"" << xmlEscape(style) << "\"";
   body_ << ">" << xmlEscape(s) << "</text>\n";
 }
+
+void Svg::begin(const std::string& cls, const std::string& series) {
+  body_ << "<g class=\"" << xmlEscape(cls) << "\"";
+  if (!series.empty()) body_ << " data-series=\"" << xmlEscape(series) << "\"";
+  body_ << ">\n";
+}
+
+void Svg::end() { body_ << "</g>\n"; }
+
+void Svg::tooltip(const std::string& text) { body_ << "<title>" << xmlEscape(text) << "</title>\n"; }
 
 std::string Svg::str() const {
   std::ostringstream o;
@@ -96,35 +108,40 @@ double Axis::map(double v, double px_lo, double px_hi) const {
   return px_lo + (x - a) / (b - a) * (px_hi - px_lo);
 }
 
+// Linear ticks at 1, 2, 2.5 or 5 × 10^k: the largest step that still gives at least four marks
+// (three when the span is degenerate), about `approx` of them.
 std::vector<double> Axis::ticks(int approx) const {
-  std::vector<double> t;
   if (log) {
-    for (double p = std::floor(std::log10(lo)); p <= std::ceil(std::log10(hi)); ++p) {
-      const double v = std::pow(10.0, p);
-      for (double m : {1.0, 2.0, 5.0})
-        if (m * v >= lo * (1 - 1e-9) && m * v <= hi * (1 + 1e-9)) t.push_back(m * v);
-    }
-    if (t.size() >= 3) return t;
-    // less than a decade: 1-2-5 marks leave the axis nearly bare; plain "nice" values instead
-    // (still placed on the log scale)
-    Axis linear{lo, hi, false};
+    std::vector<double> t;
+    const double decades = std::log10(hi) - std::log10(lo);
+    // over many decades one mark per decade; over a few, 1-2-5 in each
+    const std::vector<double> marks = decades > 4 ? std::vector<double>{1} : std::vector<double>{1, 2, 5};
+    for (double p = std::floor(std::log10(lo)); p <= std::ceil(std::log10(hi)); ++p)
+      for (double m : marks) {
+        const double v = m * std::pow(10.0, p);
+        if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) t.push_back(v);
+      }
+    if (t.size() >= 4) return t;
+    // within about a decade 1-2-5 leaves the axis nearly bare: plain "nice" values instead (still
+    // placed on the log scale)
     t.clear();
-    for (double v : linear.ticks(approx))
+    for (double v : Axis{lo, hi, false}.ticks(approx))
       if (v > 0) t.push_back(v);
     return t;
   }
   const double span = hi - lo;
-  if (span <= 0) return {lo};
+  if (!(span > 0)) return {lo};
   const double raw = span / std::max(1, approx);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * mag >= raw) {
-      step = m * mag;
-      break;
-    }
-  for (double v = std::ceil(lo / step) * step; v <= hi + 1e-9 * step; v += step) t.push_back(std::fabs(v) < 1e-12 * step ? 0 : v);
-  return t;
+  const double steps[] = {0.5 * mag, mag, 2 * mag, 2.5 * mag, 5 * mag, 10 * mag};
+  std::vector<double> best;
+  for (double step : steps) {
+    std::vector<double> t;
+    for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * step; v += step) t.push_back(std::fabs(v) < 1e-12 * step ? 0 : v);
+    if (t.size() >= 4 || best.empty()) best = std::move(t);  // the coarsest step with four or more
+    if (best.size() >= 4 && step >= raw) break;
+  }
+  return best;
 }
 
 }  // namespace omn::report

@@ -7,7 +7,8 @@ source "$(dirname "$0")/lib.sh"
 mini_manifest
 "$omn" -q intervene --manifest "$tmp/m.json" --mechanism >/dev/null 2>&1
 "$omn" profile "$tmp/omn1-mini.pt" --json "$tmp/profile.json" --no-tables >/dev/null
-count() { xmllint --xpath "count(//*[local-name()='circle'][contains(concat(' ', @class, ' '), ' point ')])" "$1"; }
+# a plotted point is any marker (circle, square, triangle, diamond) of class "point"
+count() { xmllint --xpath "count(//*[contains(concat(' ', @class, ' '), ' point ')])" "$1"; }
 
 expect 0 "profile-layer-means.svg" -- "$omn" plot "$tmp/profile.json" -o "$tmp/p"
 expect 0 "sweep-ppl-vs-constant.svg" -- "$omn" plot "$tmp/sweep.json" -o "$tmp/s"
@@ -30,12 +31,32 @@ check "captions carry the checkpoint hash prefix" -- grep -q "checkpoint sha256 
 expect 0 "" -- "$omn" plot "$tmp/sweep.json" -o "$tmp/s2"
 for f in "$tmp"/s/*.svg; do check "$(basename "$f"): same JSON, same bytes" -- cmp -s "$f" "$tmp/s2/$(basename "$f")"; done
 expect 2 "exists: refusing to overwrite" -- "$omn" plot "$tmp/sweep.json" -o "$tmp/s"
+# each figure's data beside it: a tidy CSV whose rows are the values drawn
+for f in "$tmp"/s/*.svg "$tmp"/p/*.svg; do check "$(basename "$f"): its CSV beside it" -- test -s "${f%.svg}.csv"; done
+check "ratio CSV: one row per condition, the change in % with its CI" -- /usr/bin/python3 - "$tmp/s/sweep-ratio.csv" "$tmp/sweep.json" <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+d = json.load(open(sys.argv[2]))
+assert list(rows[0]) == ["series", "x", "x_label", "y", "y_low", "y_high"], rows[0]
+assert len(rows) == len(d["conditions"])
+for r, c in zip(rows, d["conditions"]):
+    q = c["vs_control"]["ppl_ratio"]
+    assert abs(float(r["y"]) - (q["estimate"] - 1) * 100) < 1e-9 and abs(float(r["y_low"]) - (q["low"] - 1) * 100) < 1e-9, (r, q)
+PY
+check "layer-means CSV: Q and K mean per layer, exact" -- /usr/bin/python3 - "$tmp/p/profile-layer-means.csv" "$tmp/profile.json" <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+p = json.load(open(sys.argv[2]))
+got = {(r["series"], int(float(r["x"]))): float(r["y"]) for r in rows}
+for l in p["layers"]:
+    assert got[("Q mean", l["layer"])] == l["q"]["mean"] and got[("K mean", l["layer"])] == l["k"]["mean"]
+PY
 expect 2 "/schema: expected" -- "$omn" plot "$tmp/m.json" -o "$tmp/x"
 
 # the report: one self-contained file, well-formed, deterministic, with the warnings it must show
 expect 0 "report.html" -- "$omn" report "$tmp/sweep.json" "$tmp/profile.json" -o "$tmp/report.html"
 check "report.html is well-formed XML" -- xmllint --noout "$tmp/report.html"
-check "report embeds every figure inline" -- test "$(grep -o '<svg ' "$tmp/report.html" | wc -l)" -eq "$(($(ls "$tmp/s" | wc -l) + 4))"
+check "report embeds every figure inline" -- test "$(grep -o '<svg ' "$tmp/report.html" | wc -l)" -eq "$(($(ls "$tmp"/s/*.svg | wc -l) + 4))"
 check "report fetches nothing from the network" -- bash -c "! grep -qE '(src|href)=\"(https?:)?//' '$tmp/report.html'"
 check "report shows the manifest and the hashes" -- grep -q "$(sha256sum "$tmp/m.json" | cut -c1-64)" "$tmp/report.html"
 expect 0 "" -- "$omn" report "$tmp/profile.json" "$tmp/sweep.json" -o "$tmp/report2.html"
@@ -95,6 +116,24 @@ else
   check "chromium renders the reported-against-measured report (not blank)" -- \
     /usr/bin/python3 "$src/tests/cli/png_nonblank.py" "$tmp/report-reported.png"
   [ -n "${OMN_KEEP_SCREENSHOT:-}" ] && cp "$tmp/report.png" "$OMN_KEEP_SCREENSHOT"
+  # what a reader needs, checked on the rendered figures (tests/cli/check_figures.js): no overlapping
+  # labels, every series in a legend, enough ticks, a colour bar on a heatmap, numbers right-aligned
+  check "figures as rendered: profile and sweep" -- /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" \
+    "$tmp"/p/*.svg "$tmp"/s/*.svg
+  check "figures as rendered: the report" -- /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" "$tmp/report.html"
+  # the checker can fail: overlapping labels, a series without a legend entry, a bare axis, a
+  # heatmap without a colour bar, a number left-aligned
+  cat >"$tmp/bad.svg" <<'SVG'
+<svg xmlns="http://www.w3.org/2000/svg" width="300" height="200" viewBox="0 0 300 200"><title>bad heatmap</title>
+<text x="20" y="50" class="tick-y">overlapping</text><text x="30" y="52">overlapping</text>
+<g class="series" data-series="orphan"><line x1="0" y1="0" x2="10" y2="10" style="stroke:#000"/></g></svg>
+SVG
+  /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" "$tmp/bad.svg" >"$tmp/bad.txt" 2>&1
+  check "checker: reports overlap, orphan series, bare axes, missing colour bar" -- bash -c \
+    "grep -q 'labels overlap' '$tmp/bad.txt' && grep -q 'orphan' '$tmp/bad.txt' && grep -q 'fewer than 3' '$tmp/bad.txt' && grep -q 'without a colour bar' '$tmp/bad.txt'"
+  printf '<!DOCTYPE html><html><body><table><tr><td style="text-align:left">12.5</td></tr></table><svg xmlns="http://www.w3.org/2000/svg"></svg></body></html>' >"$tmp/bad.html"
+  /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" "$tmp/bad.html" >"$tmp/bad2.txt" 2>&1
+  check "checker: reports a left-aligned number" -- grep -q 'is not right-aligned' "$tmp/bad2.txt"
 fi
 # -o -: the HTML alone on standard output; --markdown needs a file (its figures go beside it)
 check "report -o - writes the HTML alone" -- bash -c '"$1" report "$2" -o - 2>/dev/null | tail -n 1 | grep -q "</html>"' _ "$omn" "$tmp/sweep.json"

@@ -20,7 +20,7 @@ Command addPlotCommand(CLI::App& root) {
   auto dir = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
   app->add_option("input", *input, "a profile (profile --json), sweep (intervene), study or track document")->required();
-  app->add_option("-o,--output", *dir, "directory for the SVG files (created if missing)")->required();
+  app->add_option("-o,--output", *dir, "directory for the figures: each SVG with the CSV of its data beside it (created if missing)")->required();
   auto runs = std::make_shared<std::vector<std::string>>();
   app->add_option("--runs", *runs, "study only: the run ids whose training trajectories to draw (comma-separated)")->delimiter(',');
   app->add_flag("--force", *force, "overwrite existing figures");
@@ -32,9 +32,11 @@ Command addPlotCommand(CLI::App& root) {
               std::error_code ec;  // created if missing, parents too (as --help says)
               std::filesystem::create_directories(*dir, ec);
               if (ec || !std::filesystem::is_directory(*dir)) throw UsageError("-o " + *dir + ": cannot create the directory" + (ec ? ": " + ec.message() : ""));
-              for (const auto& f : figs) output::checkOutputPath(*dir + "/" + f.name, *force, {*input});
+              for (const auto& f : figs)  // every path checked before any is written
+                for (const auto& name : {f.name, f.csvName()}) output::checkOutputPath(*dir + "/" + name, *force, {*input});
               for (const auto& f : figs) {
                 output::writeFileAtomic(*dir + "/" + f.name, f.svg);
+                output::writeFileAtomic(*dir + "/" + f.csvName(), f.csv);  // the data drawn, to re-plot in one's own style
                 std::cout << *dir << "/" << f.name << "\n";
               }
               return 0;

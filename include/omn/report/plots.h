@@ -15,6 +15,8 @@ struct Figure {
   std::string title;
   std::string caption;  // one line: what it shows and where it came from
   std::string svg;
+  std::string csv;      // the data drawn, tidy: series,x,x_label,y,y_low,y_high (written beside the SVG)
+  std::string csvName() const { return name.substr(0, name.size() - 4) + ".csv"; }
 };
 
 std::vector<Figure> profileFigures(const nlohmann::json& profile);

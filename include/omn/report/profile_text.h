@@ -10,6 +10,8 @@
 namespace omn::report {
 
 void printProfile(std::ostream& os, const nlohmann::json& profile);
+// The checkpoint and what its digest checked: all that --no-tables still prints.
+void printVerification(std::ostream& os, const nlohmann::json& profile);
 std::string profileCsv(const nlohmann::json& profile);  // one row per layer: Q and K moments, asymmetry
 void printRegression(std::ostream& os, const audit::RegressionReport& rep, bool all_rows);
 

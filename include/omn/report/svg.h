@@ -20,7 +20,13 @@ class Svg {
   void polygon(const std::vector<std::pair<double, double>>& pts, const std::string& style, const std::string& cls = "");
   void circle(double x, double y, double r, const std::string& style, const std::string& cls = "", const std::string& tip = "");
   void text(double x, double y, const std::string& s, const std::string& style = "", const std::string& anchor = "start",
-            double rotate = 0);
+            double rotate = 0, const std::string& cls = "");
+  // A group: <g class="cls" data-series="series">; what is drawn until end() belongs to it.
+  void begin(const std::string& cls, const std::string& series = "");
+  void end();
+  void tooltip(const std::string& text);  // <title>: the enclosing group's tooltip
+  void setHeight(double h) { h_ = h; }
+  double height() const { return h_; }
   std::string str() const;  // the whole document
 
  private:
