@@ -102,11 +102,21 @@ nlohmann::json blasJson(const SessionSpec& spec) {
 }
 }  // namespace
 
+// The working dtype as the --dtype flag and /model/dtype spell it (bf16, fp16, fp32).
+std::string dtypeName(at::ScalarType t) {
+  switch (t) {
+    case at::kBFloat16: return "bf16";
+    case at::kHalf: return "fp16";
+    case at::kFloat: return "fp32";
+    default: return c10::toString(t);
+  }
+}
+
 nlohmann::json modelJson(const Session& s) {
   const auto& w = s.model->weights();
   return {{"config", model::toJson(s.config)},
           {"preset_source", s.preset.source},
-          {"dtype", std::string(c10::toString(s.dtype))},
+          {"dtype", dtypeName(s.dtype)},
           {"device", s.device.str()},
           {"attention", model::attentionName(s.path)},
           {"attention_requested", io::choiceName(model::kAttentionRequests, s.spec.attention)},

@@ -1,6 +1,7 @@
 #include "omn/intervene/sweep.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -48,8 +49,12 @@ std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const S
   if (out.empty()) throw UsageError("no output: give --output or /output/json in the manifest");
   output::checkJournaledOutput(out, "the sweep's JSON output");
   output::checkDistinctOutputs({{"the JSON output", out}, {"the CSV output", csv}, {"the journal", out + ".journal"}});
+  // --resume continues a run into its own outputs: with its journal present (its header is matched
+  // against this run's inputs before anything is reused) they are not someone else's to protect
+  struct stat journal {};
+  const bool own = o.resume && ::stat((out + ".journal").c_str(), &journal) == 0;
   for (const auto& p : {out, csv})
-    if (!p.empty()) output::checkOutputPath(p, o.force, inputs);
+    if (!p.empty()) output::checkOutputPath(p, o.force || own, inputs);
   return {out, csv};
 }
 
@@ -97,8 +102,8 @@ bool planCache(const std::vector<Condition>& conditions, const GainState& gains,
     return false;
   }
   if (bytes > o.cache_budget_bytes) {
-    spdlog::warn("--cache-activations: the cache would take {} MiB, over the {} MiB budget: not used", bytes >> 20,
-                 o.cache_budget_bytes >> 20);
+    spdlog::warn("--cache-activations: the cache would take {:.3g} MiB, over the --cache-budget of {:.3g} MiB: not used",
+                 static_cast<double>(bytes) / (1 << 20), static_cast<double>(o.cache_budget_bytes) / (1 << 20));
     return false;
   }
   cache.layer = first;
@@ -266,9 +271,9 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   // --kl keeps the control's final hidden states (the working dtype, every row) for the whole sweep
   // (the activation cache, when used, takes as much again: every row's [T, D] at its layer)
   if (o.kl && ev.cacheBytes() * (use_cache ? 2 : 1) > o.cache_budget_bytes)
-    throw UsageError("--kl keeps the control's final hidden states: " + std::to_string(ev.cacheBytes() >> 20) + " MiB" +
-                     (use_cache ? " beside the activation cache" : "") + ", over the --cache-budget of " +
-                     std::to_string(o.cache_budget_bytes >> 20) + " MiB: raise --cache-budget or evaluate fewer rows");
+    throw UsageError("--kl keeps the control's final hidden states: " + output::significant(static_cast<double>(ev.cacheBytes()) / (1 << 20), 3) +
+                     " MiB" + (use_cache ? " beside the activation cache" : "") + ", over the --cache-budget of " +
+                     output::significant(static_cast<double>(o.cache_budget_bytes) / (1 << 20), 3) + " MiB: raise --cache-budget or evaluate fewer rows");
   Resumed resumed = openJournal(jpath, header, o.resume);
   PassRunner passes(ev, cache, o, conditions.size() + 2, jpath);
 

@@ -74,6 +74,21 @@ std::string sha256File(const std::string& path, const ProgressFn& progress) {
   return finish(ctx.get());
 }
 
+std::string sha256StandardInput() {
+  auto ctx = newSha256();
+  std::vector<unsigned char> buf(1u << 20);
+  for (;;) {  // a pipe or terminal: read until end of input, as sha256sum does for "-"
+    ssize_t n = ::read(STDIN_FILENO, buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(std::string("standard input: read error: ") + std::strerror(errno));
+    }
+    if (n == 0) break;
+    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(n));
+  }
+  return finish(ctx.get());
+}
+
 std::string sha256Bytes(const void* data, std::size_t len) {
   auto ctx = newSha256();
   EVP_DigestUpdate(ctx.get(), data, len);

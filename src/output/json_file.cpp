@@ -159,6 +159,14 @@ void writeFileAtomic(const std::string& given, const std::string& text) {
 }
 
 std::string dumpJson(const nlohmann::json& j) {
+  // "schema" first, so `head` says what a document is; the other keys in sorted order, as always
+  if (j.is_object() && j.contains("schema") && j.size() > 1) {
+    nlohmann::ordered_json o;
+    o["schema"] = j["schema"];
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it.key() != "schema") o[it.key()] = it.value();
+    return o.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -58,7 +58,7 @@ expect 0 "masked attention" -- "$omn" "${base[@]}" --attention masked
 expect 0 "perplexity" -- "$omn" "${base[@]}" --row-form per-document --selection seeded --selection-seed 7
 expect 0 "perplexity" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" --offsets "$tmp/offsets.txt" \
   --tokenizer-revision r --seq-len 64 --num-seqs 2 --dtype fp32 --batch 2 --groups 2
-expect 0 "Float" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" --offsets "$tmp/offsets.txt" \
+expect 0 "fp32" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" --offsets "$tmp/offsets.txt" \
   --tokenizer-revision r --seq-len 64 --num-seqs 2 --dtype fp32 --groups 1
 
 # errors: exit 2 (usage/input) or 4 (integrity), with the place named

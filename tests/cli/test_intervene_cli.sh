@@ -155,7 +155,7 @@ check "the confirmation holds the flagged condition only, in fp32, and names the
 import json, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 flagged = [c["id"] for c in a["conditions"] if c["vs_control"]["below_noise_floor"]]
-ok = flagged == ["c0"] and [c["id"] for c in b["conditions"]] == flagged and b["model"]["dtype"] == "Float"
+ok = flagged == ["c0"] and [c["id"] for c in b["conditions"]] == flagged and b["model"]["dtype"] == "fp32"
 ok = ok and b["confirms"] == {"path": "f1o.json", "dtype": a["model"]["dtype"]} and a["noise_floor"]["nats_per_token"] == 1e-4
 # the hypotheses are still the whole manifest's: the family is not shrunk to the flagged ones
 ok = ok and b["multiplicity"]["family_size"] == len(a["conditions"]) and b["multiplicity"]["complete"] is False

@@ -9,6 +9,20 @@ sha="$(sha256sum "$mini" | cut -d' ' -f1)"
 
 # hash: the same digest as sha256sum
 expect 0 "^$sha  $mini\$" -- "$omn" hash "$mini"
+# as sha256sum: "-" is standard input, -c checks a list, one unreadable file does not stop the others
+check "hash - reads standard input" -- bash -c '[ "$("$1" hash - <"$2")" = "$(sha256sum - <"$2")" ]' _ "$omn" "$mini"
+expect 2 "^$sha  $mini\$" -- "$omn" hash "$tmp/missing" "$mini"
+sha256sum "$mini" >"$tmp/list.sha256"
+expect 0 "$mini: OK" -- "$omn" hash -c "$tmp/list.sha256"
+expect 0 "$mini: OK" -- bash -c '"$1" hash -c - <"$2"' _ "$omn" "$tmp/list.sha256"
+printf 'x' >"$tmp/changed" && sha256sum "$tmp/changed" >>"$tmp/list.sha256" && printf 'y' >"$tmp/changed"
+expect 4 "$mini: OK.*changed: FAILED|did NOT match" -- "$omn" hash -c "$tmp/list.sha256"
+printf 'not a line\n' >>"$tmp/list.sha256"
+expect 4 "list.sha256:3: not a checksum line" -- "$omn" hash -c "$tmp/list.sha256"
+expect 2 "no checksum lines" -- "$omn" hash -c /dev/null
+# --no-tables still says what the digest verified (on stderr: stdout may be carrying --json -)
+expect 0 "\(verified\)" -- "$omn" profile "$mini" --sha256 "$sha" --no-tables
+check "--json -: the document alone on stdout, schema first" -- bash -c '"$1" profile "$2" --sha256 "$3" --no-tables --json - 2>/dev/null | head -n 2 | grep -q "\"schema\": \"omn-audit/profile@1\""' _ "$omn" "$mini" "$sha"
 
 # the calibrated fixture reproduces every published figure; a perturbed layer is a regression
 expect 0 "17 of 17 within tolerance" -- "$omn" profile "$mini" --baseline "$src/configs/omn-1-reference-profile.json"

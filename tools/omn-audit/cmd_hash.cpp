@@ -1,29 +1,126 @@
-// omn-audit hash FILE...: the bare SHA-256 digests, sha256sum-style.
+// omn-audit hash FILE... | hash -c LIST: SHA-256 digests as sha256sum prints and checks them.
+// "-" is standard input. A file that cannot be read is reported and the others still hashed or
+// checked; the exit code then says the worst: 4 a digest did not match, 2 a file or a list line
+// could not be used, 0 all well.
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "commands.h"
+#include "omn/errors.h"
 #include "omn/io/sha256.h"
+#include "omn/io/terminal_text.h"
 #include "omn/output/progress.h"
 
 namespace omn::cli {
 
+namespace {
+
+std::string digestOf(const std::string& f) {
+  if (f == "-") return io::sha256StandardInput();
+  std::unique_ptr<output::ProgressBar> bar;
+  const std::string d = io::sha256File(f, [&](std::uint64_t done, std::uint64_t total) {
+    if (!bar) bar = std::make_unique<output::ProgressBar>("sha256", total, output::ProgressBar::stderrIsTerminal() && total >= (256u << 20));
+    bar->update(done);
+  });
+  if (bar) bar->finish();
+  return d;
+}
+
+// sha256sum's line: "<digest>  <name>"; a name with a backslash or newline is escaped and the
+// line starts with a backslash, so every line reads back as one name
+std::string line(const std::string& digest, const std::string& name) {
+  if (name.find_first_of("\\\n\r") == std::string::npos) return digest + "  " + name;
+  std::string e;
+  for (char c : name) e += c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : std::string(1, c);
+  return "\\" + digest + "  " + e;
+}
+
+bool unescape(std::string& name) {
+  std::string o;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] != '\\') {
+      o += name[i];
+      continue;
+    }
+    if (++i == name.size()) return false;
+    if (name[i] == '\\') o += '\\';
+    else if (name[i] == 'n') o += '\n';
+    else if (name[i] == 'r') o += '\r';
+    else return false;
+  }
+  name = o;
+  return true;
+}
+
+int check(const std::string& list_path) {
+  std::ifstream file;
+  if (list_path != "-") {
+    file.open(list_path);
+    if (!file) throw UsageError("-c " + list_path + ": cannot open the checksum list");
+  }
+  std::istream& in = list_path == "-" ? std::cin : file;
+  std::string text;
+  int failed = 0, unreadable = 0, malformed = 0, checked = 0;
+  for (std::size_t n = 1; std::getline(in, text); ++n) {
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (text.empty()) continue;
+    const bool escaped = text[0] == '\\';
+    const std::string body = escaped ? text.substr(1) : text;
+    std::string name = body.size() > 66 ? body.substr(66) : "";
+    const bool ok_form = body.size() > 66 && body[64] == ' ' && (body[65] == ' ' || body[65] == '*') && (!escaped || unescape(name));
+    std::string digest;
+    try {
+      if (ok_form) digest = io::normaliseSha256(body.substr(0, 64), "line");
+    } catch (const UsageError&) {
+    }
+    if (digest.empty()) {
+      std::cerr << "omn-audit: " << io::terminalSafe(list_path) << ":" << n << ": not a checksum line (expected \"<64 hex digits>  <file name>\")\n";
+      ++malformed;
+      continue;
+    }
+    ++checked;
+    try {
+      const bool match = digestOf(name) == digest;
+      std::cout << io::terminalSafe(name) << (match ? ": OK" : ": FAILED") << "\n";
+      failed += match ? 0 : 1;
+    } catch (const Error& e) {
+      std::cout << io::terminalSafe(name) << ": FAILED open or read\n";
+      std::cerr << "omn-audit: " << io::terminalSafe(e.what()) << "\n";
+      ++unreadable;
+    }
+  }
+  if (malformed) std::cerr << "omn-audit: warning: " << malformed << " line(s) of " << io::terminalSafe(list_path) << " are not checksum lines\n";
+  if (unreadable) std::cerr << "omn-audit: warning: " << unreadable << " listed file(s) could not be read\n";
+  if (failed) std::cerr << "omn-audit: warning: " << failed << " computed checksum(s) did NOT match\n";
+  if (checked == 0) throw UsageError("-c " + list_path + ": no checksum lines found");
+  return failed ? kExitIntegrity : (unreadable || malformed) ? kExitInvalidInput : 0;
+}
+
+}  // namespace
+
 Command addHashCommand(CLI::App& root) {
-  auto* app = root.add_subcommand("hash", "print the SHA-256 of files (as sha256sum does)");
+  auto* app = root.add_subcommand("hash", "print or check SHA-256 digests (as sha256sum does; - is standard input)");
   auto files = std::make_shared<std::vector<std::string>>();
-  app->add_option("files", *files, "files to hash")->required()->check(CLI::ExistingFile);
-  return {app, [files] {
-            for (const auto& f : *files) {
-              std::unique_ptr<output::ProgressBar> bar;
-              const std::string d = io::sha256File(f, [&](std::uint64_t done, std::uint64_t total) {
-                if (!bar)
-                  bar = std::make_unique<output::ProgressBar>("sha256", total,
-                                                              output::ProgressBar::stderrIsTerminal() && total >= (256u << 20));
-                bar->update(done);
-              });
-              if (bar) bar->finish();
-              std::cout << d << "  " << f << "\n";
+  auto list = std::make_shared<std::string>();
+  app->add_option("files", *files, "files to hash (- for standard input)");
+  app->add_option("-c,--check", *list, "read digests and names from LIST (sha256sum's format, - for standard input) and check them");
+  return {app, [files, list] {
+            if (!list->empty()) {
+              if (!files->empty()) throw UsageError("-c " + *list + ": give the list alone (the files are named in it)");
+              return check(*list);
             }
-            return 0;
+            if (files->empty()) throw UsageError("hash: name the files to hash (- for standard input), or -c LIST");
+            int unreadable = 0;
+            for (const auto& f : *files) {
+              try {
+                std::cout << line(digestOf(f), f) << "\n";
+              } catch (const Error& e) {  // reported; the other files are still hashed
+                std::cerr << "omn-audit: " << io::terminalSafe(e.what()) << "\n";
+                ++unreadable;
+              }
+            }
+            return unreadable ? static_cast<int>(kExitInvalidInput) : 0;
           }};
 }
 

@@ -49,7 +49,7 @@ Command addProfileCommand(CLI::App& root) {
                   "or the embedded 'omn-1-reference'); drift is exit 3");
   app->add_option("--tolerance", a->tolerance, "tolerances per statistic (omn-audit/tolerance@1)");
   app->add_flag("--all", a->all_rows, "with --baseline: list every checked statistic, not only drifted ones");
-  app->add_flag("--no-tables", a->quiet_tables, "print no profile tables (the regression verdict still prints)");
+  app->add_flag("--no-tables", a->quiet_tables, "print no profile tables (the checkpoint's digest and whether it was verified still go to stderr, and the regression verdict)");
   app->add_flag("--force", a->force, "overwrite existing --json/--csv outputs");
   return {app, [a]() -> int {
             if (a->baseline.empty() && !a->tolerance.empty()) throw UsageError("--tolerance needs --baseline");
@@ -68,6 +68,8 @@ Command addProfileCommand(CLI::App& root) {
             a->req.progress = output::ProgressBar::stderrIsTerminal();
             const nlohmann::json doc = audit::profileCheckpoint(a->req);
             if (!a->quiet_tables) report::printProfile(text, doc);
+            else if (spdlog::default_logger()->should_log(spdlog::level::info))  // what was verified is silent only with -q
+              report::printVerification(std::cerr, doc);
             if (!a->json_out.empty()) output::writeFileAtomic(a->json_out, output::dumpJson(doc));
             if (!a->csv_out.empty()) output::writeFileAtomic(a->csv_out, report::profileCsv(doc));
             if (a->baseline.empty()) return 0;

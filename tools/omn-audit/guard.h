@@ -47,14 +47,19 @@ inline int readingDocuments(const std::vector<std::string>& inputs, const std::f
 
 }  // namespace omn::cli
 
+#include <cstdlib>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 namespace omn::cli {
 
-// Log lines go to stderr as "omn-audit: <level>: message".
+// Log lines go to stderr as "omn-audit: <level>: message"; the level is coloured only on a terminal,
+// and never when NO_COLOR is set to anything non-empty (no-color.org).
 inline void setupLogging(bool verbose, bool quiet) {
-  if (!spdlog::get("omn")) spdlog::set_default_logger(spdlog::stderr_color_mt("omn"));
+  const char* no_color = std::getenv("NO_COLOR");
+  const auto mode = no_color && *no_color ? spdlog::color_mode::never : spdlog::color_mode::automatic;
+  if (!spdlog::get("omn")) spdlog::set_default_logger(spdlog::stderr_color_mt("omn", mode));
   spdlog::set_pattern("omn-audit: %^%l%$: %v");
   spdlog::set_level(verbose ? spdlog::level::debug : quiet ? spdlog::level::err : spdlog::level::info);
 }

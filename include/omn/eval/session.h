@@ -48,6 +48,8 @@ void requireCheckpointUnchanged(const Session& s, const std::string& when, bool 
 
 // JSON blocks shared by eval and intervene results.
 nlohmann::json checkpointJson(const Session& s);
+// The working dtype as --dtype and /model/dtype spell it: bf16, fp16, fp32.
+std::string dtypeName(at::ScalarType t);
 nlohmann::json modelJson(const Session& s);
 nlohmann::json tokensJson(const Session& s);
 nlohmann::json selectionJson(const Session& s);

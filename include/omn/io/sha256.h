@@ -13,6 +13,7 @@ using ProgressFn = std::function<void(std::uint64_t, std::uint64_t)>;
 
 std::string sha256File(const std::string& path, const ProgressFn& progress = {});
 std::string sha256Bytes(const void* data, std::size_t len);
+std::string sha256StandardInput();  // "-" on the command line: standard input to its end
 
 // Lower-case 64-hex check; throws UsageError naming `where` otherwise. Returns the lower-cased digest.
 std::string normaliseSha256(const std::string& hex, const std::string& where);

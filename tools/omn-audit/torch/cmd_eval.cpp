@@ -96,7 +96,7 @@ Command addEvalCommand(CLI::App& root) {
                       << ", " << (r["perplexity_ci"]["high"].is_null() ? "nan" : output::fixed(r["perplexity_ci"]["high"], 4))
                       << "]  over " << sc.totalTokens() << " tokens in " << sc.nll_sum.size() << " sequences\n";
             text << "model " << s->preset.name << ", " << model::attentionName(s->path) << " attention, "
-                      << c10::toString(s->dtype) << ", " << s->device.str() << ", " << s->threads << " threads: "
+                      << eval::dtypeName(s->dtype) << ", " << s->device.str() << ", " << s->threads << " threads: "
                       << output::fixed(static_cast<double>(sc.totalTokens()) / secs, 1) << " tokens/s\n";
             output::Table t({"group", "sequences", "tokens", "perplexity"});
             for (std::size_t g = 0; g < r["groups"].size(); ++g) {
