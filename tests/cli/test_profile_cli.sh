@@ -76,8 +76,19 @@ expect 2 "^omn-audit: error: The following argument was not expected: --bogus \(
 check "-q works after the command" -- bash -c '[ -z "$("$1" profile "$2" --no-tables -q 2>&1)" ]' _ "$omn" "$mini"
 expect 2 "--tolerance needs --baseline" -- "$omn" profile "$mini" --tolerance "$tmp/tol.json"
 expect 2 "--all needs --baseline" -- "$omn" profile "$mini" --all
-OMN_AUDIT_TORCH_PLUGIN="$tmp/none.so" expect 2 "needs the plugin $tmp/none.so, which could not be loaded .*OMN_AUDIT_TORCH_PLUGIN" -- \
+OMN_AUDIT_TORCH_PLUGIN="$tmp/none.so" expect 2 "needs the plugin omn-audit-torch.so, which could not be loaded from $tmp/none.so \(from OMN_AUDIT_TORCH_PLUGIN\)" -- \
   "$omn" eval --checkpoint "$mini"
+# cmake --install: the binary finds its plugins in ../lib/omn-audit; without them the error names
+# every path searched and the variable that points elsewhere
+build_dir="$(dirname "$omn")"
+if [ -f "$build_dir/cmake_install.cmake" ]; then
+  cmake --install "$build_dir" --prefix "$tmp/inst" >/dev/null
+  expect 0 "--tokenizer-revision" -- "$tmp/inst/bin/omn-audit" eval --help
+  expect 0 "^$sha  $mini\$" -- "$tmp/inst/bin/omn-audit" hash "$mini"
+  rm -f "$tmp/inst/lib/omn-audit/omn-audit-text.so"
+  expect 2 "needs the plugin omn-audit-text.so, which could not be loaded from $tmp/inst/bin/omn-audit-text.so and $tmp/inst/bin/../lib/omn-audit/omn-audit-text.so .*OMN_AUDIT_TEXT_PLUGIN" -- \
+    "$tmp/inst/bin/omn-audit" corpus --help
+fi
 
 # standard output and special targets; outputs checked before any work
 check "--json - writes the document alone to stdout" -- bash -c '"$1" profile "$2" --json - 2>/dev/null | /usr/bin/python3 -m json.tool >/dev/null' _ "$omn" "$mini"

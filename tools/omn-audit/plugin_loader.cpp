@@ -38,22 +38,28 @@ const char* chooseBlasKernels() {
 
 int runPlugin(const Plugin& plugin, int argc, char** argv) {
   const PluginHost host{chooseBlasKernels()};
-  std::string path;
+  std::string path, searched;
   if (const char* env = std::getenv(plugin.env)) {
     path = env;
+    searched = path + " (from " + plugin.env + ")";
   } else {
+    // beside the executable (a build tree), then ../lib/omn-audit/ (cmake --install)
     char exe[PATH_MAX];
     const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
     std::string dir = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : std::string(argv[0]);
     dir = dir.substr(0, dir.rfind('/') + 1);
     path = dir + plugin.file;
-    if (::access(path.c_str(), R_OK) != 0) path = dir + "../lib/omn-audit/" + plugin.file;
+    searched = path;
+    if (::access(path.c_str(), R_OK) != 0) {
+      path = dir + "../lib/omn-audit/" + plugin.file;
+      searched += " and " + path;
+    }
   }
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    // an installation problem, not a bug: exit 2 with the path searched and the way to point elsewhere
-    std::cerr << "omn-audit: error: '" << argv[0] << " " << "...' needs the plugin " << path
-              << ", which could not be loaded (build it, or set " << plugin.env << " to its path): " << ::dlerror() << "\n";
+    // an installation problem, not a bug: exit 2 with the paths searched and the way to point elsewhere
+    std::cerr << "omn-audit: error: '" << argv[0] << " " << "...' needs the plugin " << plugin.file << ", which could not be loaded from "
+              << searched << " (build it, or set " << plugin.env << " to its path): " << ::dlerror() << "\n";
     return kExitInvalidInput;
   }
   using Main = int (*)(int, char**, const PluginHost*);
