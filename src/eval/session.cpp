@@ -22,8 +22,11 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   s->spec = spec;
   const OptionNames& n = spec.names;
   // every option that can be refused without the checkpoint is refused before it is hashed
-  if (spec.tokenizer_revision.empty())
+  if (spec.tokenizer_revision.empty() && spec.tokenizer_revision_required)
     throw UsageError(n.tokenizer_revision + " is required: the tokenization is recorded, never implied");
+  if (spec.tokenizer_revision.empty())
+    spdlog::warn("no {}: the tokenizer revision is recorded as unknown (null); the result is a quick look, not the "
+                 "reproduction standard (docs/eval.md)", n.tokenizer_revision);
   if (spec.sha256.empty() && !spec.allow_unverified)
     throw UsageError("the checkpoint's sha256 is required (or pass --allow-unverified)");
   const std::string expected = spec.sha256.empty() ? "" : io::normaliseSha256(spec.sha256, n.sha256);
@@ -131,7 +134,7 @@ nlohmann::json tokensJson(const Session& s) {
   nlohmann::json j = {{"path", s.tokens.path},
                       {"sha256", s.tokens.sha256},
                       {"format", io::choiceName(kTokenFormats, s.tokens.format)},
-                      {"tokenizer_revision", s.spec.tokenizer_revision},
+                      {"tokenizer_revision", s.spec.tokenizer_revision.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.spec.tokenizer_revision)},
                       {"n_tokens", s.tokens.tokens.size()},
                       {"n_documents", s.tokens.doc_starts.size()},
                       {"out_of_vocabulary", {{"policy", io::choiceName(kOutOfVocabulary, s.spec.out_of_vocab)},

@@ -205,7 +205,10 @@ Grid provenanceGrid(const json& doc) {
     g.rows.push_back({"input: " + in["role"].get<std::string>(),
                       in["path"].get<std::string>() + "  sha256 " + in["sha256"].get<std::string>() +
                           (in["verified"].get<bool>() ? "  (verified)" : "  (not verified)")});
-  if (doc.contains("tokens")) g.rows.push_back({"tokenizer revision", doc["tokens"]["tokenizer_revision"].get<std::string>()});
+  if (doc.contains("tokens")) {
+    const json& rev = doc["tokens"]["tokenizer_revision"];
+    g.rows.push_back({"tokenizer revision", rev.is_string() ? rev.get<std::string>() : "unknown (not recorded)"});
+  }
   if (doc.contains("model") && doc["model"].contains("attention"))
     g.rows.push_back({"model", doc["model"]["config"]["preset"].get<std::string>() + ", " + doc["model"]["attention"].get<std::string>() +
                                    " attention, " + doc["model"]["dtype"].get<std::string>() + ", " + doc["model"]["device"].get<std::string>()});
@@ -249,6 +252,9 @@ std::vector<std::string> reportWarnings(const ReportInput& in) {
                     r["noise_floor"]["basis"].get<std::string>() + "): confirm it in fp32 before reading it as an effect.");
     }
   }
+  if (!r.is_null() && r.contains("tokens") && !r["tokens"]["tokenizer_revision"].is_string())
+    w.push_back("The tokenizer revision was not recorded (eval without --tokenizer-revision): the token set's meaning rests on "
+                "its SHA-256 alone; not the reproduction standard.");
   if (!r.is_null() && r.contains("selection") && r["selection"]["row_form"] == "historical")
     w.push_back("Rows in the historical form (EOS stripped, no document metadata): comparable with the historical record, "
                 "but only a held-out set gives a publishable estimate.");

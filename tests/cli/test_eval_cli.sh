@@ -80,7 +80,13 @@ expect 2 "offsets-huge.txt: entry 2 .* is beyond any token offset" -- "$omn" eva
 expect 4 "SHA-256 mismatch" -- "$omn" "${base[@]}" --sha256 "$(printf '%064d' 0)"
 expect 4 "truncated.pt: SHA-256 mismatch" -- "$omn" "${base[@]/$mini/$fx/interop/truncated.pt}" --sha256 "$(printf '%064d' 0)"
 expect 2 "truncated.pt: no zip end" -- "$omn" "${base[@]/$mini/$fx/interop/truncated.pt}"
-expect 2 "tokenizer-revision" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.bin" --eos 0
+# a quick look without --tokenizer-revision: run, warned, recorded as unknown (null), flagged in
+# the report; the checkpoint positional as profile takes it
+expect 0 "recorded as unknown" -- "$omn" eval "$mini" --tokens "$tmp/tok.bin" --eos 0 --seq-len 64 --num-seqs 2 --groups 1 \
+  --bootstrap-resamples 50 --json "$tmp/quick.json"
+check "no revision: recorded as null" -- /usr/bin/python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["tokens"]["tokenizer_revision"] is not None)' "$tmp/quick.json"
+expect 0 "tokenizer revision was not recorded" -- "$omn" report "$tmp/quick.json" -o "$tmp/quick.html"
+check "the report says unknown" -- grep -q "unknown (not recorded)" "$tmp/quick.html"
 expect 2 "oov.bin: token id 600 at position 777" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/oov.bin}"
 expect 2 "empty.bin: the token set is empty" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/empty.bin}"
 expect 2 "asked for 1000 sequences but the token set yields only" -- "$omn" "${base[@]}" --num-seqs 1000

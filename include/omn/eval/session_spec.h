@@ -24,6 +24,9 @@ struct SessionSpec {
   TokenSetSpec tokens;
   std::string tokens_sha256;  // expected digest of the token file (empty: not checked)
   std::string tokenizer_revision;
+  // false (eval on the command line, a quick look): a missing revision is recorded as null and
+  // warned about; true (a manifest, the reproduction standard): it is required
+  bool tokenizer_revision_required = true;
   std::int64_t seq_len = 2048;
   std::size_t num_seqs = 50;
   bool up_to = false;  // num_seqs is a maximum: fewer rows are used when the set has fewer (recorded)

@@ -64,7 +64,8 @@ CLI::Option* addChoice(CLI::App* app, const std::string& flag, E& var, const std
 inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   auto& s = o.session;
   app->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a later flag wins
-  app->add_option("--checkpoint", s.checkpoint, "torch.save file, .safetensors or *.safetensors.index.json")->required();
+  // the checkpoint as profile takes it (first positional), or named
+  app->add_option("checkpoint,--checkpoint", s.checkpoint, "torch.save file, .safetensors or *.safetensors.index.json")->required();
   app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint: a mismatch is exit 4");
   app->add_option("--preset", s.preset, "built-in preset or preset JSON file; default: detect");
   app->add_option("--state-key", s.state_key, "where the state dict sits in the envelope");
@@ -74,8 +75,9 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
             "ids >= the model's vocabulary: refuse the set, or drop them from the stream as the historical script did (counted)");
   app->add_option("--eos", o.eos, "document boundary: each document ends with this token");
   app->add_option("--offsets", s.tokens.offsets, "document boundary: sidecar of document start offsets (.npy or text)");
-  app->add_option("--tokenizer-revision", s.tokenizer_revision, "the tokenizer revision that made the set (recorded)")
-      ->required();
+  app->add_option("--tokenizer-revision", s.tokenizer_revision,
+                  "the tokenizer revision that made the set (recorded; without it: recorded as unknown, with a warning)");
+  s.tokenizer_revision_required = false;
   app->add_option("--seq-len", s.seq_len, "tokens per row")->default_val(2048)->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 20));
   app->add_option("--num-seqs", s.num_seqs, "rows to score")->default_val(50)->check(CLI::Range(1.0, 1e9));
   app->add_flag("--up-to", s.up_to, "--num-seqs is a maximum: score every row the set has when it has fewer (the historical panel's \"up to 50\")");
