@@ -53,6 +53,22 @@ TEST(Regression, ProfileBaselineIsExactAndToleranceRulesApply) {
   EXPECT_EQ(omn::audit::checkRegression(b, a, rel, "a", "t").drifted(), 0u);
 }
 
+// docs/profile.md's example: a tolerance file widens a published figure's rounding, never narrows it
+// (it once replaced it: an abs 0 default made every rounded figure drift on the very checkpoint).
+TEST(Regression, AToleranceFileAgainstAReferenceKeepsThePublishedRounding) {
+  const json tol = {{"schema", "omn-audit/tolerance@1"},
+                    {"default", {{"abs", 0.0}, {"rel", 1e-9}}},
+                    {"rules", {{{"pointer", "/layers/*/q/mean"}, {"abs", 0.01}}, {{"pointer", "/statistics/count_*"}, {"abs", 0}}}}};
+  EXPECT_EQ(omn::audit::checkRegression(profileOf("omn1-mini.pt"), reference(), tol, "ref", "t").drifted(), 0u);
+  EXPECT_GT(omn::audit::checkRegression(profileOf("omn1-mini-perturbed.pt"), reference(), tol, "ref", "t").drifted(), 0u);
+  // and it still widens: layer 0's Q mean 25.032 published, a rule of abs 1 accepts 25.5
+  json moved = profileOf("omn1-mini.pt");
+  moved["layers"][0]["q"]["mean"] = 25.5;
+  EXPECT_EQ(omn::audit::checkRegression(moved, reference(), tol, "ref", "t").drifted(), 1u);
+  const json wide = {{"schema", "omn-audit/tolerance@1"}, {"rules", {{{"pointer", "/layers/*/q/mean"}, {"abs", 1.0}}}}};
+  EXPECT_EQ(omn::audit::checkRegression(moved, reference(), wide, "ref", "t").drifted(), 0u);
+}
+
 TEST(Regression, MalformedInputsNameThePlace) {
   const json a = profileOf("omn1-mini.pt");
   try {
