@@ -1,5 +1,9 @@
 #include "omn/audit/profile_run.h"
 
+#include <cstring>
+#include <set>
+#include <tuple>
+
 #include <filesystem>
 
 #include "omn/audit/digest_list.h"
@@ -13,6 +17,29 @@
 #include "omn/output/provenance.h"
 
 namespace omn::audit {
+
+namespace {
+// The model's size (every tensor of the state dict; names that view one storage region, tied
+// weights, counted once) and whether its output head is a byte-for-byte copy of the embedding:
+// what the sweep reports of a model, without loading it.
+nlohmann::json parameterSummary(const io::Checkpoint& ck, const model::Preset& preset) {
+  std::int64_t count = 0;
+  std::set<std::tuple<std::string, std::int64_t, std::int64_t>> seen;
+  for (const auto& t : ck.index.tensors())
+    if (seen.emplace(t.storage_key, t.storage_offset, t.numel()).second) count += t.numel();
+  nlohmann::json head = nullptr;  // null: the preset names no separate head (tied by construction) or a tensor is absent
+  const std::string e = preset.tensorName("embedding", -1), o = preset.tensorName("output", -1);
+  const io::TensorRef* ei = e.empty() ? nullptr : ck.index.find(e);
+  const io::TensorRef* oi = o.empty() ? nullptr : ck.index.find(o);
+  if (ei && oi) {
+    const io::TensorRef &a = *ei, &b = *oi;
+    bool same = a.dtype == b.dtype && a.shape == b.shape;
+    for (std::int64_t i = 0; same && i < a.numel(); ++i) same = std::memcmp(a.elementPtr(i), b.elementPtr(i), a.itemSize()) == 0;
+    head = same;
+  }
+  return {{"count", count}, {"head_identical_to_embedding", head}};
+}
+}  // namespace
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -81,6 +108,7 @@ json profileCheckpoint(const ProfileRequest& req) {
     doc = computeProfile(gains, req.options);
     doc["preset"] = {{"name", preset.name}, {"source", preset.source}, {"detected", detected}};
     doc["tensors"] = {{"matched", match.matched}, {"unmatched", match.unmatched}, {"missing", match.missing}};
+    doc["parameters"] = parameterSummary(*ck, preset);
   } catch (...) {
     // a wrong digest outranks the parse error it may have caused
     hashing.verify();

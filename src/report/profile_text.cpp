@@ -58,6 +58,13 @@ void printProfile(std::ostream& os, const json& p) {
   for (auto it = meta.begin(); it != meta.end(); ++it)
     os << (it == meta.begin() ? "  metadata  " : "            ") << terminalSafe(it.key(), 80) << ": "
        << terminalSafe(it->dump(-1, ' ', false, json::error_handler_t::replace), 160) << "\n";  // the whole of it: --json
+  if (p.contains("parameters")) {
+    const json& pc = p["parameters"];
+    const json& h = pc["head_identical_to_embedding"];
+    os << "  params    " << pc["count"].get<long long>() << " ("  << significant(pc["count"].get<double>() / 1e6, 4) << "M); output head "
+       << (h.is_null() ? "tied to the embedding by the preset, or absent" : h.get<bool>() ? "byte-identical to the embedding" : "differs from the embedding")
+       << "\n";
+  }
   const json& g = p["gains"];
   os << "preset      " << terminalSafe(g["preset"].get<std::string>(), 80) << (p["preset"]["detected"].get<bool>() ? " (detected)" : "")
      << ": " << g["n_layers"] << " layers x Q,K, head_dim " << g["head_dim"] << ", " << g["layout"].get<std::string>()

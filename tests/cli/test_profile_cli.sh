@@ -20,6 +20,22 @@ expect 4 "$mini: OK.*changed: FAILED|did NOT match" -- "$omn" hash -c "$tmp/list
 printf 'not a line\n' >>"$tmp/list.sha256"
 expect 4 "list.sha256:3: not a checksum line" -- "$omn" hash -c "$tmp/list.sha256"
 expect 2 "no checksum lines" -- "$omn" hash -c /dev/null
+# the model's size and whether its head is a copy of the embedding, as torch counts them
+"$omn" profile "$mini" --json "$tmp/params.json" --no-tables -q
+check "parameters: count and head identity agree with torch" -- /usr/bin/python3 - "$mini" "$tmp/params.json" <<'PY'
+import json, sys, torch
+sd = torch.load(sys.argv[1], map_location="cpu", weights_only=False)["model"]
+seen, n = set(), 0
+for t in sd.values():
+    key = (t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage") else t.storage().data_ptr(), t.storage_offset(), t.numel())
+    if key not in seen:
+        seen.add(key)
+        n += t.numel()
+p = json.load(open(sys.argv[2]))["parameters"]
+ident = torch.equal(sd["tok_embeddings.weight"], sd["output.weight"])
+sys.exit(0 if p["count"] == n and p["head_identical_to_embedding"] == ident and ident else 1)
+PY
+expect 0 "params    7853312 \(7.853M\); output head byte-identical to the embedding" -- "$omn" profile "$mini"
 # --no-tables still says what the digest verified (on stderr: stdout may be carrying --json -)
 expect 0 "\(verified\)" -- "$omn" profile "$mini" --sha256 "$sha" --no-tables
 check "--json -: the document alone on stdout, schema first" -- bash -c '"$1" profile "$2" --sha256 "$3" --no-tables --json - 2>/dev/null | head -n 2 | grep -q "\"schema\": \"omn-audit/profile@1\""' _ "$omn" "$mini" "$sha"
