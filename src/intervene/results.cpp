@@ -150,13 +150,27 @@ std::string resultsCsv(const json& r) {
   os << "id,label,op,target,layers,value,seed,mode,source_layer,coordinates,perplexity,ci_low,ci_high,ppl_ratio,ratio_low,ratio_high,"
         "delta_nll_per_token,delta_low,delta_high,tokens,restore_ok,kl_per_token,top1_agreement,delta_p_correct\n";
   auto num = [](const json& v) { return v.is_null() ? std::string("nan") : output::general(v.get<double>()); };
+  // RFC 4180: quoted only where a field needs it, so every column reads the same way
   auto quote = [](std::string s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
   };
+  // layers in one form: "all", or ranges "0-1;5"
+  auto layers = [](const json& v) {
+    if (!v.is_array()) return v.is_string() ? v.get<std::string>() : std::string();
+    std::string out;
+    for (std::size_t i = 0; i < v.size();) {
+      std::size_t j = i;
+      while (j + 1 < v.size() && v[j + 1].is_number_integer() && v[j].is_number_integer() && v[j + 1].get<long long>() == v[j].get<long long>() + 1) ++j;
+      out += (out.empty() ? "" : ";") + v[i].dump() + (j > i ? "-" + v[j].dump() : "");
+      i = j + 1;
+    }
+    return out;
+  };
   const auto& ctl = r["control"]["open"]["result"];
-  os << "control,control,none,,,,,,,," << num(ctl["perplexity"]) << "," << num(ctl["perplexity_ci"]["low"]) << ","
+  os << "control," << quote(kControlLabel) << ",none,,,,,,,," << num(ctl["perplexity"]) << "," << num(ctl["perplexity_ci"]["low"]) << ","
      << num(ctl["perplexity_ci"]["high"]) << ",1,1,1,0,0,0," << ctl["tokens"] << ",true" << (r.value("kl", false) ? ",0,1,0" : ",,,")
      << "\n";
   for (const auto& c : r["conditions"]) {
@@ -170,10 +184,11 @@ std::string resultsCsv(const json& r) {
     };
     std::string params;
     for (const char* k : {"value", "seed", "mode", "source_layer", "coordinates"}) params += field(k) + ",";
+    const std::string layer_text = op.contains("layers") ? quote(layers(op["layers"])) : "";
     const auto& res = c["result"];
     const auto& v = c["vs_control"];
     os << c["id"].get<std::string>() << "," << quote(c["label"]) << "," << op["op"].get<std::string>() << "," << field("target") << ","
-       << field("layers") << "," << params << num(res["perplexity"]) << "," << num(res["perplexity_ci"]["low"]) << ","
+       << layer_text << "," << params << num(res["perplexity"]) << "," << num(res["perplexity_ci"]["low"]) << ","
        << num(res["perplexity_ci"]["high"]) << "," << num(v["ppl_ratio"]["estimate"]) << "," << num(v["ppl_ratio"]["low"]) << ","
        << num(v["ppl_ratio"]["high"]) << "," << num(v["delta_nll_per_token"]["estimate"]) << ","
        << num(v["delta_nll_per_token"]["low"]) << "," << num(v["delta_nll_per_token"]["high"]) << "," << res["tokens"] << ","
@@ -196,7 +211,7 @@ void printResultsTable(std::ostream& os, const json& r) {
                                    "ratio vs control", "ratio CI", "restore"};
   if (kl) head.insert(head.end(), {"KL/token (nats)", "top-1 agree"});
   output::Table t(head);
-  std::vector<std::string> control_row = {"-", "control (checkpoint as is)", f(ctl["perplexity"], 3),
+  std::vector<std::string> control_row = {"control", kControlLabel, f(ctl["perplexity"], 3),
                                           "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", ""};
   if (kl) control_row.insert(control_row.end(), {"0", "1"});
   t.add(control_row);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "omn/intervene/results.h"
 #include "omn/report/svg.h"
 #include "omn/output/table.h"
 
@@ -70,7 +71,7 @@ Grid sweepGrid(const json& r) {
           "ΔNLL/token (nats)", "touched (tensors)", "restore"},
          {}};
   if (kl) g.head.insert(g.head.end(), {"KL/token (nats)", "top-1 agreement (share)"});
-  g.rows.push_back({"—", "control (the checkpoint as is)", f(ctl["perplexity"], 3),
+  g.rows.push_back({"control", intervene::kControlLabel, f(ctl["perplexity"], 3),
                     "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", "", "0", "", ""});
   if (kl) g.rows.back().insert(g.rows.back().end(), {"0", "1"});
   for (const auto& c : r["conditions"]) {
@@ -106,7 +107,7 @@ Grid reportedGrid(const json& r) {
           "measured ratio " + ci + " (×)"},
          {}};
   const json& rc = r["reported"]["control_perplexity"];
-  g.rows.push_back({"—", "control", rc.is_number() ? f(rc, 2) : "—", rc.is_number() ? "1" : "—", f(ctl["perplexity"], 3),
+  g.rows.push_back({"control", intervene::kControlLabel, rc.is_number() ? f(rc, 2) : "—", rc.is_number() ? "1" : "—", f(ctl["perplexity"], 3),
                     "[" + f(ctl["perplexity_ci"]["low"], 3) + ", " + f(ctl["perplexity_ci"]["high"], 3) + "]", "1", ""});
   for (const auto& c : r["conditions"]) {
     if (!c.contains("reported")) continue;

@@ -39,6 +39,29 @@ expect 0 "closing control reproduced the opening one bitwise" -- "$omn" -q inter
 check "result JSON valid against docs/schema/intervention.schema.json" -- \
   /usr/bin/python3 -W ignore "$src/tests/interop/check_schema.py" "$src/docs/schema" intervention.schema.json "$tmp/sweep.json"
 check "CSV: a row per condition + control + header" -- test "$(wc -l <"$tmp/sweep.csv")" -eq 15
+check "CSV tidy for pandas: numeric columns parse as numbers, layers in one form, the control named as everywhere" -- \
+  /usr/bin/python3 - "$tmp/sweep.csv" "$tmp/sweep.json" <<'PY'
+import csv, json, re, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+d = json.load(open(sys.argv[2]))
+assert rows[0]["id"] == "control" and rows[0]["label"] == "control (the checkpoint as is)", rows[0]
+for r in rows:
+    for k in ("perplexity", "ci_low", "ci_high", "ppl_ratio", "ratio_low", "ratio_high", "delta_nll_per_token", "tokens"):
+        float(r[k])
+    for k in ("value", "seed", "source_layer"):
+        if r[k] != "":
+            float(r[k])
+    assert r["layers"] == "" or r["layers"] == "all" or re.fullmatch(r"[0-9]+(-[0-9]+)?(;[0-9]+(-[0-9]+)?)*", r["layers"]), r["layers"]
+    assert not r["target"].startswith('"') and not r["op"].startswith('"')
+for r, c in zip(rows[1:], d["conditions"]):
+    lay = c["op"].get("layers")
+    if isinstance(lay, list):
+        got = []
+        for part in r["layers"].split(";"):
+            a, _, b = part.partition("-")
+            got += list(range(int(a), int(b or a) + 1))
+        assert got == lay, (r["layers"], lay)
+PY
 check "multiplicity: Holm's adjusted p-values recompute from the raw ones; simultaneous intervals contain the marginal ones" -- \
   /usr/bin/python3 - "$tmp/sweep.json" <<'PY'
 import json, sys

@@ -13,6 +13,9 @@
 
 namespace omn::intervene {
 
+// The control as every output names it (CSV, the text table, the report): id "control", this label.
+inline constexpr const char* kControlLabel = "control (the checkpoint as is)";
+
 nlohmann::json scoresRaw(const eval::SequenceScores& s);       // {nll_sum: [..|null], tokens: [..]}
 eval::SequenceScores scoresFromRaw(const nlohmann::json& raw);  // null → NaN
 

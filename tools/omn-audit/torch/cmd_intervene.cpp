@@ -68,7 +68,7 @@ Command addInterveneCommand(CLI::App& root) {
   auto a = std::make_shared<InterveneArgs>();
   auto* app = root.add_subcommand("intervene", pluginCommandHelp("intervene"));
   app->add_option("--manifest", a->manifest, "the sweep (omn-audit/manifest@1, docs/manifest.md)")->required();
-  app->add_option("--output,-o", a->o.output_json, "result JSON (default: the manifest's /output/json)");
+  app->add_option("--json,--output,-o", a->o.output_json, "result JSON (default: the manifest's /output/json); --json as in profile, eval and track");
   app->add_option("--csv", a->o.output_csv, "one CSV row per condition (default: the manifest's /output/csv)");
   app->add_flag("--force", a->o.force, "overwrite existing outputs");
   app->add_flag("--resume", a->o.resume, "continue an interrupted sweep from its journal (inputs must match)");

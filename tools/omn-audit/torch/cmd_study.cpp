@@ -36,7 +36,7 @@ Command addStudyCommand(CLI::App& root) {
   auto shard = std::make_shared<std::string>();
   auto* app = root.add_subcommand("study", pluginCommandHelp("study"));
   app->add_option("--manifest", *manifest, "study manifest (omn-audit/study-manifest@1), e.g. configs/studies/qk-lr-tiny.json")->required();
-  app->add_option("-o,--output", o->output_json, "the study document (omn-audit/study@1; default: the manifest's /output/json)");
+  app->add_option("--json,-o,--output", o->output_json, "the study document (omn-audit/study@1; default: the manifest's /output/json)");
   app->add_option("--csv", o->output_csv, "also one CSV row per run");
   app->add_flag("--resume", o->resume, "continue an interrupted study: finished runs are kept, the run in flight continues from its last checkpoint");
   app->add_flag("--force", o->force, "overwrite the outputs and replace run directories of another study");
