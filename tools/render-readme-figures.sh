@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the README's figures (docs/figures/*.png, rendered at 2x) from JSON made by the
+# Regenerates the README's figures (docs/figures/*.png, rendered at 2x) and the browser screenshots of
+# the report and of every demo figure (docs/screenshots/*.png, headless Chromium at 2x) from JSON made by the
 # committed code — run from a clean tree so the figures' footers carry no "-dirty":
 #   tools/demo.sh                                              (the demo sweep and profile)
 #   omn-audit study --manifest configs/studies/qk-lr-tiny.json (runs/qk-lr-tiny/study.json, ~25 min)
@@ -18,7 +19,22 @@ mkdir -p "$root/docs/figures" "$build/readme"
 "$omn" plot "$build/readme/track.json" -o "$build/readme" --force >/dev/null
 render() { rsvg-convert --zoom=2 --background-color=white -o "$root/docs/figures/$2.png" "$1/$2.svg"; echo "docs/figures/$2.png"; }
 render "$fig" sweep-ppl-vs-constant
-render "$fig" profile-layer-means
+render "$fig" sweep-ratio
+render "$fig" profile-layer-means-log
 render "$build/readme" study-loss-vs-lr
 render "$build/readme" study-max-logit
 render "$build/readme" track-layer-means
+
+# what a reader sees in a browser: the report's first screen and every demo figure, at 2x
+chrome=$(command -v chromium || command -v chromium-browser)
+mkdir -p "$root/docs/screenshots"
+shot() {  # shot URL OUT WIDTH HEIGHT
+  "$chrome" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars --force-device-scale-factor=2 \
+    --user-data-dir="$build/readme/chrome" --window-size="$3,$4" --screenshot="$2" "$1" >/dev/null 2>&1
+  echo "${2#$root/}"
+}
+shot "file://$build/demo/report.html" "$root/docs/screenshots/report.png" 1140 1500
+for f in "$fig"/*.svg; do
+  h=$(grep -o 'height="[0-9.]*"' "$f" | head -n 1 | grep -o '[0-9]*' | head -n 1)
+  shot "file://$f" "$root/docs/screenshots/$(basename "${f%.svg}").png" 760 "$((h + 2))"
+done
