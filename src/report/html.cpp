@@ -162,11 +162,17 @@ Grid profileLayers(const json& p) {
 // a learning rate and the like: three significant digits, "—" for none
 std::string sci(const json& v) { return v.is_number() ? significant(v.get<double>(), 3) : "—"; }
 
+// why an arm has no LR sensitivity; a study written before the reason was recorded has none
+std::string noteOf(const json& arm) {
+  const json& n = arm.value("lr_sensitivity_note", json());
+  return n.is_string() ? n.get<std::string>() : "reason not recorded";
+}
+
 Grid studyArmsGrid(const json& s) {
   Grid g{{"arm", "runs (count)", "diverged (count)", "LR sensitivity (nats)", "largest stable LR", "best LR", "best held-out loss (nats)", "seed sd (nats)"}, {}};
   for (const auto& a : s["arms"])
     g.rows.push_back({a["arm"].get<std::string>(), a["runs"].dump(), a["diverged"].dump(),
-                      a["lr_sensitivity"].is_null() ? "— (" + a["lr_sensitivity_note"].get<std::string>() + ")" : f(a["lr_sensitivity"], 4),
+                      a["lr_sensitivity"].is_null() ? "— (" + noteOf(a) + ")" : f(a["lr_sensitivity"], 4),
                       sci(a["largest_stable_lr"]), sci(a["best_lr"]), a["best_loss"].is_null() ? "—" : f(a["best_loss"], 4),
                       a["seed_spread"].is_null() ? "—" : f(a["seed_spread"], 4)});
   return g;

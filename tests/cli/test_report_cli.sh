@@ -139,4 +139,7 @@ fi
 check "report -o - writes the HTML alone" -- bash -c '"$1" report "$2" -o - 2>/dev/null | tail -n 1 | grep -q "</html>"' _ "$omn" "$tmp/sweep.json"
 expect 2 "--markdown writes its figures beside the report" -- "$omn" report "$tmp/sweep.json" -o - --markdown
 expect 0 "" -- "$omn" plot "$tmp/profile.json" -o "$tmp/deep/er/figs"
+# the README's study example, on the committed study (written before lr_sensitivity_note existed)
+expect 0 "study-loss-vs-lr.svg" -- "$omn" plot "$src/runs/qk-lr-tiny/study.json" -o "$tmp/study-figs"
+expect 0 "" -- "$omn" report "$src/runs/qk-lr-tiny/study.json" -o "$tmp/study.html"
 finish
