@@ -293,12 +293,12 @@ std::string htmlReport(const ReportInput& in) {
   const auto warnings = reportWarnings(in);
   if (warnings.empty()) o << "<div class=\"ok\">No warnings: inputs verified, controls reproduced, restores bitwise.</div>\n";
   for (const auto& w : warnings) o << "<div class=\"warn\">⚠ " << xmlEscape(w) << "</div>\n";
-  o << "<h2>Figures</h2>\n";
+  o << "<h2 id=\"figures\">Figures</h2>\n";
   for (const auto& f : reportFigures(in))
     o << "<figure>" << f.svg << "</figure>\n";  // the caption is inside the SVG: it travels with the figure
   const json& r = in.result;
   if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") {
-    o << "<h2>Sweep</h2>\n" << sweepGrid(r).html();
+    o << "<h2 id=\"sweep\">Sweep</h2>\n" << sweepGrid(r).html();
     if (hasReported(r))
       o << "<h2>Reported against measured</h2>\n<p>" << xmlEscape(reportedNote(r)) << "</p>\n" << reportedGrid(r).html();
   } else if (isStudy(r)) {
@@ -309,8 +309,8 @@ std::string htmlReport(const ReportInput& in) {
       << ", " << f(r["result"]["perplexity_ci"]["high"], 4) << "] over " << r["result"]["tokens"] << " tokens</p>\n"
       << evalGrid(r).html();
   }
-  if (!in.profile.is_null()) o << "<h2>Q/K gain profile</h2>\n" << profileSummary(in.profile).html() << profileLayers(in.profile).html();
-  o << "<h2>Provenance</h2>\n";
+  if (!in.profile.is_null()) o << "<h2 id=\"profile\">Q/K gain profile</h2>\n" << profileSummary(in.profile).html() << profileLayers(in.profile).html();
+  o << "<h2 id=\"provenance\">Provenance</h2>\n";
   for (const json* d : {&in.result, &in.profile})
     if (!d->is_null()) o << "<h3>" << xmlEscape((*d)["schema"].get<std::string>()) << "</h3>\n" << provenanceGrid(*d).html();
   if (!r.is_null() && r.contains("manifest"))
