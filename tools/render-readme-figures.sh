@@ -34,8 +34,9 @@ shot() {  # shot URL OUT WIDTH HEIGHT
   echo "${2#$root/}"
 }
 shot "file://$build/demo/report.html" "$root/docs/screenshots/report.png" 1140 1500
-shot "file://$build/demo/report.html#sweep" "$root/docs/screenshots/report-tables.png" 1140 1500
-shot "file://$build/demo/report.html#provenance" "$root/docs/screenshots/report-provenance.png" 1140 1500
+# the tables: the same report with its figures hidden (a headless screenshot does not scroll)
+sed 's|</style>|#figures,figure{display:none}</style>|' "$build/demo/report.html" >"$build/readme/report-tables.html"
+shot "file://$build/readme/report-tables.html" "$root/docs/screenshots/report-tables.png" 1140 2200
 for f in "$fig"/*.svg; do
   h=$(grep -o 'height="[0-9.]*"' "$f" | head -n 1 | grep -o '[0-9]*' | head -n 1)
   shot "file://$f" "$root/docs/screenshots/$(basename "${f%.svg}").png" 760 "$((h + 2))"

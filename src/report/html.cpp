@@ -1,6 +1,7 @@
 #include "omn/report/html.h"
 
 #include <cstdio>
+#include <regex>
 #include <sstream>
 
 #include "omn/intervene/results.h"
@@ -20,14 +21,14 @@ namespace {
 
 std::string f(const json& v, int d) { return v.is_null() ? "NaN" : fixed(v.get<double>(), d); }
 
-// A cell that holds a number (an estimate, an interval, a count, "NaN" or "—" in a numeric column)
-// is right-aligned with figures of equal width, so magnitudes line up down a column.
+// A cell that holds a number — an estimate, a count, an interval "[a, b]", "+2.3%", "1.06×", "NaN"
+// or "—" in a numeric column — is right-aligned with figures of equal width, so magnitudes line up
+// down a column. Versions ("0.1.0"), digests, dates and prose stay left.
 bool numeric(const std::string& c) {
-  if (c == "NaN" || c == "—") return true;
-  std::size_t i = 0;
-  for (const char* lead : {"[", "+", "-", "−", "×"})
-    if (c.compare(i, std::char_traits<char>::length(lead), lead) == 0) i += std::char_traits<char>::length(lead);
-  return i < c.size() && c[i] >= '0' && c[i] <= '9';
+  // (alternations, not character classes: "−" and "×" are several bytes in UTF-8)
+  static const std::string n = R"((-|\+|−)?[0-9][0-9,]*(\.[0-9]+)?(e[-+]?[0-9]+)?( ?(%|×))?)";
+  static const std::regex number("^(" + n + "|\\[" + n + ", " + n + "\\])$");
+  return c == "NaN" || c == "—" || std::regex_match(c, number);
 }
 
 // A table as rows of cells, rendered to HTML or Markdown.

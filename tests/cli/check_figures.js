@@ -62,7 +62,7 @@
 
   document.querySelectorAll("td").forEach((td) => {
     const t = td.textContent.trim();
-    if (/^[-+−]?[0-9][0-9.,]*(e[-+]?[0-9]+)?( ?[%×])?$/.test(t) && getComputedStyle(td).textAlign !== "right")
+    if (/^[-+−]?[0-9][0-9,]*(\.[0-9]+)?(e[-+]?[0-9]+)?( ?[%×])?$/.test(t) && getComputedStyle(td).textAlign !== "right")
       problems.push("table cell \"" + t + "\" (a number) is not right-aligned");
   });
 
