@@ -230,7 +230,7 @@ const char* kCss =
     "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222}"
     "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}"
     "table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px}"
-    "th{background:#f0f0f0}td{text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "th{background:#f0f0f0}td{text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     ".warn{background:#fff3cd;border:1px solid #e0c060;padding:8px 12px;margin:6px 0}"
     ".ok{background:#e8f5e9;border:1px solid #9c9;padding:8px 12px;margin:6px 0}"
     "figure{margin:16px 0}figcaption{font-size:12px;color:#555;max-width:760px}"
