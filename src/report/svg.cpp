@@ -111,6 +111,9 @@ double Axis::map(double v, double px_lo, double px_hi) const {
 // Linear ticks at 1, 2, 2.5 or 5 × 10^k: the largest step that still gives at least four marks
 // (three when the span is degenerate), about `approx` of them.
 std::vector<double> Axis::ticks(int approx) const {
+  // degenerate axes (from hostile documents: infinities, zero or negative log bounds, spans that
+  // overflow) get no ticks rather than a loop that never ends
+  if (!std::isfinite(lo) || !std::isfinite(hi) || (log && !(lo > 0 && hi > 0))) return {};
   if (log) {
     std::vector<double> t;
     const double decades = std::log10(hi) - std::log10(lo);
@@ -130,14 +133,21 @@ std::vector<double> Axis::ticks(int approx) const {
     return t;
   }
   const double span = hi - lo;
-  if (!(span > 0)) return {lo};
+  if (!(span > 0) || !std::isfinite(span)) return {lo};
   const double raw = span / std::max(1, approx);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
   const double steps[] = {0.5 * mag, mag, 2 * mag, 2.5 * mag, 5 * mag, 10 * mag};
   std::vector<double> best;
   for (double step : steps) {
     std::vector<double> t;
-    for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * step; v += step) t.push_back(std::fabs(v) < 1e-12 * step ? 0 : v);
+    // by index, not by accumulation: exact multiples, and bounded (a step below the span's
+    // resolution would otherwise never advance)
+    const double first = std::ceil(lo / step - 1e-9);
+    for (int k = 0; k < 200; ++k) {
+      const double v = (first + k) * step;
+      if (v > hi + 1e-9 * step) break;
+      t.push_back(std::fabs(v) < 1e-12 * step ? 0 : v);
+    }
     if (t.size() >= 4 || best.empty()) best = std::move(t);  // the coarsest step with four or more
     if (best.size() >= 4 && step >= raw) break;
   }
