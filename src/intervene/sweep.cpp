@@ -53,8 +53,9 @@ std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const S
   // against this run's inputs before anything is reused) they are not someone else's to protect
   struct stat journal {};
   const bool own = o.resume && ::stat((out + ".journal").c_str(), &journal) == 0;
-  for (const auto& p : {out, csv})
-    if (!p.empty()) output::checkOutputPath(p, o.force || own, inputs);
+  // (the JSON only: the CSV is not named in the journal, so an existing one is someone else's)
+  output::checkOutputPath(out, o.force || own, inputs);
+  if (!csv.empty()) output::checkOutputPath(csv, o.force, inputs);
   return {out, csv};
 }
 

@@ -43,6 +43,13 @@ std::string csvText(const std::string& s) {
 }
 }  // namespace
 
+std::string cut(const std::string& s, std::size_t max) {
+  if (s.size() <= max) return s;
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // not inside a character
+  return s.substr(0, n) + "…";
+}
+
 std::string colour(std::size_t i, std::size_t n) {
   if (n <= 10) return kTableau10[i % 10];
   return hsl(360.0 * static_cast<double>(i) / static_cast<double>(n), 0.75, i % 2 == 0 ? 0.38 : 0.56);
@@ -59,7 +66,7 @@ std::vector<std::string> tickLabels(const std::vector<double>& t, bool uniform) 
     for (double v : t) out.push_back(tickLabels({v}, true)[0]);
     return out;
   }
-  auto exact = [](const char* b, double v) { return std::fabs(std::strtod(b, nullptr) - v) <= 1e-9 * std::max(1.0, std::fabs(v)); };
+  auto exact = [](const char* b, double v) { return std::fabs(std::strtod(b, nullptr) - v) <= 1e-9 * std::fabs(v); };
   // positional with one number of decimals for the whole axis ("0.00 0.05 0.10", never "2e+02"),
   // where every value is between 1e-4 and 1e7
   bool positional = true;
@@ -73,6 +80,7 @@ std::vector<std::string> tickLabels(const std::vector<double>& t, bool uniform) 
       ok = ok && exact(b, v);
       out.emplace_back(std::string(b) == "-0" ? "0" : b);
     }
+    for (std::size_t i = 1; ok && i < out.size(); ++i) ok = out[i] != out[i - 1];
     if (ok) return out;
   }
   for (int digits = 1; digits <= 17; ++digits) {
@@ -109,7 +117,8 @@ Axis rangeOf(double lo, double hi, bool log, double pad) {
     }
     if (a.hi <= a.lo) a.hi = a.lo * 10;
   } else {
-    const double span = hi > lo ? hi - lo : std::max(1.0, std::fabs(hi));
+    // a span below the values' own resolution is a constant: ticks there would repeat one value
+    const double span = hi - lo > 1e-9 * std::max(std::fabs(lo), std::fabs(hi)) ? hi - lo : std::max(1.0, std::fabs(hi)) * 0.2;
     a.lo = lo - pad * span;
     a.hi = hi + pad * span;
   }
@@ -194,8 +203,7 @@ void Chart::legend(const std::vector<Key>& keys) {
     }
     if (!k.shape.empty()) marker(k.shape, x + 11, y + 5, 3.5, k.colour, "", "legend-marker");
     // labels longer than the column are cut (the CSV and the tooltips carry them whole)
-    std::string label = k.label;
-    if (label.size() > 26) label = label.substr(0, 25) + "…";
+    const std::string label = cut(k.label, 23);
     svg.text(x + 28, y + 9, label, "font-size:10.5px", "start", 0, "legend-text");
     svg.end();
     y += 16;

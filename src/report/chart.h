@@ -35,6 +35,8 @@ std::string dash(std::size_t i);
 std::vector<std::string> tickLabels(const std::vector<double>& ticks, bool uniform = true);
 // The axis range covering [lo, hi]: padded by `pad` of the span (linear) or of the ratio (log).
 Axis rangeOf(double lo, double hi, bool log, double pad = 0.05);
+// At most `max` bytes of `s`, cut at a UTF-8 character boundary, "…" appended when cut.
+std::string cut(const std::string& s, std::size_t max);
 // Log when the data are positive and span at least `ratio` (an order of magnitude by default).
 bool wantsLog(double lo, double hi, double ratio = 10);
 

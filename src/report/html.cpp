@@ -28,7 +28,7 @@ bool numeric(const std::string& c) {
   // (alternations, not character classes: "−" and "×" are several bytes in UTF-8)
   static const std::string n = R"((-|\+|−)?[0-9][0-9,]*(\.[0-9]+)?(e[-+]?[0-9]+)?( ?(%|×))?)";
   static const std::regex number("^(" + n + "|\\[" + n + ", " + n + "\\])$");
-  return c == "NaN" || c == "—" || std::regex_match(c, number);
+  return c == "NaN" || c == "—" || (c.size() <= 80 && std::regex_match(c, number));  // (bounded: std::regex recurses)
 }
 
 // A table as rows of cells, rendered to HTML or Markdown.

@@ -29,6 +29,7 @@ std::string studySource(const json& s) {
 // "1e-4", "2.3e-3", "0.015", "1": short enough to sit side by side under a dense grid
 std::string lrLabel(double v) {
   char b[32];
+  if (!(v > 0) || !std::isfinite(v)) return general(v);
   if (v >= 0.01) {
     std::snprintf(b, sizeof b, "%.2g", v);
     return b;
@@ -48,6 +49,7 @@ std::vector<std::pair<double, std::string>> lrTicks(const json& s) {
 
 Figure lossVsLr(const json& s) {
   const auto lrs = s["grid"]["lrs"].get<std::vector<double>>();
+  if (lrs.empty()) return {};
   double ylo = INFINITY, yhi = -INFINITY, l0 = -INFINITY;
   for (const auto& a : s["arms"]) {
     l0 = std::max(l0, val(a["initial_loss"]));
@@ -140,10 +142,11 @@ std::vector<const json*> chosenRuns(const json& s, const std::vector<std::string
         pick.push_back(lr);
         break;
       }
-  } else {
+  } else if (!lrs.empty()) {
     pick.push_back(lrs.front());
   }
-  const auto first_seed = s["grid"]["seeds"][0];
+  if (s["grid"]["seeds"].empty()) return {};
+  const auto first_seed = s["grid"]["seeds"].at(0);
   std::vector<const json*> out;
   for (double lr : pick)
     for (const auto& arm : s["grid"]["arms"])
@@ -186,10 +189,11 @@ Figure trajectory(const json& s, const std::vector<std::string>& ids, const std:
     const json& steps = what == "loss" ? t["train"]["step"] : t["eval"]["step"];
     for (std::size_t k = 0; k < steps.size(); ++k) {
       double y = NAN;
-      if (what == "loss") y = val(t["train"]["loss"][k]);
-      else if (what == "logit") y = reduceLayers(t["eval"]["max_attention_logit"][k], true);
-      else if (what == "entropy") y = reduceLayers(t["eval"]["attention_entropy"][k], false);
-      else y = reduceLayers(t["eval"]["input_kurtosis"][k], true);
+      // .at(): the series need not be as long as the steps in a hostile document (exit 2, not a read past the end)
+      if (what == "loss") y = val(t["train"]["loss"].at(k));
+      else if (what == "logit") y = reduceLayers(t["eval"]["max_attention_logit"].at(k), true);
+      else if (what == "entropy") y = reduceLayers(t["eval"]["attention_entropy"].at(k), false);
+      else y = reduceLayers(t["eval"]["input_kurtosis"].at(k), true);
       if (!std::isfinite(y) || (logy && y <= 0)) continue;
       l.pts.emplace_back(steps[k].get<double>(), y);
       xhi = std::max(xhi, steps[k].get<double>());
@@ -229,7 +233,7 @@ Figure trajectory(const json& s, const std::vector<std::string>& ids, const std:
     keys.push_back({Key::Mark::line, l.colour, l.label, "", l.dash});  // the swatch is the line itself (solid or dashed)
   }
   c.legend(keys);
-  const std::string cap = (ids.empty() ? "Seed " + s["grid"]["seeds"][0].dump() +
+  const std::string cap = (ids.empty() ? "Seed " + s["grid"]["seeds"].at(0).dump() +
                                              "; solid: the smaller of the arms' largest stable learning rates, dashed: the next one up. "
                                        : std::string("The runs chosen with --runs (dashed: a higher learning rate than the first). ")) +
                           studySource(s);

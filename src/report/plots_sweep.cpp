@@ -96,7 +96,8 @@ Figure pplVsConstant(const json& r) {
       const double lo = val((*cd)["result"]["perplexity_ci"]["low"]), hi = val((*cd)["result"]["perplexity_ci"]["high"]);
       c.data(tg.name, v, ppl, lo, hi, (*cd)["label"].get<std::string>());
       if (!std::isfinite(ppl)) continue;
-      c.svg.line(px, c.Y(lo), px, c.Y(hi), "stroke:" + std::string(tg.colour) + ";stroke-width:1.5", "whisker");
+      if (std::isfinite(lo) && std::isfinite(hi))
+        c.svg.line(px, c.Y(lo), px, c.Y(hi), "stroke:" + std::string(tg.colour) + ";stroke-width:1.5", "whisker");
       pts.emplace_back(px, c.Y(ppl));
     }
     c.svg.polyline(pts, "stroke:" + std::string(tg.colour) + ";stroke-width:1.3;opacity:0.8");
@@ -157,15 +158,18 @@ Figure ratios(const json& r) {
     const json& q = cd["vs_control"]["ppl_ratio"];
     const double e = val(q["estimate"]);
     const std::string label = cd["id"].get<std::string>() + "  " + cd["label"].get<std::string>();
-    c.svg.text(8, c.Y(yv) + 4, label.size() > 30 ? label.substr(0, 29) + "…" : label, "font-size:10.5px", "start", 0, "row-label");
+    c.svg.text(8, c.Y(yv) + 4, cut(label, 30), "font-size:10.5px", "start", 0, "row-label");
     const std::string change = !std::isfinite(e) ? "NaN"
                                : percent         ? (e >= 1 ? "+" : "") + fixed(fx(e), std::fabs(fx(e)) < 10 ? 2 : 1) + "%"
                                                  : "×" + significant(e, 3);
     c.svg.text(c.left() - 6, c.Y(yv) + 4, change, "font-size:10.5px;font-weight:bold;fill:" + std::string(tg.colour), "end", 0, "value");
-    c.data(label, NAN, fx(e), fx(val(q["low"])), fx(val(q["high"])), cd["op"].is_object() ? cd["op"].value("target", "") : "");
+    // the CSV row as drawn: the series (colour), the row's label, the value and its CI (in % or as
+    // the ratio, as the axis says)
+    c.data(tg.name, NAN, fx(e), fx(val(q["low"])), fx(val(q["high"])), label);
     if (!std::isfinite(e)) continue;
     c.beginSeries(tg.name);
-    c.svg.line(c.X(fx(val(q["low"]))), c.Y(yv), c.X(fx(val(q["high"]))), c.Y(yv), "stroke:" + std::string(tg.colour) + ";stroke-width:1.8", "whisker");
+    if (std::isfinite(val(q["low"])) && std::isfinite(val(q["high"])))
+      c.svg.line(c.X(fx(val(q["low"]))), c.Y(yv), c.X(fx(val(q["high"]))), c.Y(yv), "stroke:" + std::string(tg.colour) + ";stroke-width:1.8", "whisker");
     c.marker(tg.shape, c.X(fx(e)), c.Y(yv), 4.2, tg.colour, label + ": ratio " + fixed(e, 4));
     c.endSeries();
   }
@@ -195,7 +199,18 @@ Figure heatmap(const json& r) {
   for (const auto& c : r["conditions"])
     if (c["op"].is_object() && c["op"].contains("layers") && c["op"]["layers"] != "all") sel.push_back(&c);  // a composite has no one layer set
   if (sel.empty()) return {};
-  const int L = r["model"]["config"]["n_layers"].get<int>();
+  // the layers: the model's count when the document gives a sane one, else as many as were touched
+  // (a hostile n_layers must not cost millions of cells)
+  int L = 0;
+  for (const json* c : sel)
+    for (const auto& name : (*c)["touched"]) {
+      const std::string n = name.get<std::string>();
+      const auto p = n.find_first_of("0123456789");
+      if (p != std::string::npos) L = std::max<long>(L, std::min(std::strtol(n.c_str() + p, nullptr, 10), 4095L) + 1);
+    }
+  const json& nl = r["model"]["config"].value("n_layers", json());
+  if (nl.is_number_integer() && nl.get<long long>() > L && nl.get<long long>() <= 4096) L = static_cast<int>(nl.get<long long>());
+  if (L == 0) return {};
   double amax = 1e-12;
   for (const json* c : sel) {
     const double d = val((*c)["vs_control"]["delta_nll_per_token"]["estimate"]);
@@ -210,7 +225,7 @@ Figure heatmap(const json& r) {
     const double d = val(cd["vs_control"]["delta_nll_per_token"]["estimate"]);
     const double y0 = kTop + cell_h * static_cast<double>(k);
     const std::string label = cd["id"].get<std::string>() + "  " + cd["label"].get<std::string>();
-    c.svg.text(c.left() - 6, y0 + cell_h * 0.68, label.size() > 28 ? label.substr(0, 27) + "…" : label, "font-size:10px", "end", 0, "row-label");
+    c.svg.text(c.left() - 6, y0 + cell_h * 0.68, cut(label, 28), "font-size:10px", "end", 0, "row-label");
     for (int l = 0; l < L; ++l) c.svg.rect(c.left() + cell_w * l, y0, cell_w, cell_h - 1, "fill:#eeeeee;stroke:#fff", "untouched");
     for (const auto& name : cd["touched"]) {
       // the layer index is the number in the tensor name

@@ -55,7 +55,7 @@ Figure heatmap(const json& t, const char* role) {
   const double cell_w = (c.right() - c.left()) / static_cast<double>(n_steps);
   for (std::size_t s = 0; s < n_steps; ++s)
     for (std::size_t l = 0; l < n_layers; ++l) {
-      const double v = val(cs[s]["layers"][l][role]["mean"]);
+      const double v = val(cs[s]["layers"].at(l)[role]["mean"]);  // .at(): checkpoints may differ in layers
       c.data("layer " + std::to_string(l), cs[s]["step"].is_number() ? cs[s]["step"].get<double>() : static_cast<double>(s), v, NAN, NAN,
              stepLabel(cs[s], s));
       c.svg.rect(c.left() + cell_w * static_cast<double>(s), kTop + cell_h * static_cast<double>(l), cell_w + 0.5, cell_h + 0.5,
@@ -78,7 +78,8 @@ Figure layerLines(const json& t) {
   const json& cs = t["checkpoints"];
   const std::size_t n_steps = cs.size(), n_layers = cs.empty() ? 0 : cs[0]["layers"].size();
   if (n_steps < 2 || n_layers == 0) return {};
-  const bool by_step = !cs[0]["step"].is_null();
+  bool by_step = true;  // by step only when every checkpoint has one
+  for (const auto& c : cs) by_step = by_step && c["step"].is_number();
   auto x = [&](std::size_t s) { return by_step ? cs[s]["step"].get<double>() : static_cast<double>(s); };
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& c : cs)
@@ -101,7 +102,7 @@ Figure layerLines(const json& t) {
       const std::string series = "layer " + std::to_string(l) + " " + (r[0] == 'q' ? "Q" : "K");
       std::vector<std::pair<double, double>> pts;
       for (std::size_t s = 0; s < n_steps; ++s) {
-        const double v = val(cs[s]["layers"][l][r]["mean"]);
+        const double v = val(cs[s]["layers"].at(l)[r]["mean"]);
         c.data(series, x(s), v, NAN, NAN, stepLabel(cs[s], s));
         if (std::isfinite(v) && (!logy || v > 0)) pts.emplace_back(c.X(x(s)), c.Y(v));
       }

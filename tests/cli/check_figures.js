@@ -4,7 +4,8 @@
 //   - no two labels overlap (text boxes as laid out, rotation included) and none leaves the canvas;
 //   - every series (g.series[data-series]) has a legend entry with the same name;
 //   - a numeric y axis has three or more tick labels, an x axis two or more;
-//   - a heatmap has a colour bar;
+//   - no axis repeats a tick label;
+//   - a heatmap (cells coloured by value) has a colour bar;
 //   - in the report, every table cell that holds a number is right-aligned.
 (function () {
   const problems = [];
@@ -57,12 +58,18 @@
     const rows = svg.querySelectorAll("text.row-label").length;
     if (rows === 0 && ty < 3) problems.push(fig + ": " + ty + " y tick label(s), fewer than 3");
     if (tx < 2) problems.push(fig + ": " + tx + " x tick label(s), fewer than 2");
-    if (/heatmap|layer × step/i.test(fig) && !svg.querySelector(".colour-bar")) problems.push(fig + ": a heatmap without a colour bar");
+    for (const cls of ["tick-x", "tick-y"]) {  // one label twice on an axis says nothing
+      const labels = [...svg.querySelectorAll("text." + cls)].map((t) => t.textContent);
+      if (new Set(labels).size !== labels.length) problems.push(fig + ": repeated " + cls + " labels: " + labels.join(" "));
+    }
+    // a heatmap is a figure with cells coloured by value: it needs the scale that reads them
+    if (svg.querySelector(".cell") && !svg.querySelector(".colour-bar")) problems.push(fig + ": a heatmap without a colour bar");
   });
 
   document.querySelectorAll("td").forEach((td) => {
     const t = td.textContent.trim();
-    if (/^[-+−]?[0-9][0-9,]*(\.[0-9]+)?(e[-+]?[0-9]+)?( ?[%×])?$/.test(t) && getComputedStyle(td).textAlign !== "right")
+    const n = "[-+−]?[0-9][0-9,]*(\\.[0-9]+)?(e[-+]?[0-9]+)?( ?[%×])?";  // as html.cpp's numeric()
+    if ((t === "NaN" || new RegExp("^(" + n + "|\\[" + n + ", " + n + "\\])$").test(t)) && getComputedStyle(td).textAlign !== "right")
       problems.push("table cell \"" + t + "\" (a number) is not right-aligned");
   });
 

@@ -20,6 +20,8 @@ expect 4 "$mini: OK.*changed: FAILED|did NOT match" -- "$omn" hash -c "$tmp/list
 printf 'not a line\n' >>"$tmp/list.sha256"
 expect 4 "list.sha256:3: not a checksum line" -- "$omn" hash -c "$tmp/list.sha256"
 expect 2 "no checksum lines" -- "$omn" hash -c /dev/null
+{ echo "# digests of the release"; sha256sum "$mini"; } >"$tmp/commented.sha256"
+expect 0 "$mini: OK" -- "$omn" hash -c "$tmp/commented.sha256"   # as sha256sum -c: a comment is warned about, not a failure
 # the model's size and whether its head is a copy of the embedding, as torch counts them
 "$omn" profile "$mini" --json "$tmp/params.json" --no-tables -q
 check "parameters: count and head identity agree with torch" -- /usr/bin/python3 - "$mini" "$tmp/params.json" <<'PY'

@@ -124,14 +124,15 @@ else
   # the checker can fail: overlapping labels, a series without a legend entry, a bare axis, a
   # heatmap without a colour bar, a number left-aligned
   cat >"$tmp/bad.svg" <<'SVG'
-<svg xmlns="http://www.w3.org/2000/svg" width="300" height="200" viewBox="0 0 300 200"><title>bad heatmap</title>
+<svg xmlns="http://www.w3.org/2000/svg" width="300" height="200" viewBox="0 0 300 200"><title>bad</title>
+<rect class="cell" x="200" y="100" width="10" height="10"/><text x="150" y="150" class="tick-x">1</text><text x="190" y="150" class="tick-x">1</text>
 <text x="20" y="50" class="tick-y">overlapping</text><text x="30" y="52">overlapping</text>
 <g class="series" data-series="orphan"><line x1="0" y1="0" x2="10" y2="10" style="stroke:#000"/></g></svg>
 SVG
   /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" "$tmp/bad.svg" >"$tmp/bad.txt" 2>&1
   check "checker: reports overlap, orphan series, bare axes, missing colour bar" -- bash -c \
-    "grep -q 'labels overlap' '$tmp/bad.txt' && grep -q 'orphan' '$tmp/bad.txt' && grep -q 'fewer than 3' '$tmp/bad.txt' && grep -q 'without a colour bar' '$tmp/bad.txt'"
-  printf '<!DOCTYPE html><html><body><table><tr><td style="text-align:left">12.5</td></tr></table><svg xmlns="http://www.w3.org/2000/svg"></svg></body></html>' >"$tmp/bad.html"
+    "grep -q 'labels overlap' '$tmp/bad.txt' && grep -q 'orphan' '$tmp/bad.txt' && grep -q 'fewer than 3' '$tmp/bad.txt' && grep -q 'without a colour bar' '$tmp/bad.txt' && grep -q 'repeated tick-x' '$tmp/bad.txt'"
+  printf '<!DOCTYPE html><html><body><table><tr><td style="text-align:left">[1.5, 2.5]</td></tr></table><svg xmlns="http://www.w3.org/2000/svg"></svg></body></html>' >"$tmp/bad.html"
   /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" "$tmp/bad.html" >"$tmp/bad2.txt" 2>&1
   check "checker: reports a left-aligned number" -- grep -q 'is not right-aligned' "$tmp/bad2.txt"
 fi
@@ -142,4 +143,22 @@ expect 0 "" -- "$omn" plot "$tmp/profile.json" -o "$tmp/deep/er/figs"
 # the README's study example, on the committed study (written before lr_sensitivity_note existed)
 expect 0 "study-loss-vs-lr.svg" -- "$omn" plot "$src/runs/qk-lr-tiny/study.json" -o "$tmp/study-figs"
 expect 0 "" -- "$omn" report "$src/runs/qk-lr-tiny/study.json" -o "$tmp/study.html"
+# the track figures: two checkpoints of one model (the calibrated fixture and its perturbed copy)
+expect 0 "" -- "$omn" track "$tmp/omn1-mini.pt" "$fx/omn1-mini-perturbed.pt" --order given --json "$tmp/track.json"
+expect 0 "track-heatmap-q.svg" -- "$omn" plot "$tmp/track.json" -o "$tmp/track-figs"
+if [ -n "$chrome" ]; then
+  check "figures as rendered: a study and a track" -- /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" \
+    "$tmp"/study-figs/*.svg "$tmp"/track-figs/*.svg
+  check "figures as rendered: the study report" -- /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" "$tmp/study.html"
+fi
+# a label cut for a figure never splits a UTF-8 character (the SVG stays well-formed)
+/usr/bin/python3 - "$tmp/sweep.json" "$tmp/utf8.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["conditions"]:
+    c["label"] = "transplant from ckpt/abcé.pt qk all é"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 0 "" -- "$omn" plot "$tmp/utf8.json" -o "$tmp/utf8-figs"
+for f in "$tmp"/utf8-figs/*.svg; do check "$(basename "$f") with cut UTF-8 labels is well-formed" -- xmllint --noout "$f"; done
 finish

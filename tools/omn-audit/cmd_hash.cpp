@@ -1,7 +1,7 @@
 // omn-audit hash FILE... | hash -c LIST: SHA-256 digests as sha256sum prints and checks them.
 // "-" is standard input. A file that cannot be read is reported and the others still hashed or
-// checked; the exit code then says the worst: 4 a digest did not match, 2 a file or a list line
-// could not be used, 0 all well.
+// checked; the exit code then says the worst: 4 a digest did not match, 2 a file could not be
+// read, 0 all well (lines of a list that are not checksum lines are warned about, as sha256sum -c does).
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -94,7 +94,9 @@ int check(const std::string& list_path) {
   if (unreadable) std::cerr << "omn-audit: warning: " << unreadable << " listed file(s) could not be read\n";
   if (failed) std::cerr << "omn-audit: warning: " << failed << " computed checksum(s) did NOT match\n";
   if (checked == 0) throw UsageError("-c " + list_path + ": no checksum lines found");
-  return failed ? kExitIntegrity : (unreadable || malformed) ? kExitInvalidInput : 0;
+  // as sha256sum -c: lines that are not checksum lines (comments, a signature's armour) are warned
+  // about, not failures
+  return failed ? kExitIntegrity : unreadable ? kExitInvalidInput : 0;
 }
 
 }  // namespace
