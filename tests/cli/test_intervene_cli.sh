@@ -106,6 +106,11 @@ lines=$(wc -l <"$tmp/killed.json.journal")
 check "killed mid-sweep: some but not all conditions journaled ($lines lines)" -- test "$lines" -ge 2 -a "$lines" -lt 18
 mk k2.json 'm["conditions"][0]["values"] = [3.0]'
 expect 2 "cannot resume .*manifest_sha256 was" -- "$omn" -q intervene --manifest "$tmp/k2.json" -o "$tmp/killed.json" --resume
+# --resume continues into its own output without --force (here one the interrupted run left), but
+# an unrelated existing CSV is still protected
+echo stale >"$tmp/killed.json"
+echo mine >"$tmp/other.csv"
+expect 2 "other.csv exists: refusing to overwrite" -- "$omn" -q intervene --manifest "$tmp/m.json" -o "$tmp/killed.json" --csv "$tmp/other.csv" --resume
 expect 0 "resuming: [0-9]+ finished record" -- "$omn" intervene --manifest "$tmp/m.json" -o "$tmp/killed.json" --resume
 check "resumed result equals the uninterrupted run's (timestamps aside)" -- diff <(strip "$tmp/full.json") <(strip "$tmp/killed.json")
 
