@@ -151,12 +151,7 @@ std::string resultsCsv(const json& r) {
         "delta_nll_per_token,delta_low,delta_high,tokens,restore_ok,kl_per_token,top1_agreement,delta_p_correct\n";
   auto num = [](const json& v) { return v.is_null() ? std::string("nan") : output::general(v.get<double>()); };
   // RFC 4180: quoted only where a field needs it, so every column reads the same way
-  auto quote = [](std::string s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
+  auto quote = [](const std::string& s) { return output::csvField(s); };
   // layers in one form: "all", or ranges "0-1;5"
   auto layers = [](const json& v) {
     if (!v.is_array()) return v.is_string() ? v.get<std::string>() : std::string();

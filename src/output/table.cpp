@@ -50,6 +50,13 @@ std::string fixed(double v, int decimals) {
   return b;
 }
 
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
 std::string ciLabel(double confidence) { return significant(100 * confidence, 4) + "% CI"; }
 
 std::string general(double v) {

@@ -35,12 +35,6 @@ std::string csvNumber(double v) {
   return b;
 }
 
-std::string csvText(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return o + "\"";
-}
 }  // namespace
 
 std::string cut(const std::string& s, std::size_t max) {
@@ -66,35 +60,27 @@ std::vector<std::string> tickLabels(const std::vector<double>& t, bool uniform) 
     for (double v : t) out.push_back(tickLabels({v}, true)[0]);
     return out;
   }
-  auto exact = [](const char* b, double v) { return std::fabs(std::strtod(b, nullptr) - v) <= 1e-9 * std::fabs(v); };
-  // positional with one number of decimals for the whole axis ("0.00 0.05 0.10", never "2e+02"),
-  // where every value is between 1e-4 and 1e7
-  bool positional = true;
-  for (double v : t) positional = positional && (v == 0 || (std::fabs(v) >= 1e-4 && std::fabs(v) < 1e7));
-  for (int decimals = 0; positional && decimals <= 8; ++decimals) {
+  // every value in one printf format at one precision: exact to 1e-9 and neighbours distinct, or empty
+  auto attempt = [&](const char* format, int precision) {
     std::vector<std::string> out;
-    bool ok = true;
     for (double v : t) {
       char b[48];
-      std::snprintf(b, sizeof b, "%.*f", decimals, v);
-      ok = ok && exact(b, v);
+      std::snprintf(b, sizeof b, format, precision, v);
+      if (std::fabs(std::strtod(b, nullptr) - v) > 1e-9 * std::fabs(v)) return std::vector<std::string>{};
       out.emplace_back(std::string(b) == "-0" ? "0" : b);
     }
-    for (std::size_t i = 1; ok && i < out.size(); ++i) ok = out[i] != out[i - 1];
-    if (ok) return out;
-  }
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::vector<std::string> out;
-    bool ok = true;
-    for (double v : t) {
-      char b[48];
-      std::snprintf(b, sizeof b, "%.*g", digits, v);
-      ok = ok && exact(b, v);
-      out.emplace_back(b);
-    }
-    for (std::size_t i = 1; ok && i < out.size(); ++i) ok = out[i] != out[i - 1];
-    if (ok) return out;
-  }
+    for (std::size_t i = 1; i < out.size(); ++i)
+      if (out[i] == out[i - 1]) return std::vector<std::string>{};
+    return out;
+  };
+  // positional with one number of decimals for the whole axis ("0.00 0.05 0.10", never "2e+02"),
+  // where every value is between 1e-4 and 1e7; else the fewest significant digits
+  bool positional = true;
+  for (double v : t) positional = positional && (v == 0 || (std::fabs(v) >= 1e-4 && std::fabs(v) < 1e7));
+  for (int decimals = 0; positional && decimals <= 8; ++decimals)
+    if (auto out = attempt("%.*f", decimals); !out.empty()) return out;
+  for (int digits = 1; digits <= 17; ++digits)
+    if (auto out = attempt("%.*g", digits); !out.empty()) return out;
   std::vector<std::string> out;
   for (double v : t) out.push_back(general(v));
   return out;
@@ -226,7 +212,7 @@ void Chart::caption(const std::string& text) {
 }
 
 void Chart::data(const std::string& series, double x, double y, double low, double high, const std::string& x_label) {
-  rows_.push_back(csvText(series) + "," + csvNumber(x) + "," + csvText(x_label) + "," + csvNumber(y) + "," + csvNumber(low) + "," +
+  rows_.push_back(output::csvField(series) + "," + csvNumber(x) + "," + output::csvField(x_label) + "," + csvNumber(y) + "," + csvNumber(low) + "," +
                   csvNumber(high));
 }
 

@@ -16,12 +16,7 @@ namespace {
 std::string num(const json& v) { return v.is_number() ? general(v.get<double>()) : std::string(); }
 // a statistic is null when a checkpoint has no finite gain to describe (docs/profile.md)
 std::string fix(const json& v, int decimals) { return v.is_number() ? fixed(v.get<double>(), decimals) : "n/a"; }
-std::string csvText(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
+using output::csvField;
 }  // namespace
 
 void printTrack(std::ostream& out, const json& t) {
@@ -59,7 +54,7 @@ std::string trackCsv(const json& t) {
     for (const auto& l : c["layers"])
       for (const char* role : {"q", "k"}) {
         const json& r = l[role];
-        o << (c["step"].is_null() ? "" : c["step"].dump()) << ',' << csvText(c["path"].get<std::string>()) << ','
+        o << (c["step"].is_null() ? "" : c["step"].dump()) << ',' << csvField(c["path"].get<std::string>()) << ','
           << (c["sha256"].is_string() ? c["sha256"].get<std::string>() : "") << ',' << (c["sha256_verified"].get<bool>() ? "true" : "false")
           << ',' << l["layer"].dump() << ',' << role << ',' << num(r["mean"]) << ',' << num(r["std"]) << ',' << num(r["min"]) << ','
           << num(r["max"]) << '\n';

@@ -26,4 +26,6 @@ namespace omn::output {
 std::string significant(double v, int digits);  // "%.*g": differences and tolerances in tables
 // "95% CI" for a confidence of 0.95: the level a result records, never a hard-coded 95
 std::string ciLabel(double confidence);
+// A CSV field (RFC 4180): quoted, with quotes doubled, only where it holds a comma, quote or line break.
+std::string csvField(const std::string& s);
 }  // namespace omn::output
