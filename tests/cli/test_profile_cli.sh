@@ -19,7 +19,11 @@ printf 'x' >"$tmp/changed" && sha256sum "$tmp/changed" >>"$tmp/list.sha256" && p
 expect 4 "$mini: OK.*changed: FAILED|did NOT match" -- "$omn" hash -c "$tmp/list.sha256"
 printf 'not a line\n' >>"$tmp/list.sha256"
 expect 4 "list.sha256:3: not a checksum line" -- "$omn" hash -c "$tmp/list.sha256"
-expect 2 "no checksum lines" -- "$omn" hash -c /dev/null
+: >"$tmp/empty.sha256"
+expect 2 "no checksum lines" -- "$omn" hash -c "$tmp/empty.sha256"
+mkfifo "$tmp/list.fifo"
+expect 2 "list.fifo: not a regular file" -- timeout 20 "$omn" hash -c "$tmp/list.fifo"
+expect 2 "not a regular file" -- "$omn" hash -c "$tmp"
 { echo "# digests of the release"; sha256sum "$mini"; } >"$tmp/commented.sha256"
 expect 0 "$mini: OK" -- "$omn" hash -c "$tmp/commented.sha256"   # as sha256sum -c: a comment is warned about, not a failure
 # the model's size and whether its head is a copy of the embedding, as torch counts them

@@ -2,6 +2,8 @@
 // "-" is standard input. A file that cannot be read is reported and the others still hashed or
 // checked; the exit code then says the worst: 4 a digest did not match, 2 a file could not be
 // read, 0 all well (lines of a list that are not checksum lines are warned about, as sha256sum -c does).
+#include <sys/stat.h>
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -56,6 +58,9 @@ bool unescape(std::string& name) {
 int check(const std::string& list_path) {
   std::ifstream file;
   if (list_path != "-") {
+    struct stat st {};  // a FIFO or a directory must not block or read as empty
+    if (::stat(list_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      throw UsageError("-c " + list_path + ": not a regular file (a checksum list is a file, or - for standard input)");
     file.open(list_path);
     if (!file) throw UsageError("-c " + list_path + ": cannot open the checksum list");
   }
