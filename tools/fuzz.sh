@@ -45,6 +45,15 @@ else
 fi
 cp "$profile" "$root/configs/omn-1-reference-profile.json" "$c/documents/"
 cp "$root/configs/omn-1-reference-profile.json" "$profile" "$c/gate/"
+# a profile as written before count ranges were options (count_in_1_2, count_above_32): read as today's
+/usr/bin/python3 - "$profile" "$c/documents/legacy-profile.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); s = d["statistics"]
+s["count_in_1_2"] = s["counts"]["[1,2]"]["count"]; s["count_above_32"] = s["counts"]["(32,inf)"]["count"]
+del s["counts"]; del d["options"]["count_ranges"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+cp "$c/documents/legacy-profile.json" "$c/gate/"
 echo '{"schema":"omn-audit/tolerance@1","default":{"abs":0,"rel":1e-9},"rules":[{"pointer":"/layers/*/q/mean","abs":0.01}]}' \
   | tee "$c/gate/tolerance.json" >"$c/documents/tolerance.json"
 for f in "$main"/demo/*.json "$main"/demo-model/*.json; do [ -f "$f" ] && cp "$f" "$c/documents/" || true; done

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "omn/errors.h"
+#include "omn/output/table.h"
 
 namespace omn::audit {
 namespace {
@@ -106,7 +108,53 @@ json steepest(const std::vector<double>& means) {
   return out;
 }
 
+constexpr std::size_t kMaxCountRanges = 64;  // each one is a pass over the gains and a key of the document
+
+// A number of a count range: finite, or inf/-inf (strtod also reads "infinity"); never NaN.
+double rangeEnd(std::string t, const std::string& text, const std::string& flag) {
+  const auto b = t.find_first_not_of(' '), e = t.find_last_not_of(' ');
+  t = b == std::string::npos ? "" : t.substr(b, e - b + 1);
+  char* end = nullptr;
+  const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || std::isnan(v))
+    throw UsageError(flag + " '" + text + "': expected a number, inf or -inf, got '" + t + "'");
+  return v;
+}
+
 }  // namespace
+
+std::string CountRange::label() const {
+  return std::string(lo_closed ? "[" : "(") + output::general(lo) + "," + output::general(hi) + (hi_closed ? "]" : ")");
+}
+
+bool CountRange::contains(double x) const {
+  return (lo_closed ? x >= lo : x > lo) && (hi_closed ? x <= hi : x < hi);
+}
+
+CountRange parseCountRange(const std::string& text, const std::string& flag) {
+  CountRange r;
+  const std::string expected = "expected an interval such as [1,2] or (32,inf), or >x, >=x, <x, <=x";
+  if (text.empty()) throw UsageError(flag + ": " + expected + ", got nothing");
+  if (text[0] == '>' || text[0] == '<') {
+    const bool closed = text.size() > 1 && text[1] == '=';
+    const double v = rangeEnd(text.substr(closed ? 2 : 1), text, flag);
+    if (text[0] == '>') r = {v, INFINITY, closed, false};
+    else r = {-INFINITY, v, false, closed};
+  } else {
+    const char open = text.front(), close = text.back();
+    const auto comma = text.find(',');
+    if ((open != '[' && open != '(') || (close != ']' && close != ')') || comma == std::string::npos ||
+        text.find(',', comma + 1) != std::string::npos || text.size() < 5)
+      throw UsageError(flag + " '" + text + "': " + expected);
+    r = {rangeEnd(text.substr(1, comma - 1), text, flag), rangeEnd(text.substr(comma + 1, text.size() - comma - 2), text, flag),
+         open == '[', close == ']'};
+  }
+  if (std::isinf(r.lo) && r.lo_closed) throw UsageError(flag + " '" + text + "': an infinite end is open: write (" + output::general(r.lo) + ",...");
+  if (std::isinf(r.hi) && r.hi_closed) throw UsageError(flag + " '" + text + "': an infinite end is open: write ...," + output::general(r.hi) + ")");
+  if (!(r.lo < r.hi || (r.lo == r.hi && r.lo_closed && r.hi_closed)))
+    throw UsageError(flag + " '" + text + "': the range holds no value (" + r.label() + ")");
+  return r;
+}
 
 void validate(const ProfileOptions& o) {
   if (o.hist_edges.empty()) throw UsageError("--hist-edges: expected at least one edge");
@@ -118,6 +166,15 @@ void validate(const ProfileOptions& o) {
   }
   if (!std::isfinite(o.threshold)) throw UsageError("--threshold: expected a finite number");
   if (o.top_k < 0) throw UsageError("--top-k: expected a count >= 0, got " + std::to_string(o.top_k));
+  if (o.count_ranges.size() > kMaxCountRanges)
+    throw UsageError("--count-range: at most " + std::to_string(kMaxCountRanges) + " ranges, got " +
+                     std::to_string(o.count_ranges.size()));
+  for (std::size_t i = 0; i < o.count_ranges.size(); ++i) {
+    const CountRange& r = o.count_ranges[i];
+    parseCountRange(r.label(), "--count-range");  // the same rules for ranges built in code
+    for (std::size_t j = 0; j < i; ++j)
+      if (o.count_ranges[j].label() == r.label()) throw UsageError("--count-range: " + r.label() + " is given twice");
+  }
 }
 
 std::vector<std::string> histogramLabels(const ProfileOptions& o) {
@@ -131,13 +188,20 @@ std::vector<std::string> histogramLabels(const ProfileOptions& o) {
   return labels;
 }
 
+json optionsJson(const ProfileOptions& o) {
+  json ranges = json::array();
+  for (const auto& r : o.count_ranges) ranges.push_back(r.label());
+  return {{"threshold", o.threshold}, {"hist_edges", o.hist_edges}, {"pivot", o.pivot}, {"top_k", o.top_k}, {"count_ranges", ranges}};
+}
+
 json computeProfile(const GainSet& gains, const ProfileOptions& o) {
   validate(o);
   std::vector<const std::vector<double>*> all;
   for (const auto& v : gains.vectors) all.push_back(&v.values);
   const Moments m = moments(all);
 
-  std::size_t above = 0, in12 = 0, above32 = 0;
+  std::size_t above = 0;
+  std::vector<std::size_t> in_range(o.count_ranges.size(), 0);
   std::vector<std::size_t> hist(o.hist_edges.size() + 1, 0);
   json negatives = json::array(), non_finite = json::array();
   struct Coord {
@@ -156,8 +220,7 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
         continue;
       }
       above += x > o.threshold;
-      in12 += x >= 1.0 && x <= 2.0;
-      above32 += x > 32.0;
+      for (std::size_t r = 0; r < in_range.size(); ++r) in_range[r] += o.count_ranges[r].contains(x);
       ++hist[binOf(x, o)];
       if (x < 0) negatives.push_back({{"layer", v.layer}, {"role", roleName(v.role)}, {"index", i}, {"value", x}});
       coords.push_back({x, v.layer, v.role, i});
@@ -167,8 +230,14 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
   stats["share_above_threshold"] = m.n ? static_cast<double>(above) / static_cast<double>(m.n) : 0.0;  // of the finite
   stats["count_above_threshold"] = above;
   stats["count_negative"] = negatives.size();
-  stats["count_in_1_2"] = in12;
-  stats["count_above_32"] = above32;
+  json counts = json::object();
+  for (std::size_t r = 0; r < in_range.size(); ++r) {
+    const CountRange& cr = o.count_ranges[r];
+    auto end = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };  // null: unbounded
+    counts[cr.label()] = {{"lo", end(cr.lo)}, {"hi", end(cr.hi)}, {"lo_closed", cr.lo_closed},
+                          {"hi_closed", cr.hi_closed}, {"count", in_range[r]}};
+  }
+  stats["counts"] = counts;
 
   json histogram = json::array();
   const auto labels = histogramLabels(o);
@@ -208,7 +277,7 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
                    {"value", coords[i].v}});
 
   return {
-      {"options", {{"threshold", o.threshold}, {"hist_edges", o.hist_edges}, {"pivot", o.pivot}, {"top_k", o.top_k}}},
+      {"options", optionsJson(o)},
       {"gains",
        {{"preset", gains.preset},
         {"parametrisation", gains.parametrisation == model::GainParametrisation::OnePlus ? "one_plus" : "direct"},

@@ -85,6 +85,7 @@ std::string pinned(const ProfileRequest& req, const std::string& path) {
 json profileCheckpoint(const ProfileRequest& req) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
+  validate(req.options);  // before the first byte is hashed
   const std::string expected = expectedDigest(req);
 
   // The hash streams the whole file while the parser touches only the directory, the pickle and

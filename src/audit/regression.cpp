@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "omn/errors.h"
+#include "omn/json_pointer.h"
 #include "omn/io/json_document.h"
 
 namespace omn::audit {
@@ -80,6 +81,25 @@ Tolerances parseTolerance(const json& t, const std::string& file) {
   return tol;
 }
 
+// A baseline statistic on a count range this profile does not count is a usage error that names
+// the flag, not drift: "--count-range '(32,inf)'" brings it back.
+void requireCountRange(const std::string& ptr, const json& options, const std::string& baseline_path) {
+  const std::string prefix = "/statistics/counts/";
+  if (ptr.rfind(prefix, 0) != 0) return;
+  const auto slash = ptr.find('/', prefix.size());
+  json::json_pointer range;
+  try {
+    range = json::json_pointer("/" + ptr.substr(prefix.size(), slash == std::string::npos ? std::string::npos : slash - prefix.size()));
+  } catch (const json::exception&) {
+    return;  // not a pointer any profile could hold: the check reports it absent
+  }
+  const std::string label = range.back();
+  const json ranges = options.value("count_ranges", json::array());
+  if (std::find(ranges.begin(), ranges.end(), json(label)) != ranges.end()) return;
+  throw UsageError(baseline_path + ": " + ptr + ": the baseline counts the gains in " + label +
+                   ", this profile does not: add --count-range '" + label + "'");
+}
+
 const json* at(const json& doc, const std::string& ptr) {
   try {
     const json& v = doc.at(json::json_pointer(ptr));
@@ -90,6 +110,10 @@ const json* at(const json& doc, const std::string& ptr) {
 }
 
 }  // namespace
+
+std::string countPointer(const std::string& range_label) {
+  return "/statistics/counts/" + escapePointerToken(range_label) + "/count";
+}
 
 bool Check::ok() const { return present && std::fabs(actual - baseline) <= allowed; }
 
@@ -105,8 +129,10 @@ std::vector<std::pair<std::string, double>> comparableStatistics(const json& p) 
     if (const json* v = at(p, ptr)) out.emplace_back(ptr, v->get<double>());
   };
   for (const char* k : {"count", "count_non_finite", "mean", "std", "min", "max", "share_above_threshold",
-                        "count_above_threshold", "count_negative", "count_in_1_2", "count_above_32"})
+                        "count_above_threshold", "count_negative"})
     add(std::string("/statistics/") + k);
+  if (const json* counts = p.contains("statistics") ? &p["statistics"] : nullptr; counts && counts->contains("counts"))
+    for (const auto& [label, range] : (*counts)["counts"].items()) add(countPointer(label));
   if (p.contains("histogram"))
     for (std::size_t j = 0; j < p["histogram"].size(); ++j) add("/histogram/" + std::to_string(j) + "/count");
   if (p.contains("layers"))
@@ -119,6 +145,24 @@ std::vector<std::pair<std::string, double>> comparableStatistics(const json& p) 
     add(std::string("/steepest_change/") + r + "/to");
   }
   return out;
+}
+
+void checkComparable(const json& baseline, const json& options, const std::string& baseline_path) {
+  const json none = json::object();
+  const json& bo = baseline.contains("options") && baseline["options"].is_object() ? baseline["options"] : none;
+  if (baseline.value("schema", "") == io::schemaId(io::DocumentKind::reference_profile)) {
+    if (bo.contains("threshold") && bo["threshold"] != options.value("threshold", json()))
+      throw UsageError(baseline_path + ": /options/threshold: the reference's figures use threshold " + bo["threshold"].dump() +
+                       ", this profile " + options.value("threshold", json()).dump() + ": pass --threshold " + bo["threshold"].dump());
+    for (const auto& f : baseline.value("figures", json::array()))
+      if (f.contains("pointer") && f["pointer"].is_string()) requireCountRange(f["pointer"].get<std::string>(), options, baseline_path);
+    return;
+  }
+  for (const char* opt : {"threshold", "hist_edges", "pivot"})
+    if (bo.contains(opt) && bo[opt] != options.value(opt, json()))
+      throw UsageError(baseline_path + ": /options/" + opt + ": the baseline was computed with " + bo[opt].dump() +
+                       ", this profile with " + options.value(opt, json()).dump() + "; use the same options");
+  for (const auto& [ptr, b] : comparableStatistics(baseline)) requireCountRange(ptr, options, baseline_path);
 }
 
 RegressionReport checkRegression(const json& profile, const json& baseline, const json& tolerance,
@@ -139,12 +183,9 @@ RegressionReport checkRegression(const json& profile, const json& baseline, cons
     else c.present = false;
     rep.checks.push_back(c);
   };
+  checkComparable(baseline, profile.value("options", json::object()), baseline_path);
   if (kind == io::DocumentKind::reference_profile) {
     rep.baseline_kind = "reference";
-    if (baseline.contains("options") && baseline["options"].contains("threshold") &&
-        baseline["options"]["threshold"] != profile["options"]["threshold"])
-      throw UsageError(baseline_path + ": /options/threshold: the reference's figures use threshold " +
-                       baseline["options"]["threshold"].dump() + ", this profile " + profile["options"]["threshold"].dump());
     const json& figs = baseline["figures"];
     for (std::size_t i = 0; i < figs.size(); ++i) {
       const json& f = figs[i];
@@ -158,11 +199,6 @@ RegressionReport checkRegression(const json& profile, const json& baseline, cons
     }
   } else {
     rep.baseline_kind = "profile";
-    for (const char* opt : {"threshold", "hist_edges", "pivot"})
-      if (baseline.contains("options") && baseline["options"].value(opt, json()) != profile["options"].value(opt, json()))
-        throw UsageError(baseline_path + ": /options/" + opt + ": the baseline was computed with " +
-                         baseline["options"].value(opt, json()).dump() + ", this profile with " +
-                         profile["options"].value(opt, json()).dump() + "; use the same options");
     for (const auto& [ptr, b] : comparableStatistics(baseline)) check(ptr, ptr, b, 1e-12 * std::fabs(b));
   }
   // NaN or infinite gains are drift from any baseline that does not have them itself (a reference,

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "omn/intervene/results.h"
+#include "omn/report/profile_text.h"
 #include "omn/report/svg.h"
 #include "omn/output/table.h"
 
@@ -139,16 +140,16 @@ Grid evalGrid(const json& r) {
 
 Grid profileSummary(const json& p) {
   const json& s = p["statistics"];
-  return {{"statistic", "value"},
+  Grid g{{"statistic", "value"},
           {{"gain elements (count)", s["count"].dump()},
            {"mean (×)", f(s["mean"], 6)},
            {"population std (×)", f(s["std"], 6)},
            {"min (×)", f(s["min"], 6)},
            {"max (×)", f(s["max"], 6)},
            {"share above " + general(p["options"]["threshold"].get<double>()) + " (%)", (s["share_above_threshold"].is_null() ? std::string("NaN") : fixed(100 * s["share_above_threshold"].get<double>(), 4))},
-           {"negative coordinates (count)", s["count_negative"].dump()},
-           {"in [1, 2] (count)", s["count_in_1_2"].dump()},
-           {"above 32 (count)", s["count_above_32"].dump()}}};
+           {"negative coordinates (count)", s["count_negative"].dump()}}};
+  for (const auto& [label, count] : countRows(s)) g.rows.push_back({"in " + label + " (count)", std::to_string(count)});
+  return g;
 }
 
 Grid profileLayers(const json& p) {

@@ -1,5 +1,7 @@
 #include "omn/report/profile_text.h"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "omn/output/table.h"
@@ -39,6 +41,23 @@ void printVerification(std::ostream& os, const json& p) {
   const json& ck = p["checkpoint"];
   os << "checkpoint  " << terminalSafe(ck["path"].get<std::string>()) << "\n";
   os << "  sha256    " << ck["sha256"].get<std::string>() << "  " << verification(ck) << "\n";
+}
+
+std::vector<std::pair<std::string, long long>> countRows(const json& statistics) {
+  struct Row {
+    double lo, hi;
+    std::string label;
+    long long count;
+  };
+  std::vector<Row> rows;
+  if (statistics.contains("counts"))
+    for (const auto& [label, r] : statistics["counts"].items())
+      rows.push_back({r["lo"].is_null() ? -INFINITY : r["lo"].get<double>(), r["hi"].is_null() ? INFINITY : r["hi"].get<double>(),
+                      label, r["count"].get<long long>()});
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.lo != b.lo ? a.lo < b.lo : a.hi < b.hi; });
+  std::vector<std::pair<std::string, long long>> out;
+  for (const auto& r : rows) out.emplace_back(r.label, r.count);
+  return out;
 }
 
 void printProfile(std::ostream& os, const json& p) {
@@ -94,8 +113,7 @@ void printProfile(std::ostream& os, const json& p) {
   st.add({"max", num(s["max"], 6)});
   st.add({"share > " + general(thr), fixed(100 * s["share_above_threshold"].get<double>(), 4) + "%"});
   st.add({"negative", std::to_string(s["count_negative"].get<long long>())});
-  st.add({"in [1,2]", std::to_string(s["count_in_1_2"].get<long long>())});
-  st.add({"> 32", std::to_string(s["count_above_32"].get<long long>())});
+  for (const auto& [label, count] : countRows(s)) st.add({"in " + terminalSafe(label), std::to_string(count)});
   st.print(os);
 
   os << "\nhistogram\n";

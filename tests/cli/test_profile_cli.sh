@@ -84,6 +84,17 @@ expect 0 "/layers/5/q/mean" -- "$omn" compare "$tmp/p.json" "$tmp/q.json"
 echo '{"schema":"omn-audit/tolerance@1","default":{"rel":0.2}}' >"$tmp/tol.json"
 expect 0 "within tolerance" -- "$omn" profile "$fx/omn1-mini-perturbed.pt" --baseline "$tmp/p.json" --tolerance "$tmp/tol.json" --no-tables
 
+# count ranges: options, recorded in the document; a baseline's range must be counted (checked before
+# the checkpoint is hashed: a wrong --sha256 is not reached)
+expect 0 "in \[1\.43,inf\) +6426" -- "$omn" profile --count-range '[1,2]' --count-range '>=1.43' "$mini"
+expect 0 "in \(32,inf\) +59" -- "$omn" profile "$mini"
+expect 2 "$tmp/p.json: /statistics/counts/\(32,inf\)/count: .* add --count-range '\(32,inf\)'" -- \
+  "$omn" profile "$mini" --count-range '[1,2]' --baseline "$tmp/p.json" --sha256 "$(printf '0%.0s' {1..64})" --no-tables
+expect 2 "omn-1-reference: /options/threshold: .* pass --threshold 1.43" -- "$omn" profile "$mini" --threshold 2 --baseline omn-1-reference
+expect 2 "--count-range '\[2,1\]': the range holds no value" -- "$omn" profile "$mini" --count-range '[2,1]'
+expect 2 "--count-range '\[-inf,0\)': an infinite end is open" -- "$omn" profile "$mini" --count-range '[-inf,0)'
+expect 2 "--count-range: \[1,2\] is given twice" -- "$omn" profile "$mini" --count-range '[1,2]' --count-range '[1, 2]'
+
 # invalid usage and input: exit 2 with a message naming the place
 expect 2 "cannot open" -- "$omn" profile "$tmp/missing.pt"
 expect 2 "expected a SHA-256 of 64 hex digits" -- "$omn" profile "$mini" --sha256 abc

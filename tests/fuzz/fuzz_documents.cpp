@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   K kind;
   try {
     doc = omn::io::parseJson(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
-    kind = omn::io::checkDocument(doc, "fuzz", {K::profile, K::reference_profile, K::tolerance, K::eval, K::intervention,
+    kind = omn::io::acceptDocument(doc, "fuzz", {K::profile, K::reference_profile, K::tolerance, K::eval, K::intervention,
                                                 K::study, K::track});
   } catch (const omn::Error&) {
     return 0;

@@ -30,10 +30,15 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    const json doc = omn::io::parseJson(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
+    json doc = omn::io::parseJson(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
     const bool tolerance = doc.is_object() && doc.contains("schema") && doc["schema"] == "omn-audit/tolerance@1";
-    if (tolerance) (void)omn::audit::checkRegression(g_profile, g_profile, doc, "profile", "fuzz");
-    else (void)omn::audit::checkRegression(g_profile, doc, nullptr, "fuzz", "");
+    if (tolerance) {
+      (void)omn::audit::checkRegression(g_profile, g_profile, doc, "profile", "fuzz");
+    } else {  // as --baseline reads it: accepted (older shapes read as today's), then compared
+      omn::io::acceptDocument(doc, "fuzz", {omn::io::DocumentKind::profile, omn::io::DocumentKind::reference_profile});
+      omn::audit::checkComparable(doc, g_profile["options"], "fuzz");
+      (void)omn::audit::checkRegression(g_profile, doc, nullptr, "fuzz", "");
+    }
   } catch (const omn::Error&) {
   }
   return 0;

@@ -24,13 +24,17 @@ std = std ** 0.5
 want = {
     "count": n, "mean": mean, "std": std, "min": g.min().item(), "max": g.max().item(),
     "share_above_threshold": (g > 1.43).sum().item() / n, "count_negative": (g < 0).sum().item(),
-    "count_in_1_2": ((g >= 1) & (g <= 2)).sum().item(), "count_above_32": (g > 32).sum().item(),
 }
+counts = {"[1,2]": ((g >= 1) & (g <= 2)).sum().item(), "(32,inf)": (g > 32).sum().item()}  # the default ranges
 bad = []
 for k, v in want.items():
     got = doc["statistics"][k]
     if abs(got - v) > 1e-12 * max(1.0, abs(v)):
         bad.append("%s: omn-audit %r, python %r" % (k, got, v))
+for label, v in counts.items():
+    got = doc["statistics"]["counts"][label]["count"]
+    if got != v:
+        bad.append("count in %s: omn-audit %r, python %r" % (label, got, v))
 for i, r, v in vecs:
     L = doc["layers"][i][r]
     for k, ref in (("mean", v.mean().item()), ("min", v.min().item()), ("max", v.max().item()),
@@ -41,7 +45,7 @@ for i, r, v in vecs:
     asym = (v[:half] - v[half:]).abs().mean().item()
     if abs(L["rope_pair_asymmetry"]["mean_abs_diff"] - asym) > 1e-12 * max(1.0, asym):
         bad.append("layer %d %s asymmetry" % (i, r))
-print("%d passed, %d failed" % (len(want) + 5 * len(vecs) - len(bad), len(bad)))
+print("%d passed, %d failed" % (len(want) + len(counts) + 5 * len(vecs) - len(bad), len(bad)))
 for b in bad:
     print("MISMATCH", b)
 sys.exit(1 if bad else 0)

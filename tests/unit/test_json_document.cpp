@@ -70,6 +70,8 @@ TEST(JsonDocument, SchemaPatternsHaveNoUnboundedRepetition) {
       EXPECT_EQ(p.find('+'), std::string::npos) << name << " " << key << ": " << p;
       EXPECT_EQ(p.find('*'), std::string::npos) << name << " " << key << ": " << p;
       EXPECT_FALSE(std::regex_search(p, std::regex(R"(\{[0-9]+,\})"))) << name << " " << key << ": " << p;
+      // valijson compiles it as ECMAScript: "[])]" is valid to Python and jsonschema, an error here
+      EXPECT_NO_THROW(std::regex(p, std::regex::ECMAScript)) << name << " " << key << ": " << p;
     }
   }
   EXPECT_GE(patterns, 10u);

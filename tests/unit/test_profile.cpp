@@ -42,8 +42,8 @@ TEST(Profile, MomentsCountsAndNegatives) {
   EXPECT_EQ(s["min"], -1.0);
   EXPECT_EQ(s["max"], 40.0);
   EXPECT_EQ(s["count_above_threshold"], 4);  // 2, 3, 4, 40 > 1.43
-  EXPECT_EQ(s["count_in_1_2"], 3);           // 1, 2, 1 (closed interval)
-  EXPECT_EQ(s["count_above_32"], 1);
+  EXPECT_EQ(s["counts"]["[1,2]"]["count"], 3);     // 1, 2, 1 (closed interval): the audit's default ranges
+  EXPECT_EQ(s["counts"]["(32,inf)"]["count"], 1);
   ASSERT_EQ(p["negatives"].size(), 1u);
   EXPECT_EQ(p["negatives"][0]["role"], "k");
   EXPECT_EQ(p["negatives"][0]["index"], 0);
@@ -123,7 +123,7 @@ TEST(Profile, NonFiniteGainsAreCountedApartNeverBinned) {
   EXPECT_DOUBLE_EQ(s["mean"].get<double>(), 50.0 / 5);  // of the five finite ones
   EXPECT_EQ(s["min"], 1.0);
   EXPECT_EQ(s["max"], 40.0);
-  EXPECT_EQ(s["count_above_32"], 1);    // 40 only
+  EXPECT_EQ(s["counts"]["(32,inf)"]["count"], 1);  // 40 only: +inf is in no range
   EXPECT_EQ(s["count_negative"], 0);    // -inf is not a negative gain, it is not a number of the profile
   EXPECT_DOUBLE_EQ(s["share_above_threshold"].get<double>(), 4.0 / 5);
   std::size_t binned = 0;
@@ -151,4 +151,49 @@ TEST(Profile, AllNonFiniteLayerHasNullStatistics) {
   EXPECT_TRUE(p["layers"][1]["q_minus_k"].is_null());
   EXPECT_TRUE(p["steepest_change"]["all"]["from"].is_null());  // no finite pair of layer means
   EXPECT_EQ(p["statistics"]["count_non_finite"], 4);
+}
+
+// count_in_1_2 and count_above_32 were OMN-1's figures baked into the names; the ranges are options
+// now, each recorded with its ends so the number can be read without the command line.
+TEST(Profile, CountRangesAreOptionsRecordedWithTheirEnds) {
+  using omn::audit::parseCountRange;
+  const auto g = makeSet({{-1, 0, 1, 2}, {2.5, 3, 32, 40}}, 4);
+  omn::audit::ProfileOptions o;
+  o.count_ranges = {parseCountRange("[1,2)", "f"), parseCountRange("(2, 32]", "f"), parseCountRange("<0", "f"),
+                    parseCountRange(">=32", "f"), parseCountRange("[0,0]", "f")};
+  const auto p = omn::audit::computeProfile(g, o);
+  const auto& c = p["statistics"]["counts"];
+  EXPECT_EQ(c["[1,2)"]["count"], 1);  // 1; 2 is outside the open end
+  EXPECT_EQ(c["(2,32]"]["count"], 3);  // 2.5, 3, 32
+  EXPECT_EQ(c["(-inf,0)"]["count"], 1);
+  EXPECT_EQ(c["[32,inf)"]["count"], 2);
+  EXPECT_EQ(c["[0,0]"]["count"], 1);
+  EXPECT_EQ(c["(-inf,0)"]["lo"], nullptr);  // unbounded ends are null, not a JSON-less infinity
+  EXPECT_EQ(c["(2,32]"], nlohmann::json({{"lo", 2.0}, {"hi", 32.0}, {"lo_closed", false}, {"hi_closed", true}, {"count", 3}}));
+  EXPECT_EQ(p["options"]["count_ranges"], nlohmann::json({"[1,2)", "(2,32]", "(-inf,0)", "[32,inf)", "[0,0]"}));  // as given
+  EXPECT_FALSE(p["statistics"].contains("count_in_1_2"));
+}
+
+TEST(Profile, CountRangeTextIsCheckedAndNamesTheFlag) {
+  using omn::audit::parseCountRange;
+  EXPECT_EQ(parseCountRange("(32,inf)", "f").label(), "(32,inf)");
+  EXPECT_EQ(parseCountRange("> 32", "f").label(), "(32,inf)");
+  EXPECT_EQ(parseCountRange("<=1e-3", "f").label(), "(-inf,0.001]");
+  EXPECT_EQ(parseCountRange("[0.1,0.30000000000000004]", "f").label(), "[0.1,0.30000000000000004]");  // round-trips
+  for (const char* bad : {"", "[1,2", "1,2]", "[1;2]", "[1,2,3]", "[a,2]", "[nan,2]", ">nan", ">=", "<", "[2,1]", "(1,1]",
+                          "[-inf,0)", "(0,inf]", "(inf,inf)"}) {
+    try {
+      parseCountRange(bad, "--count-range");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const omn::UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--count-range", 0), 0u) << e.what();
+    }
+  }
+  omn::audit::ProfileOptions twice;
+  twice.count_ranges = {parseCountRange("[1,2]", "f"), parseCountRange("[1, 2]", "f")};
+  EXPECT_THROW(omn::audit::validate(twice), omn::UsageError);
+  omn::audit::ProfileOptions many;
+  many.count_ranges.assign(65, {});
+  for (int i = 0; i < 65; ++i) many.count_ranges[i] = {double(i), double(i + 1), true, false};
+  EXPECT_THROW(omn::audit::validate(many), omn::UsageError);  // each is a pass and a key: bounded
 }

@@ -1,11 +1,13 @@
 // The regression check: published figures at their precision, earlier profiles, tolerance rules.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "omn/audit/profile_run.h"
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
 
 using nlohmann::json;
 
@@ -58,7 +60,7 @@ TEST(Regression, ProfileBaselineIsExactAndToleranceRulesApply) {
 TEST(Regression, AToleranceFileAgainstAReferenceKeepsThePublishedRounding) {
   const json tol = {{"schema", "omn-audit/tolerance@1"},
                     {"default", {{"abs", 0.0}, {"rel", 1e-9}}},
-                    {"rules", {{{"pointer", "/layers/*/q/mean"}, {"abs", 0.01}}, {{"pointer", "/statistics/count_*"}, {"abs", 0}}}}};
+                    {"rules", {{{"pointer", "/layers/*/q/mean"}, {"abs", 0.01}}, {{"pointer", "/statistics/counts/*/count"}, {"abs", 0}}}}};
   EXPECT_EQ(omn::audit::checkRegression(profileOf("omn1-mini.pt"), reference(), tol, "ref", "t").drifted(), 0u);
   EXPECT_GT(omn::audit::checkRegression(profileOf("omn1-mini-perturbed.pt"), reference(), tol, "ref", "t").drifted(), 0u);
   // and it still widens: layer 0's Q mean 25.032 published, a rule of abs 1 accepts 25.5
@@ -118,7 +120,7 @@ TEST(Regression, PointerPatternsMatchBySegmentInLinearTime) {
   EXPECT_TRUE(pointerMatches("/layers/*/q/mean", "/layers/12/q/mean"));
   EXPECT_FALSE(pointerMatches("/layers/*/q/mean", "/layers/12/k/mean"));
   EXPECT_FALSE(pointerMatches("/layers/*", "/layers/1/q"));  // '*' stays inside one segment
-  EXPECT_TRUE(pointerMatches("/statistics/count_*", "/statistics/count_above_32"));
+  EXPECT_TRUE(pointerMatches("/statistics/counts/*/count", "/statistics/counts/(32,inf)/count"));
   EXPECT_TRUE(pointerMatches("/*/*", "/statistics/mean"));
   EXPECT_TRUE(pointerMatches("/a*b*c", "/aXbYc"));
   EXPECT_FALSE(pointerMatches("/a*b*c", "/aXbY"));
@@ -143,4 +145,54 @@ TEST(Regression, NonFiniteGainsAreDriftFromAnyBaselineWithoutThem) {
   base["statistics"].erase("count_non_finite");
   EXPECT_EQ(omn::audit::checkRegression(p, base, nullptr, "b", "").drifted(), 1u);
   EXPECT_EQ(omn::audit::checkRegression(base, base, nullptr, "b", "").drifted(), 0u);
+}
+
+// A baseline that counts a range this profile does not is a usage error naming the flag (checked
+// before the checkpoint is hashed); extra ranges in the profile are fine.
+TEST(Regression, CountRangesOfTheBaselineMustBeCounted) {
+  const json a = profileOf("omn1-mini.pt");
+  omn::audit::ProfileOptions only12;
+  only12.count_ranges = {omn::audit::parseCountRange("[1,2]", "f")};
+  for (const json& baseline : {a, reference()}) {
+    try {
+      omn::audit::checkComparable(baseline, omn::audit::optionsJson(only12), "b.json");
+      FAIL();
+    } catch (const omn::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("b.json: /statistics/counts/(32,inf)/count"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--count-range '(32,inf)'"), std::string::npos) << e.what();
+    }
+  }
+  omn::audit::ProfileOptions more;
+  more.count_ranges.push_back(omn::audit::parseCountRange("<0", "f"));
+  EXPECT_NO_THROW(omn::audit::checkComparable(a, omn::audit::optionsJson(more), "b.json"));
+  EXPECT_NO_THROW(omn::audit::checkComparable(reference(), omn::audit::optionsJson(more), "b.json"));
+  omn::audit::ProfileOptions thr;
+  thr.threshold = 2;
+  EXPECT_THROW(omn::audit::checkComparable(reference(), omn::audit::optionsJson(thr), "b.json"), omn::UsageError);
+  // the gate finds each count at its pointer
+  bool found = false;
+  for (const auto& c : omn::audit::checkRegression(a, a, nullptr, "a", "").checks)
+    found |= c.pointer == "/statistics/counts/(32,inf)/count" && c.ok() && c.baseline == 59;
+  EXPECT_TRUE(found);
+}
+
+// A profile written before the ranges were options (count_in_1_2, count_above_32, no
+// options/count_ranges) still gates: read as the ranges [1,2] and (32,inf).
+TEST(Regression, AProfileFromBeforeCountRangesStillGates) {
+  const json now = profileOf("omn1-mini.pt");
+  json old = now;
+  old["statistics"]["count_in_1_2"] = now["statistics"]["counts"]["[1,2]"]["count"];
+  old["statistics"]["count_above_32"] = now["statistics"]["counts"]["(32,inf)"]["count"];
+  old["statistics"].erase("counts");
+  old["options"].erase("count_ranges");
+  const std::string path = testing::TempDir() + "old-profile.json";
+  std::ofstream(path) << old.dump();
+  const json read = omn::io::readDocument(path, "baseline", {omn::io::DocumentKind::profile}).json;
+  std::remove(path.c_str());
+  EXPECT_EQ(read["statistics"]["counts"], now["statistics"]["counts"]);
+  EXPECT_EQ(read["options"]["count_ranges"], now["options"]["count_ranges"]);
+  EXPECT_FALSE(read["statistics"].contains("count_in_1_2"));
+  const auto rep = omn::audit::checkRegression(now, read, nullptr, "old", "");
+  EXPECT_EQ(rep.drifted(), 0u);
+  EXPECT_EQ(rep.checks.size(), omn::audit::comparableStatistics(now).size());
 }

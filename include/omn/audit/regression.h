@@ -23,12 +23,21 @@ struct RegressionReport {
   std::size_t drifted() const;
 };
 
-// The numeric statistics a profile is compared on, as pointer → value (docs/profile.md lists them).
 // A tolerance rule's pointer pattern against a JSON pointer: '*' matches any part of one segment
-// ("/layers/*/q/mean", "/statistics/count_*"); linear in practice, never exponential.
+// ("/layers/*/q/mean", "/statistics/counts/*/count"); linear in practice, never exponential.
 bool pointerMatches(std::string_view pattern, std::string_view pointer);
 
+// The numeric statistics a profile is compared on, as pointer → value (docs/profile.md lists them).
 std::vector<std::pair<std::string, double>> comparableStatistics(const nlohmann::json& profile);
+
+// Whether a profile computed with `options` (a profile's /options) can be checked against `baseline`
+// at all: the same threshold, histogram edges and pivot as a profile baseline, the reference's
+// threshold, and every count range the baseline has. Throws UsageError naming the option; cheap,
+// so the CLI runs it before hashing a checkpoint (checkRegression runs it again).
+void checkComparable(const nlohmann::json& baseline, const nlohmann::json& options, const std::string& baseline_path);
+
+// "/statistics/counts/[1,2]/count": where a profile keeps the count of a --count-range.
+std::string countPointer(const std::string& range_label);
 
 // `tolerance` may be null: then a reference allows half a unit of each figure's last published
 // digit, and a profile baseline allows only floating-point noise (1e-12 relative).

@@ -35,7 +35,12 @@ const char* schemaId(DocumentKind kind);  // "omn-audit/profile@1"
 // that kind's schema; returns the kind. FormatError naming the label and the first failing pointer.
 DocumentKind checkDocument(const nlohmann::json& doc, const std::string& label, std::initializer_list<DocumentKind> accepted);
 
-// readJsonFile + checkDocument.
+// checkDocument, then a document of an older shape read as today's: a profile from before count
+// ranges were an option has its two fixed counts (count_in_1_2, count_above_32) read as
+// statistics/counts [1,2] and (32,inf). What every reader of a document file goes through.
+DocumentKind acceptDocument(nlohmann::json& doc, const std::string& label, std::initializer_list<DocumentKind> accepted);
+
+// readJsonFile + acceptDocument.
 struct Document {
   DocumentKind kind;
   nlohmann::json json;

@@ -2,6 +2,8 @@
 #pragma once
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,5 +16,9 @@ void printProfile(std::ostream& os, const nlohmann::json& profile);
 void printVerification(std::ostream& os, const nlohmann::json& profile);
 std::string profileCsv(const nlohmann::json& profile);  // one row per layer: Q and K moments, asymmetry
 void printRegression(std::ostream& os, const audit::RegressionReport& rep, bool all_rows);
+
+// A profile's count ranges (/statistics/counts) as (label, count), lowest range first: the rows the
+// text and the HTML report show.
+std::vector<std::pair<std::string, long long>> countRows(const nlohmann::json& statistics);
 
 }  // namespace omn::report
