@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstdlib>
 #include <sstream>
 
@@ -115,10 +116,13 @@ double rangeEnd(std::string t, const std::string& text, const std::string& flag)
   const auto b = t.find_first_not_of(' '), e = t.find_last_not_of(' ');
   t = b == std::string::npos ? "" : t.substr(b, e - b + 1);
   char* end = nullptr;
+  errno = 0;
   const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || std::isnan(v))
     throw UsageError(flag + " '" + text + "': expected a number, inf or -inf, got '" + t + "'");
-  return v;
+  if (errno == ERANGE)  // 1e400 would become inf, 1e-400 zero: not the number written
+    throw UsageError(flag + " '" + text + "': " + t + " is beyond the range of a double");
+  return v == 0 ? 0.0 : v;  // -0 is 0: one range, one label
 }
 
 }  // namespace

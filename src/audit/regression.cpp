@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "omn/audit/profile.h"
 #include "omn/errors.h"
 #include "omn/json_pointer.h"
 #include "omn/io/json_document.h"
@@ -55,6 +56,15 @@ bool pointerMatches(std::string_view pattern, std::string_view pointer) {
 
 namespace {
 
+// A rule written before the counts were ranges (2026-12-01) names their old fields; it still means
+// them: /statistics/count_in_1_2 is counts/[1,2]/count, count_above_32 counts/(32,inf)/count.
+bool ruleMatches(const std::string& pattern, const std::string& pointer) {
+  if (pointerMatches(pattern, pointer)) return true;
+  if (pointer == "/statistics/counts/[1,2]/count") return pointerMatches(pattern, "/statistics/count_in_1_2");
+  if (pointer == "/statistics/counts/(32,inf)/count") return pointerMatches(pattern, "/statistics/count_above_32");
+  return false;
+}
+
 struct Tolerances {
   bool given = false;
   double def_abs = 0, def_rel = 0;
@@ -64,7 +74,7 @@ struct Tolerances {
   double allowed(const std::string& p, double b, double fallback) const {
     if (!given) return fallback;
     for (const auto& r : rules)
-      if (pointerMatches(r.pattern, p)) return std::max(r.abs, r.rel * std::fabs(b));
+      if (ruleMatches(r.pattern, p)) return std::max(r.abs, r.rel * std::fabs(b));
     return std::max(def_abs, def_rel * std::fabs(b));
   }
 };
@@ -94,6 +104,16 @@ void requireCountRange(const std::string& ptr, const json& options, const std::s
     return;  // not a pointer any profile could hold: the check reports it absent
   }
   const std::string label = range.back();
+  // the baseline's key must be a range written as a profile writes it, or no run could match it
+  std::string canonical;
+  try {
+    canonical = parseCountRange(label, "count range").label();
+  } catch (const UsageError& e) {
+    throw FormatError(baseline_path + ": " + ptr + ": " + e.what());
+  }
+  if (canonical != label)
+    throw FormatError(baseline_path + ": " + ptr + ": the count range '" + label + "' is written '" + canonical +
+                      "' in a profile: use that");
   const json ranges = options.value("count_ranges", json::array());
   if (std::find(ranges.begin(), ranges.end(), json(label)) != ranges.end()) return;
   throw UsageError(baseline_path + ": " + ptr + ": the baseline counts the gains in " + label +
@@ -163,6 +183,22 @@ void checkComparable(const json& baseline, const json& options, const std::strin
       throw UsageError(baseline_path + ": /options/" + opt + ": the baseline was computed with " + bo[opt].dump() +
                        ", this profile with " + options.value(opt, json()).dump() + "; use the same options");
   for (const auto& [ptr, b] : comparableStatistics(baseline)) requireCountRange(ptr, options, baseline_path);
+}
+
+std::vector<std::string> unmatchedRules(const json& baseline, const json& tolerance, const std::string& tolerance_path) {
+  const Tolerances tol = parseTolerance(tolerance, tolerance_path);
+  std::vector<std::string> pointers;
+  if (baseline.value("schema", "") == io::schemaId(io::DocumentKind::reference_profile)) {
+    for (const auto& f : baseline.value("figures", json::array()))
+      if (f.contains("pointer") && f["pointer"].is_string()) pointers.push_back(f["pointer"]);
+  } else {
+    for (const auto& [ptr, v] : comparableStatistics(baseline)) pointers.push_back(ptr);
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < tol.rules.size(); ++i)
+    if (std::none_of(pointers.begin(), pointers.end(), [&](const std::string& p) { return ruleMatches(tol.rules[i].pattern, p); }))
+      out.push_back("/rules/" + std::to_string(i) + " \"" + tol.rules[i].pattern + "\"");
+  return out;
 }
 
 RegressionReport checkRegression(const json& profile, const json& baseline, const json& tolerance,

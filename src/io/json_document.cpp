@@ -222,11 +222,20 @@ void readLegacyCounts(json& profile) {
   if (!profile["options"].contains("count_ranges")) profile["options"]["count_ranges"] = labels;
 }
 
+// A reference written then points its figures at those fields: the same counts, at their new place.
+void readLegacyFigures(json& reference) {
+  for (auto& f : reference["figures"]) {
+    if (f["pointer"] == "/statistics/count_in_1_2") f["pointer"] = "/statistics/counts/[1,2]/count";
+    else if (f["pointer"] == "/statistics/count_above_32") f["pointer"] = "/statistics/counts/(32,inf)/count";
+  }
+}
+
 }  // namespace
 
 DocumentKind acceptDocument(json& doc, const std::string& label, std::initializer_list<DocumentKind> accepted) {
   const DocumentKind k = checkDocument(doc, label, accepted);
   if (k == DocumentKind::profile) readLegacyCounts(doc);
+  if (k == DocumentKind::reference_profile) readLegacyFigures(doc);
   return k;
 }
 

@@ -94,6 +94,18 @@ expect 2 "omn-1-reference: /options/threshold: .* pass --threshold 1.43" -- "$om
 expect 2 "--count-range '\[2,1\]': the range holds no value" -- "$omn" profile "$mini" --count-range '[2,1]'
 expect 2 "--count-range '\[-inf,0\)': an infinite end is open" -- "$omn" profile "$mini" --count-range '[-inf,0)'
 expect 2 "--count-range: \[1,2\] is given twice" -- "$omn" profile "$mini" --count-range '[1,2]' --count-range '[1, 2]'
+# compare lists what only B has (a range counted in B alone), both ways round
+"$omn" profile "$mini" --count-range '[1,2]' --count-range '(32,inf)' --count-range '<0' --json "$tmp/e.json" --no-tables 2>/dev/null
+expect 0 "1 of 306 statistics differ" -- "$omn" compare "$tmp/p.json" "$tmp/e.json"
+expect 0 "counts/\(-inf,0\)/count +missing +5" -- "$omn" compare "$tmp/p.json" "$tmp/e.json"
+expect 0 "1 of 306 statistics differ" -- "$omn" compare "$tmp/e.json" "$tmp/p.json"
+# track takes --count-range too, and checks a baseline's ranges before reading a checkpoint
+expect 2 "e.json: /statistics/counts/\(-inf,0\)/count: .*add --count-range" -- "$omn" track "$mini" --order given --baseline "$tmp/e.json"
+expect 0 "" -- "$omn" track "$mini" --order given --baseline "$tmp/e.json" --count-range '[1,2]' --count-range '(32,inf)' --count-range '<0'
+# a tolerance rule that matches nothing is named before the hash
+echo '{"schema":"omn-audit/tolerance@1","rules":[{"pointer":"/statistics/cout_*","abs":0}]}' >"$tmp/typo-tol.json"
+expect 0 "warning: .*typo-tol.json: tolerance rule /rules/0 \"/statistics/cout_\*\" matches no statistic" -- \
+  "$omn" profile "$mini" --baseline "$tmp/p.json" --tolerance "$tmp/typo-tol.json" --no-tables
 
 # invalid usage and input: exit 2 with a message naming the place
 expect 2 "cannot open" -- "$omn" profile "$tmp/missing.pt"

@@ -180,8 +180,9 @@ TEST(Profile, CountRangeTextIsCheckedAndNamesTheFlag) {
   EXPECT_EQ(parseCountRange("> 32", "f").label(), "(32,inf)");
   EXPECT_EQ(parseCountRange("<=1e-3", "f").label(), "(-inf,0.001]");
   EXPECT_EQ(parseCountRange("[0.1,0.30000000000000004]", "f").label(), "[0.1,0.30000000000000004]");  // round-trips
+  EXPECT_EQ(parseCountRange("[-0,1]", "f").label(), "[0,1]");  // one range, one key
   for (const char* bad : {"", "[1,2", "1,2]", "[1;2]", "[1,2,3]", "[a,2]", "[nan,2]", ">nan", ">=", "<", "[2,1]", "(1,1]",
-                          "[-inf,0)", "(0,inf]", "(inf,inf)"}) {
+                          "[-inf,0)", "(0,inf]", "(inf,inf)", "[1e400,inf)", "(1e-400,1)"}) {
     try {
       parseCountRange(bad, "--count-range");
       ADD_FAILURE() << "accepted '" << bad << "'";

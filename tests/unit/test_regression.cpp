@@ -196,3 +196,61 @@ TEST(Regression, AProfileFromBeforeCountRangesStillGates) {
   EXPECT_EQ(rep.drifted(), 0u);
   EXPECT_EQ(rep.checks.size(), omn::audit::comparableStatistics(now).size());
 }
+
+// Review of the count ranges: an older reference, older tolerance rules, baseline keys no run writes,
+// documents that hold neither or both layouts.
+TEST(Regression, OlderReferencesAndToleranceRulesKeepTheirMeaning) {
+  const json now = profileOf("omn1-mini.pt");
+  json ref = reference();
+  for (auto& f : ref["figures"]) {  // the reference as shipped before 2026-12-01
+    if (f["pointer"] == "/statistics/counts/[1,2]/count") f["pointer"] = "/statistics/count_in_1_2";
+    if (f["pointer"] == "/statistics/counts/(32,inf)/count") f["pointer"] = "/statistics/count_above_32";
+  }
+  omn::io::acceptDocument(ref, "old ref", {omn::io::DocumentKind::reference_profile});
+  const auto rep = omn::audit::checkRegression(now, ref, nullptr, "old ref", "");
+  EXPECT_EQ(rep.checks.size(), 17u);
+  EXPECT_EQ(rep.drifted(), 0u);  // it said "missing ... DRIFT" twice
+
+  // a rule for the old fields still holds the counts to it: abs 0 on count_*, a loose default
+  const json old_rule = {{"schema", "omn-audit/tolerance@1"}, {"default", {{"rel", 0.2}}},
+                         {"rules", {{{"pointer", "/statistics/count_*"}, {"abs", 0}}}}};
+  json moved = now;
+  moved["statistics"]["counts"]["[1,2]"]["count"] = 5234;
+  EXPECT_EQ(omn::audit::checkRegression(moved, now, old_rule, "a", "t").drifted(), 1u);
+  const json loose = {{"schema", "omn-audit/tolerance@1"}, {"default", {{"rel", 0.2}}}};
+  EXPECT_EQ(omn::audit::checkRegression(moved, now, loose, "a", "t").drifted(), 0u);
+
+  const json rules = {{"schema", "omn-audit/tolerance@1"},
+                      {"rules", {{{"pointer", "/statistics/count_above_32"}, {"abs", 0}}, {{"pointer", "/statistics/cout_*"}, {"abs", 0}}}}};
+  EXPECT_EQ(omn::audit::unmatchedRules(now, rules, "t"), std::vector<std::string>({"/rules/1 \"/statistics/cout_*\""}));
+  EXPECT_TRUE(omn::audit::unmatchedRules(now, nullptr, "").empty());
+}
+
+TEST(Regression, ABaselineRangeMustBeWrittenAsAProfileWritesIt) {
+  json ref = reference();
+  ref["figures"][8]["pointer"] = "/statistics/counts/>32/count";
+  try {
+    omn::audit::checkComparable(ref, omn::audit::optionsJson({}), "r.json");
+    FAIL();
+  } catch (const omn::FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("r.json: /statistics/counts/>32/count: the count range '>32' is written '(32,inf)'"),
+              std::string::npos) << e.what();
+  }
+  ref["figures"][8]["pointer"] = "/statistics/counts/(inf,inf)/count";
+  EXPECT_THROW(omn::audit::checkComparable(ref, omn::audit::optionsJson({}), "r.json"), omn::FormatError);
+}
+
+TEST(Regression, AProfileHoldsCountsOrBothOldFieldsNeverNeitherOrAMix) {
+  const json now = profileOf("omn1-mini.pt");
+  json neither = now;
+  neither["statistics"].erase("counts");
+  EXPECT_THROW(omn::io::checkDocument(neither, "p", {omn::io::DocumentKind::profile}), omn::FormatError);
+  json mixed = now;
+  mixed["statistics"]["count_in_1_2"] = 999;
+  EXPECT_THROW(omn::io::checkDocument(mixed, "p", {omn::io::DocumentKind::profile}), omn::FormatError);
+  json half = neither;
+  half["statistics"]["count_in_1_2"] = 5233;
+  EXPECT_THROW(omn::io::checkDocument(half, "p", {omn::io::DocumentKind::profile}), omn::FormatError);
+  half["statistics"]["count_above_32"] = 59;
+  EXPECT_NO_THROW(omn::io::checkDocument(half, "p", {omn::io::DocumentKind::profile}));
+}

@@ -23,19 +23,25 @@ Command addCompareCommand(CLI::App& root) {
             return readingDocuments(*paths, [&] {
               const auto a = io::readDocument((*paths)[0], "profile", {io::DocumentKind::profile}).json;
               const auto b = io::readDocument((*paths)[1], "profile", {io::DocumentKind::profile}).json;
-              std::map<std::string, double> vb;
+              std::map<std::string, double> va, vb;
+              for (const auto& [p, v] : audit::comparableStatistics(a)) va[p] = v;
               for (const auto& [p, v] : audit::comparableStatistics(b)) vb[p] = v;
               output::Table t({"statistic", "A", "B", "B - A"});
               std::size_t differ = 0, total = 0;
-              for (const auto& [p, v] : audit::comparableStatistics(a)) {
+              auto row = [&](const std::string& p, const double* x, const double* y) {
                 ++total;
-                auto it = vb.find(p);
-                const bool same = it != vb.end() && it->second == v;
+                const bool same = x && y && *x == *y;
                 differ += !same;
-                if (same && !*all) continue;
-                t.add({p, output::general(v), it == vb.end() ? "missing" : output::general(it->second),
-                       it == vb.end() ? "" : output::general(it->second - v)});
+                if (same && !*all) return;
+                t.add({p, x ? output::general(*x) : "missing", y ? output::general(*y) : "missing",
+                       x && y ? output::general(*y - *x) : ""});
+              };
+              for (const auto& [p, v] : audit::comparableStatistics(a)) {  // A's order, then what only B has
+                auto it = vb.find(p);
+                row(p, &v, it == vb.end() ? nullptr : &it->second);
               }
+              for (const auto& [p, v] : audit::comparableStatistics(b))
+                if (!va.count(p)) row(p, nullptr, &v);
               std::cout << "A " << (*paths)[0] << "  sha256 " << a["checkpoint"]["sha256"].get<std::string>() << "\n"
                         << "B " << (*paths)[1] << "  sha256 " << b["checkpoint"]["sha256"].get<std::string>() << "\n"
                         << differ << " of " << total << " statistics differ\n";

@@ -42,10 +42,7 @@ Command addProfileCommand(CLI::App& root) {
   app->add_option("--hist-edges", a->req.options.hist_edges, "histogram edges, increasing")->delimiter(',')
       ->default_str("0,1,2,4,8,16,32");
   app->add_option("--hist-pivot", a->req.options.pivot, "an edge <= pivot belongs to the bin on its right")->default_val(1.0);
-  app->add_option("--count-range", a->count_ranges,
-                  "count the gains in this range, e.g. '[1,2]', '(32,inf)', '>=1.43'; repeat for several (replaces the "
-                  "default pair [1,2] and (32,inf))")
-      ->allow_extra_args(false);  // one range per --count-range: never the checkpoint after it
+  addCountRangeOption(*app, a->count_ranges);
   app->add_option("--top-k", a->req.options.top_k, "how many of the largest coordinates to list")->default_val(10);
   app->add_option("--json", a->json_out, "write the profile document (omn-audit/profile@1) here");
   app->add_option("--csv", a->csv_out, "write one row per layer and role here");
@@ -57,11 +54,7 @@ Command addProfileCommand(CLI::App& root) {
   app->add_flag("--no-tables", a->quiet_tables, "print no profile tables (the checkpoint's digest and whether it was verified still go to stderr, and the regression verdict)");
   app->add_flag("--force", a->force, "overwrite existing --json/--csv outputs");
   return {app, [a]() -> int {
-            if (!a->count_ranges.empty()) {
-              a->req.options.count_ranges.clear();
-              for (const auto& r : a->count_ranges)
-                a->req.options.count_ranges.push_back(audit::parseCountRange(r, "--count-range"));
-            }
+            applyCountRanges(a->count_ranges, a->req.options);
             if (a->baseline.empty() && !a->tolerance.empty()) throw UsageError("--tolerance needs --baseline");
             if (a->baseline.empty() && a->all_rows) throw UsageError("--all needs --baseline (it lists the checked statistics)");
             output::checkDistinctOutputs({{"--json", a->json_out}, {"--csv", a->csv_out}});
@@ -73,12 +66,9 @@ Command addProfileCommand(CLI::App& root) {
             // parse the baseline and tolerance first: a typo must not cost a 3.5 GB hash
             nlohmann::json baseline, tolerance;
             if (!a->req.digests_path.empty()) a->req.digests = audit::readDigestList(a->req.digests_path);
-            if (!a->baseline.empty()) {
-              baseline = loadBaseline(a->baseline);
-              audit::validate(a->req.options);
-              audit::checkComparable(baseline, audit::optionsJson(a->req.options), a->baseline);
-            }
+            if (!a->baseline.empty()) baseline = loadBaseline(a->baseline);
             if (!a->tolerance.empty()) tolerance = loadTolerance(a->tolerance);
+            if (!baseline.is_null()) checkBaselineFirst(baseline, tolerance, a->req.options, a->baseline, a->tolerance);
             a->req.progress = output::ProgressBar::stderrIsTerminal();
             const nlohmann::json doc = audit::profileCheckpoint(a->req);
             if (!a->quiet_tables) report::printProfile(text, doc);

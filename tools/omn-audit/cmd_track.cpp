@@ -27,6 +27,8 @@ Command addTrackCommand(CLI::App& root) {
   app->add_option("--preset", r->preset, "built-in preset or preset JSON file; default: detect");
   app->add_option("--state-key", r->state_key, "where the state dict sits in the envelope; default: find it");
   app->add_option("--threshold", r->options.threshold, "count the gains above this value")->default_val(1.43);
+  auto count_ranges = std::make_shared<std::vector<std::string>>();
+  addCountRangeOption(*app, *count_ranges);
   app->add_option("--baseline", r->baseline_path, "flag each step's drift against this profile (--json of profile) or reference");
   app->add_option("--tolerance", r->tolerance_path, "tolerances per statistic (omn-audit/tolerance@1), with --baseline");
   app->add_option("--json", *json_out, "write the track document (omn-audit/track@1) here");
@@ -34,6 +36,7 @@ Command addTrackCommand(CLI::App& root) {
   app->add_flag("--force", *force, "overwrite existing --json/--csv outputs");
   return {app, [=] {
             if (!r->tolerance_path.empty() && r->baseline_path.empty()) throw UsageError("--tolerance needs --baseline");
+            applyCountRanges(*count_ranges, r->options);
             output::checkDistinctOutputs({{"--json", *json_out}, {"--csv", *csv_out}});
             // --json - / --csv -: standard output carries that document alone; the text goes to stderr
             std::ostream& text = output::isStdout(*json_out) || output::isStdout(*csv_out) ? std::cerr : std::cout;
@@ -47,6 +50,7 @@ Command addTrackCommand(CLI::App& root) {
             if (!r->digests_path.empty()) r->digests = audit::readDigestList(r->digests_path);
             if (!r->baseline_path.empty()) r->baseline = loadBaseline(r->baseline_path);
             if (!r->tolerance_path.empty()) r->tolerance = loadTolerance(r->tolerance_path);
+            if (!r->baseline.is_null()) checkBaselineFirst(r->baseline, r->tolerance, r->options, r->baseline_path, r->tolerance_path);
             const nlohmann::json doc = audit::trackCheckpoints(*r);
             report::printTrack(text, doc);
             if (!json_out->empty()) output::writeFileAtomic(*json_out, output::dumpJson(doc));

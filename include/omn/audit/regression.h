@@ -36,6 +36,11 @@ std::vector<std::pair<std::string, double>> comparableStatistics(const nlohmann:
 // so the CLI runs it before hashing a checkpoint (checkRegression runs it again).
 void checkComparable(const nlohmann::json& baseline, const nlohmann::json& options, const std::string& baseline_path);
 
+// The tolerance rules that match no statistic the baseline is checked on, as '/rules/2 "/x/*"': they
+// change nothing (a pattern from an older layout, a typo). Empty without a tolerance.
+std::vector<std::string> unmatchedRules(const nlohmann::json& baseline, const nlohmann::json& tolerance,
+                                        const std::string& tolerance_path);
+
 // "/statistics/counts/[1,2]/count": where a profile keeps the count of a --count-range.
 std::string countPointer(const std::string& range_label);
 

@@ -37,7 +37,8 @@ DocumentKind checkDocument(const nlohmann::json& doc, const std::string& label, 
 
 // checkDocument, then a document of an older shape read as today's: a profile from before count
 // ranges were an option has its two fixed counts (count_in_1_2, count_above_32) read as
-// statistics/counts [1,2] and (32,inf). What every reader of a document file goes through.
+// statistics/counts [1,2] and (32,inf), and a reference's figures pointing at those fields are
+// pointed at the counts. What every reader of a document file goes through.
 DocumentKind acceptDocument(nlohmann::json& doc, const std::string& label, std::initializer_list<DocumentKind> accepted);
 
 // readJsonFile + acceptDocument.
