@@ -169,6 +169,12 @@ void checkShape(const json& doc, DocumentKind k, const std::string& label) {
              "expected the layers of every checkpoint (" + std::to_string(cs[0]["layers"].size()) + "), got " +
                  std::to_string(cs[i]["layers"].size()));
   } else if (k == DocumentKind::profile) {
+    // the first 100 non-finite gains are listed: a count the list does not bear out is not a profile
+    const json& st = doc["statistics"];
+    const std::size_t nf = st.contains("count_non_finite") ? st["count_non_finite"].get<std::size_t>() : 0;
+    if (doc.contains("non_finite") && doc["non_finite"].size() != std::min<std::size_t>(nf, 100))
+      fail("/non_finite", "expected the first " + std::to_string(std::min<std::size_t>(nf, 100)) + " of the " + std::to_string(nf) +
+                              " non-finite gains /statistics/count_non_finite counts, got " + std::to_string(doc["non_finite"].size()));
     for (std::size_t i = 0; i < doc["layers"].size(); ++i)
       if (doc["layers"][i]["layer"] != i) fail("/layers/" + std::to_string(i) + "/layer", "expected " + std::to_string(i));
   }

@@ -98,7 +98,9 @@ void printProfile(std::ostream& os, const json& p) {
   const double thr = p["options"]["threshold"].get<double>();
   os << "\nQ/K gains (" << s["count"] << " values)\n";
   const long long non_finite = s.value("count_non_finite", 0LL);
-  if (non_finite > 0) {
+  if (non_finite > 0 && (!p.contains("non_finite") || p["non_finite"].empty())) {  // an older profile: no list
+    os << "WARNING: " << non_finite << " of " << s["count"] << " gains are not finite (NaN or inf): every statistic, bin and list below leaves them out\n";
+  } else if (non_finite > 0) {
     const json& first = p["non_finite"][0];
     os << "WARNING: " << non_finite << " of " << s["count"] << " gains are not finite (NaN or inf), first at layer "
        << first["layer"] << " " << first["role"].get<std::string>() << "[" << first["index"] << "] = "

@@ -102,6 +102,9 @@ expect 0 "1 of 306 statistics differ" -- "$omn" compare "$tmp/e.json" "$tmp/p.js
 # track takes --count-range too, and checks a baseline's ranges before reading a checkpoint
 expect 2 "e.json: /statistics/counts/\(-inf,0\)/count: .*add --count-range" -- "$omn" track "$mini" --order given --baseline "$tmp/e.json"
 expect 0 "" -- "$omn" track "$mini" --order given --baseline "$tmp/e.json" --count-range '[1,2]' --count-range '(32,inf)' --count-range '<0'
+# fuzz finding (documents, 2026-12-01): non-finite gains counted but not listed made the text view read past the list
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['statistics']['count_non_finite']=5; d['non_finite']=[]; json.dump(d,open(sys.argv[2],'w'))" "$tmp/p.json" "$tmp/nf-unlisted.json"
+expect 2 "nf-unlisted.json: /non_finite: expected the first 5" -- "$omn" compare "$tmp/nf-unlisted.json" "$tmp/p.json"
 # a tolerance rule that matches nothing is named before the hash
 echo '{"schema":"omn-audit/tolerance@1","rules":[{"pointer":"/statistics/cout_*","abs":0}]}' >"$tmp/typo-tol.json"
 expect 0 "warning: .*typo-tol.json: tolerance rule /rules/0 \"/statistics/cout_\*\" matches no statistic" -- \
