@@ -60,8 +60,8 @@ namespace {
 // them: /statistics/count_in_1_2 is counts/[1,2]/count, count_above_32 counts/(32,inf)/count.
 bool ruleMatches(const std::string& pattern, const std::string& pointer) {
   if (pointerMatches(pattern, pointer)) return true;
-  if (pointer == "/statistics/counts/[1,2]/count") return pointerMatches(pattern, "/statistics/count_in_1_2");
-  if (pointer == "/statistics/counts/(32,inf)/count") return pointerMatches(pattern, "/statistics/count_above_32");
+  for (const auto& c : io::kLegacyCounts)
+    if (pointer == c.pointer) return pointerMatches(pattern, c.field);
   return false;
 }
 
@@ -167,33 +167,45 @@ std::vector<std::pair<std::string, double>> comparableStatistics(const json& p) 
   return out;
 }
 
-void checkComparable(const json& baseline, const json& options, const std::string& baseline_path) {
-  const json none = json::object();
-  const json& bo = baseline.contains("options") && baseline["options"].is_object() ? baseline["options"] : none;
-  if (baseline.value("schema", "") == io::schemaId(io::DocumentKind::reference_profile)) {
-    if (bo.contains("threshold") && bo["threshold"] != options.value("threshold", json()))
-      throw UsageError(baseline_path + ": /options/threshold: the reference's figures use threshold " + bo["threshold"].dump() +
-                       ", this profile " + options.value("threshold", json()).dump() + ": pass --threshold " + bo["threshold"].dump());
-    for (const auto& f : baseline.value("figures", json::array()))
-      if (f.contains("pointer") && f["pointer"].is_string()) requireCountRange(f["pointer"].get<std::string>(), options, baseline_path);
-    return;
-  }
-  for (const char* opt : {"threshold", "hist_edges", "pivot"})
-    if (bo.contains(opt) && bo[opt] != options.value(opt, json()))
-      throw UsageError(baseline_path + ": /options/" + opt + ": the baseline was computed with " + bo[opt].dump() +
-                       ", this profile with " + options.value(opt, json()).dump() + "; use the same options");
-  for (const auto& [ptr, b] : comparableStatistics(baseline)) requireCountRange(ptr, options, baseline_path);
+namespace {
+
+bool isReference(const json& baseline) {
+  return baseline.value("schema", "") == io::schemaId(io::DocumentKind::reference_profile);
 }
 
-std::vector<std::string> unmatchedRules(const json& baseline, const json& tolerance, const std::string& tolerance_path) {
-  const Tolerances tol = parseTolerance(tolerance, tolerance_path);
+// The pointers a baseline is checked at: a reference's figures, or a profile's statistics.
+std::vector<std::string> baselinePointers(const json& baseline) {
   std::vector<std::string> pointers;
-  if (baseline.value("schema", "") == io::schemaId(io::DocumentKind::reference_profile)) {
+  if (isReference(baseline)) {
     for (const auto& f : baseline.value("figures", json::array()))
       if (f.contains("pointer") && f["pointer"].is_string()) pointers.push_back(f["pointer"]);
   } else {
     for (const auto& [ptr, v] : comparableStatistics(baseline)) pointers.push_back(ptr);
   }
+  return pointers;
+}
+
+}  // namespace
+
+void checkComparable(const json& baseline, const json& options, const std::string& baseline_path) {
+  const json none = json::object();
+  const json& bo = baseline.contains("options") && baseline["options"].is_object() ? baseline["options"] : none;
+  if (isReference(baseline)) {
+    if (bo.contains("threshold") && bo["threshold"] != options.value("threshold", json()))
+      throw UsageError(baseline_path + ": /options/threshold: the reference's figures use threshold " + bo["threshold"].dump() +
+                       ", this profile " + options.value("threshold", json()).dump() + ": pass --threshold " + bo["threshold"].dump());
+  } else {
+    for (const char* opt : {"threshold", "hist_edges", "pivot"})
+      if (bo.contains(opt) && bo[opt] != options.value(opt, json()))
+        throw UsageError(baseline_path + ": /options/" + opt + ": the baseline was computed with " + bo[opt].dump() +
+                         ", this profile with " + options.value(opt, json()).dump() + "; use the same options");
+  }
+  for (const auto& ptr : baselinePointers(baseline)) requireCountRange(ptr, options, baseline_path);
+}
+
+std::vector<std::string> unmatchedRules(const json& baseline, const json& tolerance, const std::string& tolerance_path) {
+  const Tolerances tol = parseTolerance(tolerance, tolerance_path);
+  const std::vector<std::string> pointers = baselinePointers(baseline);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < tol.rules.size(); ++i)
     if (std::none_of(pointers.begin(), pointers.end(), [&](const std::string& p) { return ruleMatches(tol.rules[i].pattern, p); }))

@@ -230,10 +230,9 @@ void readLegacyCounts(json& profile) {
 
 // A reference written then points its figures at those fields: the same counts, at their new place.
 void readLegacyFigures(json& reference) {
-  for (auto& f : reference["figures"]) {
-    if (f["pointer"] == "/statistics/count_in_1_2") f["pointer"] = "/statistics/counts/[1,2]/count";
-    else if (f["pointer"] == "/statistics/count_above_32") f["pointer"] = "/statistics/counts/(32,inf)/count";
-  }
+  for (auto& f : reference["figures"])
+    for (const auto& c : kLegacyCounts)
+      if (f["pointer"] == c.field) f["pointer"] = c.pointer;
 }
 
 }  // namespace

@@ -41,6 +41,15 @@ DocumentKind checkDocument(const nlohmann::json& doc, const std::string& label, 
 // pointed at the counts. What every reader of a document file goes through.
 DocumentKind acceptDocument(nlohmann::json& doc, const std::string& label, std::initializer_list<DocumentKind> accepted);
 
+// The count fields of profiles written before 2026-12-01 and the range each one is: the one table the
+// document reader and the tolerance matcher read them by.
+struct LegacyCount {
+  const char* field;    // "/statistics/count_in_1_2"
+  const char* pointer;  // "/statistics/counts/[1,2]/count"
+};
+inline constexpr LegacyCount kLegacyCounts[] = {{"/statistics/count_in_1_2", "/statistics/counts/[1,2]/count"},
+                                                {"/statistics/count_above_32", "/statistics/counts/(32,inf)/count"}};
+
 // readJsonFile + acceptDocument.
 struct Document {
   DocumentKind kind;
