@@ -9,6 +9,10 @@
 # campaign in docs/RELIABILITY.md: OMN_FUZZ_RUNS=10000000 OMN_FUZZ_TIMEOUT=600 tools/fuzz.sh 0).
 # OMN_FUZZ_TIMEOUT (default 10) is libFuzzer's per-input limit in wall-clock seconds: raise it for
 # a long campaign that shares the machine, where a starved process would report false hangs.
+# Beside other work, `nice` alone is not enough when the campaign runs in its own session (setsid,
+# nohup from another terminal): Linux gives each session's autogroup an equal share of the CPU,
+# whatever the nice value. Lower the group too (echo 19 >/proc/PID/autogroup for each fuzzer):
+# tools/demo.sh took 23m47 beside two such lanes at nice 10 (1m42 on an idle machine).
 # tools/test.sh runs it for a few seconds per target where clang is installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
