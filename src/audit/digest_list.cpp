@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "omn/errors.h"
+#include "omn/io/terminal_text.h"
 
 namespace omn::audit {
 
@@ -19,6 +20,7 @@ std::map<std::string, std::string> readDigestList(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw UsageError("--digests " + path + ": cannot be read");
   std::map<std::string, std::string> out;
+  std::map<std::string, std::size_t> line_of;  // where each path was pinned first
   const std::regex line_re("([0-9a-fA-F]{64}) [ *](.+)");
   std::string line;
   for (std::size_t n = 1; std::getline(in, line); ++n) {
@@ -28,7 +30,13 @@ std::map<std::string, std::string> readDigestList(const std::string& path) {
       throw UsageError("--digests " + path + ": line " + std::to_string(n) + ": expected \"<64 hex digits>  <path>\" (sha256sum output)");
     std::string hex = m[1];
     std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    out[fs::path(m[2].str()).lexically_normal().string()] = hex;
+    const std::string key = fs::path(m[2].str()).lexically_normal().string();
+    // two lines for one file must agree: sha256sum -c fails the one that does not match, so a
+    // list that pins two digests can never verify (the last line is not allowed to win)
+    if (const auto [it, fresh] = out.emplace(key, hex); !fresh && it->second != hex)
+      throw UsageError("--digests " + path + ": lines " + std::to_string(line_of[key]) + " and " + std::to_string(n) +
+                       " pin different digests for " + io::terminalSafe(key) + " (" + it->second + " and " + hex + ")");
+    line_of.emplace(key, n);
   }
   return out;
 }

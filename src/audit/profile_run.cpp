@@ -55,13 +55,15 @@ bool isIndex(const std::string& path) {
 // Every other line must name a file beside a sharded index; checked before any byte is hashed.
 std::string expectedDigest(const ProfileRequest& req) {
   std::string expected = req.expected_sha256.empty() ? "" : io::normaliseSha256(req.expected_sha256, "--sha256");
+  std::string source = expected.empty() ? "" : "--sha256 " + expected;  // who pinned `expected`
   const std::string self = digestKey(req.checkpoint);
   for (const auto& [p, d] : req.digests) {
     const std::string k = digestKey(p);
     if (k == self) {
+      const std::string here = "--digests " + req.digests_path + " (" + p + ": " + d + ")";
       if (!expected.empty() && expected != d)
-        throw UsageError("--sha256 " + expected + " and --digests " + req.digests_path + " (" + d + ") disagree about " +
-                         req.checkpoint);
+        throw UsageError(source + " and " + here + " disagree about " + req.checkpoint);
+      if (source.empty()) source = here;
       expected = d;
     } else if (!isIndex(req.checkpoint) || fs::path(k).parent_path() != fs::path(self).parent_path()) {
       throw UsageError("--digests " + req.digests_path + ": " + p + " is not " + req.checkpoint +
@@ -75,9 +77,16 @@ std::string expectedDigest(const ProfileRequest& req) {
 // The pinned digest of one file, or "" when --digests does not name it.
 std::string pinned(const ProfileRequest& req, const std::string& path) {
   const std::string k = digestKey(path);
-  for (const auto& [p, d] : req.digests)
-    if (digestKey(p) == k) return d;
-  return "";
+  std::string found, found_as;
+  for (const auto& [p, d] : req.digests) {
+    if (digestKey(p) != k) continue;
+    if (!found.empty() && found != d)  // two spellings of one file (./a and a, a link and its target)
+      throw UsageError("--digests " + req.digests_path + ": " + found_as + " and " + p + " are the same file " + path +
+                       " but pin different digests (" + found + " and " + d + ")");
+    found = d;
+    found_as = p;
+  }
+  return found;
 }
 
 }  // namespace

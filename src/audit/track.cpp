@@ -67,7 +67,10 @@ json trackCheckpoints(const TrackRequest& req) {
   const std::vector<std::string> paths = expandTrackInputs(req.inputs);
   const auto key = digestKey;  // a listed path and a checkpoint path: the same file when they resolve to one place
   std::map<std::string, std::string> digests;
-  for (const auto& [p, d] : req.digests) digests[key(p)] = d;
+  for (const auto& [p, d] : req.digests)  // two spellings of one file (./a and a, a link) must agree
+    if (const auto [it, fresh] = digests.emplace(key(p), d); !fresh && it->second != d)
+      throw UsageError("--digests " + req.digests_path + ": " + p + " names a file another line already pins, with a different digest (" +
+                       it->second + " and " + d + ")");
   for (const auto& [p, d] : req.digests) {
     bool named = false;
     for (const auto& c : paths) named = named || key(c) == key(p);

@@ -1,6 +1,7 @@
 #include "omn/intervene/ops.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <tuple>
 
@@ -187,7 +188,7 @@ void GainState::applyStep(const Step& s, Computed& cur) const {
     };
     at::Tensor out;
     switch (s.op) {
-      case Op::Constant: out = at::full_like(g, s.value); break;
+      case Op::Constant: out = at::full_like(g, s.value, g.options().dtype(at::kDouble)); break;  // checked below
       case Op::Scale: out = g * s.value; break;
       case Op::VectorMean: out = at::full_like(g, g.to(at::kDouble).mean().item<double>()); break;
       case Op::GlobalMean: out = at::full_like(g, global); break;
@@ -221,7 +222,21 @@ void GainState::applyStep(const Step& s, Computed& cur) const {
         break;
       }
     }
-    cur.values[slot(l, q)] = whole.index_copy(0, idx, out.to(at::kFloat));
+    // a gain the stored dtype cannot hold (1e39 in fp32, 70000 in fp16) would become inf and every
+    // perplexity NaN: refused before any pass, --plan included (an input already non-finite is the
+    // checkpoint's own, reported by profile, and passes through)
+    const at::Tensor out_f = out.to(at::kFloat);
+    if (at::isfinite(g).all().item<bool>() &&
+        !(at::isfinite(out.to(at::kDouble)).all().item<bool>() && at::isfinite(storedFrom(out_f, stored(l, q))).all().item<bool>() &&
+          at::isfinite(out_f).all().item<bool>()))
+    {
+      char magnitude[32];
+      std::snprintf(magnitude, sizeof magnitude, "%.6g", out.to(at::kDouble).abs().max().item<double>());
+      throw UsageError("manifest: " + s.pointer + ": " + opName(s.op) + " gives " + vectorName(l, q) + " a gain of magnitude " +
+                       magnitude + ", beyond what its stored dtype (" + std::string(c10::toString(stored(l, q).scalar_type())) +
+                       ") can hold: it would become inf");
+    }
+    cur.values[slot(l, q)] = whole.index_copy(0, idx, out_f);
     cur.written[slot(l, q)] = true;
     cur.chosen[slot(l, q)] += idx.numel();
   }

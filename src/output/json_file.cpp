@@ -87,10 +87,16 @@ void checkDistinctOutputs(const std::vector<std::pair<std::string, std::string>>
     struct stat st {};
     return p != "-" && ::stat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
   };
+  // "-", /dev/stdout, /dev/fd/1 and /proc/self/fd/1 are one stream whatever it is (a pipe resolves
+  // to no path, so names are compared only when neither is a standard stream)
+  auto same = [&](const std::string& a, const std::string& b) {
+    const auto sa = standardStream(a), sb = standardStream(b);
+    if (sa || sb) return sa == sb;
+    return !discard(a) && canonical(a) == canonical(b);
+  };
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
-      if (!outputs[i].second.empty() && !outputs[j].second.empty() && !discard(outputs[i].second) &&
-          canonical(outputs[i].second) == canonical(outputs[j].second))
+      if (!outputs[i].second.empty() && !outputs[j].second.empty() && same(outputs[i].second, outputs[j].second))
         throw UsageError(outputs[i].first + " " + outputs[i].second + " and " + outputs[j].first + " " + outputs[j].second +
                          " are the same file: one output would replace the other");
 }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "omn/intervene/results.h"
+#include "omn/io/terminal_text.h"
 #include "omn/report/profile_text.h"
 #include "omn/report/svg.h"
 #include "omn/output/table.h"
@@ -322,7 +323,24 @@ std::string htmlReport(const ReportInput& in) {
   return o.str();
 }
 
-std::string markdownReport(const ReportInput& in, const std::string& figure_dir) {
+namespace {
+// A Markdown file is read with cat as often as in a renderer: text from the documents (condition
+// names, a tokenizer revision, the manifest) keeps its line breaks and tabs, and every other control
+// character or invalid byte is written as a visible escape, as on the terminal (io/terminal_text.h).
+std::string markdownSafe(const std::string& text) {
+  std::string out, piece;
+  for (char c : text) {
+    if (c != '\n' && c != '\t') {
+      piece += c;
+      continue;
+    }
+    out += io::terminalSafe(piece) + c;
+    piece.clear();
+  }
+  return out + io::terminalSafe(piece);
+}
+
+std::string markdownText(const ReportInput& in, const std::string& figure_dir) {
   std::ostringstream o;
   o << "# omn-audit report\n\n";
   const auto warnings = reportWarnings(in);
@@ -348,6 +366,11 @@ std::string markdownReport(const ReportInput& in, const std::string& figure_dir)
     o << "### Manifest (sha256 " << r["manifest"]["sha256"].get<std::string>() << ")\n\n```json\n" << manifestText(r)
       << "\n```\n";
   return o.str();
+}
+}  // namespace
+
+std::string markdownReport(const ReportInput& in, const std::string& figure_dir) {
+  return markdownSafe(markdownText(in, figure_dir));
 }
 
 }  // namespace omn::report

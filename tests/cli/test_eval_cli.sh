@@ -43,6 +43,20 @@ OMN_AUDIT_PROFILE="$tmp/ck.pt" expect 2 "is the input" -- "$omn" "${base[@]/$min
 check "OMN_AUDIT_PROFILE=<checkpoint> left the checkpoint whole" -- test "$(sha256sum <"$tmp/ck.pt")" = "$before"
 echo keep >"$tmp/trace.json"
 OMN_AUDIT_PROFILE="$tmp/trace.json" expect 2 "trace.json exists: refusing" -- "$omn" "${base[@]}"
+# ... and written like one: a failed write is exit 5, a written trace is whole JSON
+OMN_AUDIT_PROFILE=/dev/full expect 5 "cannot write /dev/full" -- "$omn" "${base[@]}" --num-seqs 3
+OMN_AUDIT_PROFILE="$tmp/trace2.json" expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 3
+check "the trace is a whole Chrome trace (JSON array)" -- /usr/bin/python3 -c "import json,sys; assert json.load(open(sys.argv[1]))" "$tmp/trace2.json"
+# the environment is input like a flag: OMP_NUM_THREADS range-checked, a wrong plugin is exit 2
+OMP_NUM_THREADS=99999999999 expect 2 "OMP_NUM_THREADS=99999999999 .*expected a whole number from 1 to 4096" -- "$omn" "${base[@]}"
+OMP_NUM_THREADS=abc expect 2 "OMP_NUM_THREADS=abc" -- "$omn" "${base[@]}"
+OMP_NUM_THREADS=1 expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 3
+OMP_NUM_THREADS=99999999999 expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 3 --threads 1
+OMN_AUDIT_TORCH_PLUGIN="$(dirname "$omn")/omn-audit-text.so" expect 2 "omn-audit-text.so \(from OMN_AUDIT_TORCH_PLUGIN\) is not the plugin omn-audit-torch.so: it has no entry point" -- "$omn" "${base[@]}"
+OMN_AUDIT_TORCH_PLUGIN= expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 3
+# one checkpoint: the positional and --checkpoint together are an error, not a silent choice
+expect 2 "--checkpoint: At Most 1 required but received 2" -- "$omn" eval "$tmp/ck.pt" "${base[@]:1}"
+expect 2 "not expected: .*ck.pt" -- "$omn" "${base[@]}" "$tmp/ck.pt"
 check "eval --json - is the document alone" -- bash -c '"$@" --json - 2>/dev/null | /usr/bin/python3 -m json.tool >/dev/null' _ "$omn" "${base[@]}"
 # who chose the OpenBLAS kernels reaches the record through the plugin's entry, not the environment
 check "a user's OPENBLAS_CORETYPE is recorded as the environment's choice" -- \

@@ -199,6 +199,34 @@ expect 2 "/conditions/0/seeds: required" -- "$omn" -q intervene --manifest "$tmp
 mk n3.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": [3, 100000]}]; m["output"] = {"json": "n3o.json"}'
 expect 2 "/conditions/0/coordinates: coordinate 100000 does not exist" -- "$omn" -q intervene --manifest "$tmp/n3.json"
 check "no output and no journal after a refused coordinate" -- test ! -e "$tmp/n3o.json" -a ! -e "$tmp/n3o.json.journal"
+# a gain the stored dtype cannot hold would become inf and every perplexity NaN: exit 2 before any
+# pass (--plan included), naming the condition
+mk ovf1.json 'm["conditions"] = [{"op": "constant", "values": [1e39], "targets": ["q"]}]; m["output"] = {"json": "ovf1o.json"}'
+expect 2 "/conditions/0: constant gives layer 0 Q a gain of magnitude 1e\+39, beyond what its stored dtype \((Float|BFloat16)\) can hold" -- \
+  "$omn" -q intervene --manifest "$tmp/ovf1.json" --plan
+/usr/bin/python3 - "$tmp/omn1-mini.pt" "$tmp/half.pt" <<'PY'
+import sys, torch
+d = torch.load(sys.argv[1])  # the test's own fixture
+sd = d["model"] if "model" in d else d
+for k, v in sd.items():
+    if v.is_floating_point(): sd[k] = v.half()
+torch.save(d, sys.argv[2])
+PY
+hk=$(sha256sum "$tmp/half.pt" | cut -c1-64)
+for op in '{"op": "constant", "values": [70000]}' '{"op": "compensate", "values": [1e-30]}' '{"op": "scale", "values": [1e6]}'; do
+  mk ovf2.json "m['checkpoint'].update(path='half.pt', sha256='$hk'); m['model']['dtype'] = 'fp32'; m['conditions'] = [$op]; m['output'] = {'json': 'ovf2o.json'}"
+  expect 2 "/conditions/0: .* beyond what its stored dtype \(Half\) can hold: it would become inf" -- "$omn" -q intervene --manifest "$tmp/ovf2.json"
+  check "no output after a refused fp16 overflow ($op)" -- test ! -e "$tmp/ovf2o.json" -a ! -e "$tmp/ovf2o.json.journal"
+done
+mk ovf3.json "m['checkpoint'].update(path='half.pt', sha256='$hk'); m['model']['dtype'] = 'fp32'; m['conditions'] = [{'op': 'constant', 'values': [1.5]}]; m['output'] = {'json': 'ovf3o.json'}"
+expect 0 "closing control reproduced" -- "$omn" -q intervene --manifest "$tmp/ovf3.json"
+# text from the manifest reaches the log lines and the Markdown report escaped, never as raw ESC/BEL/C1
+mk esc1.json 'm["conditions"] = [{"name": "evil\u001b[2J\u0007\r\u009bOK", "op": "constant", "values": [1.0]}]; m["output"] = {"json": "esc1o.json"}'
+"$omn" intervene --manifest "$tmp/esc1.json" 2>"$tmp/esc1.err" >"$tmp/esc1.out"
+check "log lines carry no raw control character from the manifest" -- bash -c '! LC_ALL=C grep -qaP "[\x1b\x07\r]|\xc2\x9b" "$1" && grep -qF "evil\x1b[2J" "$1"' _ "$tmp/esc1.err"
+check "the results table carries none either" -- bash -c '! LC_ALL=C grep -qaP "[\x1b\x07\r]|\xc2\x9b" "$1"' _ "$tmp/esc1.out"
+expect 0 "esc1.md" -- "$omn" report "$tmp/esc1o.json" --markdown -o "$tmp/esc1.md"
+check "the Markdown report carries none either" -- bash -c '! LC_ALL=C grep -qaP "[\x1b\x07\r]|\xc2\x9b" "$1" && grep -qF "evil\x1b[2J" "$1"' _ "$tmp/esc1.md"
 mk n4.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": {"top_k": 100000}}]; m["output"] = {"json": "n4o.json"}'
 expect 2 "/conditions/0/coordinates/top_k: 100000 coordinates, but a gain vector has" -- "$omn" -q intervene --manifest "$tmp/n4.json"
 mk n5.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": [2, 2]}]'

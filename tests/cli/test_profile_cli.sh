@@ -143,6 +143,13 @@ check "--json - writes the document alone to stdout" -- bash -c '"$1" profile "$
 check "--json - sends the tables to stderr" -- bash -c '"$1" profile "$2" --json - 2>&1 >/dev/null | grep -q "top 10 coordinates"' _ "$omn" "$mini"
 check "--json /dev/stdout is written in place" -- bash -c '"$1" profile "$2" --json /dev/stdout --no-tables | /usr/bin/python3 -m json.tool >/dev/null && test -c /dev/stdout -o -L /dev/stdout' _ "$omn" "$mini"
 expect 2 "are the same file" -- "$omn" profile "$mini" --json - --csv -
+# "-", /dev/stdout, /dev/fd/1 and /proc/self/fd/1 are one stream also when it is a pipe
+for pair in "- /dev/stdout" "/proc/self/fd/1 /dev/stdout" "- /dev/fd/1"; do
+  read -r out1 out2 <<<"$pair"
+  check "--json $out1 --csv $out2 into a pipe is refused" -- \
+    bash -c '"$1" profile "$2" --json "$3" --csv "$4" 2>"$5" | cat >/dev/null; [ "${PIPESTATUS[0]}" = 2 ] && grep -q "are the same file" "$5"' \
+    _ "$omn" "$mini" "$out1" "$out2" "$tmp/pipe-err.txt"
+done
 check "--json /dev/stdout into a file: written, not refused or renamed over" -- \
   bash -c '"$1" profile "$2" --json /dev/stdout --no-tables >"$3" && /usr/bin/python3 -m json.tool "$3" >/dev/null' _ "$omn" "$mini" "$tmp/redirected.json"
 ln -s /proc/self/fd/1 "$tmp/mystdout"
@@ -275,5 +282,13 @@ expect 2 "--sha256 .* and --digests .* disagree" -- bash -c 'cd "$1" && "$2" pro
 /usr/bin/python3 -c "print('0' * 64 + '  ' + 'a' * 300000)" >"$tmp/longline.txt"  # std::regex recursed per character: SIGSEGV
 expect 2 "--digests .*longline.txt: line 1: expected" -- "$omn" profile "$idx" --digests "$tmp/longline.txt"
 expect 2 "--digests .*longline.txt: line 1: expected" -- "$omn" track "$mini" --order given --digests "$tmp/longline.txt"
+# two lines pinning different digests for one file never verify (sha256sum -c fails one of them)
+{ echo "$wrong  $mini"; sha256sum "$mini"; } >"$tmp/conflict.txt"
+expect 2 "--digests .*conflict.txt: lines 1 and 2 pin different digests for" -- "$omn" profile "$mini" --digests "$tmp/conflict.txt"
+expect 2 "--digests .*conflict.txt: lines 1 and 2 pin different digests for" -- "$omn" track "$mini" --order given --digests "$tmp/conflict.txt"
+ln -sf "$mini" "$tmp/link.pt"
+{ sha256sum "$mini"; echo "$wrong  $tmp/link.pt"; } >"$tmp/conflict2.txt"
+expect 2 "--digests .*conflict2.txt \(.*\) and --digests .*conflict2.txt \(.*\) disagree about" -- "$omn" profile "$tmp/link.pt" --digests "$tmp/conflict2.txt"
+expect 2 "pins, with a different digest" -- "$omn" track "$mini" --order given --digests "$tmp/conflict2.txt"
 
 finish

@@ -49,10 +49,24 @@ inline int readingDocuments(const std::vector<std::string>& inputs, const std::f
 
 #include <cstdlib>
 
+#include <memory>
+
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 namespace omn::cli {
+
+// The message of a log line, made safe for a terminal (io/terminal_text.h) in this one place: a log
+// line may carry text from a file (a manifest's condition name, a path) as any message does.
+class TerminalSafeMessage : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    const std::string safe = io::terminalSafe(std::string(msg.payload.data(), msg.payload.size()));
+    dest.append(safe.data(), safe.data() + safe.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<TerminalSafeMessage>(); }
+};
 
 // Log lines go to stderr as "omn-audit: <level>: message"; the level is coloured only on a terminal,
 // and never when NO_COLOR is set to anything non-empty (no-color.org).
@@ -60,7 +74,9 @@ inline void setupLogging(bool verbose, bool quiet) {
   const char* no_color = std::getenv("NO_COLOR");
   const auto mode = no_color && *no_color ? spdlog::color_mode::never : spdlog::color_mode::automatic;
   if (!spdlog::get("omn")) spdlog::set_default_logger(spdlog::stderr_color_mt("omn", mode));
-  spdlog::set_pattern("omn-audit: %^%l%$: %v");
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<TerminalSafeMessage>('*').set_pattern("omn-audit: %^%l%$: %*");
+  spdlog::set_formatter(std::move(formatter));
   spdlog::set_level(verbose ? spdlog::level::debug : quiet ? spdlog::level::err : spdlog::level::info);
 }
 

@@ -39,7 +39,7 @@ const char* chooseBlasKernels() {
 int runPlugin(const Plugin& plugin, int argc, char** argv) {
   const PluginHost host{chooseBlasKernels()};
   std::string path, searched;
-  if (const char* env = std::getenv(plugin.env)) {
+  if (const char* env = std::getenv(plugin.env); env && *env) {  // set but empty: as if unset
     path = env;
     searched = path + " (from " + plugin.env + ")";
   } else {
@@ -65,8 +65,10 @@ int runPlugin(const Plugin& plugin, int argc, char** argv) {
   using Main = int (*)(int, char**, const PluginHost*);
   auto fn = reinterpret_cast<Main>(::dlsym(h, plugin.symbol));
   if (!fn) {
-    std::cerr << "omn-audit: error: " << path << " has no " << plugin.symbol << "\n";
-    return kExitUnexpected;
+    // a loadable library that is not this plugin (a wrong path in the variable): exit 2, as above
+    std::cerr << "omn-audit: error: " << searched << " is not the plugin " << plugin.file << ": it has no entry point "
+              << plugin.symbol << " (build it, or set " << plugin.env << " to its path)\n";
+    return kExitInvalidInput;
   }
   return fn(argc, argv, &host);  // the library stays loaded until exit
 }

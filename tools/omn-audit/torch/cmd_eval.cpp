@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <sstream>
 
 #include "model_commands.h"
 #include "omn/errors.h"
@@ -54,8 +56,11 @@ Command addEvalCommand(CLI::App& root) {
             prepareSession(a->o.session, pluginHost());  // threads and BLAS facts, at the edge
             auto s = eval::openSession(a->o.session);  // weights load outside inference mode
             c10::InferenceMode guard;
+            // the trace is collected in memory and written like every output (atomically, a failed
+            // write is exit 5): libtorch's own file writer ignores write errors
+            std::ostringstream trace_text;
             std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
-            if (!trace_path.empty()) trace = std::make_unique<torch::autograd::profiler::RecordProfile>(trace_path);
+            if (!trace_path.empty()) trace = std::make_unique<torch::autograd::profiler::RecordProfile>(trace_text);
             eval::Evaluator ev(*s->model, s->rows, s->path, s->spec.batch, s->device);
             const bool tty = output::ProgressBar::stderrIsTerminal();
             output::ProgressBar bar("eval", ev.size(), tty, false, "rows");
@@ -68,6 +73,10 @@ Command addEvalCommand(CLI::App& root) {
             };
             const eval::SequenceScores sc = ev.score(so);
             bar.finish();
+            if (trace) {
+              trace.reset();  // the events are written out when the recording ends
+              output::writeFileAtomic(trace_path, trace_text.str());
+            }
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             // the scores stand on the checkpoint as hashed at the start: still that file, by identity and digest
             eval::requireCheckpointUnchanged(*s, "after scoring", true);

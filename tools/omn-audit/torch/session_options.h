@@ -65,7 +65,10 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   auto& s = o.session;
   app->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a later flag wins
   // the checkpoint as profile takes it (first positional), or named
-  app->add_option("checkpoint,--checkpoint", s.checkpoint, "torch.save file, .safetensors or *.safetensors.index.json")->required();
+  // one checkpoint: "eval a.pt --checkpoint b.pt" is an error, not a silent choice of b.pt
+  app->add_option("checkpoint,--checkpoint", s.checkpoint, "torch.save file, .safetensors or *.safetensors.index.json")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint: a mismatch is exit 4");
   app->add_option("--preset", s.preset, "built-in preset or preset JSON file; default: detect");
   app->add_option("--state-key", s.state_key, "where the state dict sits in the envelope");
@@ -96,7 +99,7 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   });
   app->add_option("--batch", s.batch, "rows per forward pass")->default_val(1)->check(CLI::Range(1, 1 << 16));
   app->add_option("--threads", s.threads, "CPU threads (0: OMP_NUM_THREADS when set, else every online CPU)")->default_val(0)
-      ->check(CLI::Range(0, 4096));
+      ->check(CLI::Range(0, model::kMaxThreads));
   app->add_option("--groups", o.groups, "contiguous sequence groups, each with its perplexity")->default_val(5)->check(CLI::Range(1, 1000000));
   app->add_option("--bootstrap-resamples", o.bootstrap.resamples, "bootstrap resamples")->default_val(10000)->check(CLI::Range(1, 100000000));
   app->add_option("--confidence", o.bootstrap.confidence, "confidence of the bootstrap interval, in (0, 1)")->default_val(0.95)
