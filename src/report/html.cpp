@@ -262,6 +262,11 @@ std::vector<std::string> reportWarnings(const ReportInput& in) {
                     r["noise_floor"]["basis"].get<std::string>() + "): confirm it in fp32 before reading it as an effect.");
     }
   }
+  if (!r.is_null() && r.contains("shard") && r["shard"].is_object() && r["shard"].value("index", json()).is_number_integer() &&
+      r["shard"].value("count", json()).is_number_integer())
+    w.push_back("This is shard " + r["shard"]["index"].dump() + " of " + r["shard"]["count"].dump() + " (--shard " + r["shard"]["index"].dump() +
+                "/" + r["shard"]["count"].dump() + "): it holds only its share of the conditions; merge every shard (omn-audit merge) " +
+                "for the whole sweep.");
   if (!r.is_null() && r.contains("tokens") && !r["tokens"]["tokenizer_revision"].is_string())
     w.push_back("The tokenizer revision was not recorded (eval without --tokenizer-revision): the token set's meaning rests on "
                 "its SHA-256 alone; not the reproduction standard.");

@@ -138,6 +138,10 @@ check "a shard cannot adjust by Holm alone (null), its Bonferroni intervals use 
 import json; d = json.load(open('$tmp/shard1.json')); full = json.load(open('$tmp/full.json'))
 assert d['multiplicity']['complete'] is False and d['multiplicity']['family_size'] == len(full['conditions'])
 assert all(c['vs_control']['p_value_adjusted'] is None for c in d['conditions'])"
+expect 0 "This is shard 1 of 3 \(--shard 1/3\): it holds only its share of the conditions; merge every shard" -- \
+  "$omn" report "$tmp/shard1.json" --markdown -o "$tmp/shard1.md"
+check "the merged sweep's report says nothing of shards" -- bash -c '"$1" report "$2" --markdown -o "$3" && ! grep -q "This is shard" "$3"' \
+  _ "$omn" "$tmp/merged.json" "$tmp/merged.md"
 expect 2 "3 shards" -- "$omn" merge -o "$tmp/merge2.json" "$tmp/shard0.json" "$tmp/shard1.json"
 expect 2 "duplicate or out of range" -- "$omn" merge -o "$tmp/merge3.json" "$tmp/shard0.json" "$tmp/shard0.json" "$tmp/shard2.json"
 expect 2 "not the output of a --shard run" -- "$omn" merge -o "$tmp/merge4.json" "$tmp/full.json" "$tmp/shard1.json"

@@ -81,6 +81,13 @@ expect 0 "within tolerance" -- "$omn" profile "$mini" --baseline "$tmp/p.json" -
 "$omn" profile "$fx/omn1-mini-perturbed.pt" --json "$tmp/q.json" --no-tables >/dev/null
 expect 0 "statistics differ" -- "$omn" compare "$tmp/p.json" "$tmp/q.json"
 expect 0 "/layers/5/q/mean" -- "$omn" compare "$tmp/p.json" "$tmp/q.json"
+# statistics made with different options are shown, with a note naming the option and the rows it changes
+"$omn" profile "$mini" --threshold 2 --hist-edges 0,1,5 --json "$tmp/t2.json" --no-tables >/dev/null
+expect 0 "note: A and B were computed with different /options/threshold \(1.43 and 2(\.0)?\): /statistics/\*_above_threshold" -- \
+  "$omn" compare "$tmp/p.json" "$tmp/t2.json"
+expect 0 "note: A and B were computed with different /options/hist_edges .*: /histogram/\*/count measure different things" -- \
+  "$omn" compare "$tmp/p.json" "$tmp/t2.json"
+check "compare of profiles with the same options has no note" -- bash -c '! "$1" compare "$2" "$3" | grep -q "^note:"' _ "$omn" "$tmp/p.json" "$tmp/q.json"
 echo '{"schema":"omn-audit/tolerance@1","default":{"rel":0.2}}' >"$tmp/tol.json"
 expect 0 "within tolerance" -- "$omn" profile "$fx/omn1-mini-perturbed.pt" --baseline "$tmp/p.json" --tolerance "$tmp/tol.json" --no-tables
 

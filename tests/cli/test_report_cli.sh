@@ -12,6 +12,8 @@ count() { xmllint --xpath "count(//*[contains(concat(' ', @class, ' '), ' point 
 
 expect 0 "profile-layer-means.svg" -- "$omn" plot "$tmp/profile.json" -o "$tmp/p"
 expect 0 "sweep-ppl-vs-constant.svg" -- "$omn" plot "$tmp/sweep.json" -o "$tmp/s"
+expect 2 "-o -: plot writes a directory of figures, not a stream" -- "$omn" plot "$tmp/sweep.json" -o -
+check "plot -o - made no directory named -" -- bash -c 'cd "$1" && "$2" plot "$3" -o - 2>/dev/null; test ! -e -' _ "$tmp" "$omn" "$tmp/sweep.json"
 for f in "$tmp"/p/*.svg "$tmp"/s/*.svg; do check "$(basename "$f") is well-formed XML" -- xmllint --noout "$f"; done
 layers=$(/usr/bin/python3 -c "import json; print(len(json.load(open('$tmp/profile.json'))['layers']))")
 conds=$(/usr/bin/python3 -c "import json; print(len(json.load(open('$tmp/sweep.json'))['conditions']))")

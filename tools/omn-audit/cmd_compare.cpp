@@ -13,6 +13,8 @@
 
 namespace omn::cli {
 
+using nlohmann::json;
+
 Command addCompareCommand(CLI::App& root) {
   auto* app = root.add_subcommand("compare", "print the differences between two profile documents");
   auto paths = std::make_shared<std::vector<std::string>>();
@@ -45,6 +47,17 @@ Command addCompareCommand(CLI::App& root) {
               std::cout << "A " << (*paths)[0] << "  sha256 " << a["checkpoint"]["sha256"].get<std::string>() << "\n"
                         << "B " << (*paths)[1] << "  sha256 " << b["checkpoint"]["sha256"].get<std::string>() << "\n"
                         << differ << " of " << total << " statistics differ\n";
+              // options that change what a statistic means (profile --baseline refuses such a pair;
+              // compare still shows it, saying which rows measure different things)
+              const json none = json::object();
+              const json& oa = a.contains("options") ? a["options"] : none;
+              const json& ob = b.contains("options") ? b["options"] : none;
+              for (const auto& [opt, rows] : {std::pair<const char*, const char*>{"threshold", "/statistics/*_above_threshold"},
+                                              {"hist_edges", "/histogram/*/count"},
+                                              {"pivot", "/histogram/*/count (which bin an edge belongs to)"}})
+                if (oa.value(opt, json()) != ob.value(opt, json()))
+                  std::cout << "note: A and B were computed with different /options/" << opt << " (" << oa.value(opt, json()).dump()
+                            << " and " << ob.value(opt, json()).dump() << "): " << rows << " measure different things\n";
               if (differ || *all) t.print(std::cout);
               return 0;
             });

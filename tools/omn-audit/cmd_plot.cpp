@@ -25,6 +25,8 @@ Command addPlotCommand(CLI::App& root) {
   app->add_option("--runs", *runs, "study only: the run ids whose training trajectories to draw (comma-separated)")->delimiter(',');
   app->add_flag("--force", *force, "overwrite existing figures");
   return {app, [=] {
+            // "-" means standard output everywhere else: a directory of figures cannot go there
+            if (output::standardStream(*dir)) throw UsageError("-o " + *dir + ": plot writes a directory of figures, not a stream; name a directory");
             return readingDocuments({*input}, [&] {
               const nlohmann::json doc = io::readDocument(*input, "input", {io::DocumentKind::profile, io::DocumentKind::intervention,
                                                                              io::DocumentKind::study, io::DocumentKind::track}).json;
