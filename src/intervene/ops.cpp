@@ -63,6 +63,12 @@ namespace {
 std::size_t slot(int layer, bool q) { return 2 * static_cast<std::size_t>(layer) + (q ? 0 : 1); }
 std::string vectorName(int layer, bool q) { return "layer " + std::to_string(layer) + (q ? " Q" : " K"); }
 
+std::string magnitude(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
 // noise's ε ~ N(0, 1), one per chosen coordinate in order: Box-Muller (the cosine branch) on two
 // SplitMix64 draws, u1 in (0, 1], u2 in [0, 1); the stream is permute's, seed ^ (layer << 32) ^ role.
 at::Tensor normals(std::uint64_t seed, int layer, bool q, std::int64_t n) {
@@ -222,19 +228,18 @@ void GainState::applyStep(const Step& s, Computed& cur) const {
         break;
       }
     }
-    // a gain the stored dtype cannot hold (1e39 in fp32, 70000 in fp16) would become inf and every
-    // perplexity NaN: refused before any pass, --plan included (an input already non-finite is the
-    // checkpoint's own, reported by profile, and passes through)
+    // arithmetic that leaves float range (a constant of 1e39, scale 1e39) would become inf: refused
+    // where the value it worked on was finite (an inf the checkpoint already has passes through,
+    // and so do the ops that only move values: copy_layer, swap_qk, transplant, permute)
     const at::Tensor out_f = out.to(at::kFloat);
-    if (at::isfinite(g).all().item<bool>() &&
-        !(at::isfinite(out.to(at::kDouble)).all().item<bool>() && at::isfinite(storedFrom(out_f, stored(l, q))).all().item<bool>() &&
-          at::isfinite(out_f).all().item<bool>()))
-    {
-      char magnitude[32];
-      std::snprintf(magnitude, sizeof magnitude, "%.6g", out.to(at::kDouble).abs().max().item<double>());
-      throw UsageError("manifest: " + s.pointer + ": " + opName(s.op) + " gives " + vectorName(l, q) + " a gain of magnitude " +
-                       magnitude + ", beyond what its stored dtype (" + std::string(c10::toString(stored(l, q).scalar_type())) +
-                       ") can hold: it would become inf");
+    const bool arithmetic = s.op == Op::Constant || s.op == Op::Scale || s.op == Op::RescalePattern || s.op == Op::Compensate ||
+                            s.op == Op::Noise;
+    if (arithmetic) {
+      const at::Tensor worked_on = s.op == Op::Constant ? out.to(at::kDouble) : g;
+      const at::Tensor over = at::isinf(out_f) & at::isfinite(worked_on);
+      if (over.any().item<bool>())
+        throw UsageError("manifest: " + s.pointer + ": " + opName(s.op) + " gives " + vectorName(l, q) + " a gain of magnitude " +
+                         magnitude(out.to(at::kDouble).abs().max().item<double>()) + ", beyond float32 (it would become inf)");
     }
     cur.values[slot(l, q)] = whole.index_copy(0, idx, out_f);
     cur.written[slot(l, q)] = true;
@@ -250,6 +255,27 @@ GainState::Computed GainState::compute(const Condition& c) const {
   cur.bypassed.assign(cur.values.size(), false);
   cur.chosen.assign(cur.values.size(), 0);
   for (const Step& s : c.steps) applyStep(s, cur);
+  // the final values must survive the one rounding into the stored dtype and the copy into the
+  // working dtype (fp16 holds at most 65504): 70000 there became inf and every perplexity NaN with
+  // exit 0. Checked on what the condition leaves, not per step (a step may pass through large
+  // values a later one scales back), and only where the value is finite (the checkpoint's own
+  // non-finite gains pass through, reported by profile).
+  for (int l = 0; l < config_.n_layers; ++l)
+    for (bool q : {true, false}) {
+      const std::size_t i = slot(l, q);
+      if (!cur.written[i] || cur.bypassed[i]) continue;
+      const at::Tensor& v = cur.values[i];
+      const at::Tensor st = storedFrom(v, stored(l, q));
+      const at::ScalarType working = workingType(l, q);
+      for (const auto& [t, dtype] : {std::pair<at::Tensor, at::ScalarType>{st, st.scalar_type()}, {st.to(working), working}}) {
+        const at::Tensor over = at::isfinite(v) & at::isinf(t);
+        if (over.any().item<bool>())
+          throw UsageError("manifest: " + c.pointer + ": the condition leaves " + vectorName(l, q) + " a gain of magnitude " +
+                           magnitude(v.masked_select(over).abs().max().item<double>()) + ", beyond what " +
+                           (dtype == st.scalar_type() ? "its stored dtype (" : "the working dtype (") + std::string(c10::toString(dtype)) +
+                           ") can hold: it would become inf");
+      }
+    }
   return cur;
 }
 

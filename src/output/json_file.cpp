@@ -89,9 +89,18 @@ void checkDistinctOutputs(const std::vector<std::pair<std::string, std::string>>
   };
   // "-", /dev/stdout, /dev/fd/1 and /proc/self/fd/1 are one stream whatever it is (a pipe resolves
   // to no path, so names are compared only when neither is a standard stream)
+  // a stream and a path: the same when the stream is redirected to that very file
+  // (--json - --csv out.csv > out.csv)
+  auto streamIsFile = [](int fd, const std::string& path) {
+    struct stat f {}, p {};
+    return ::fstat(fd, &f) == 0 && ::stat(path.c_str(), &p) == 0 && S_ISREG(f.st_mode) && S_ISREG(p.st_mode) &&
+           f.st_dev == p.st_dev && f.st_ino == p.st_ino;
+  };
   auto same = [&](const std::string& a, const std::string& b) {
     const auto sa = standardStream(a), sb = standardStream(b);
-    if (sa || sb) return sa == sb;
+    if (sa && sb) return sa == sb;
+    if (sa) return streamIsFile(*sa, b);
+    if (sb) return streamIsFile(*sb, a);
     return !discard(a) && canonical(a) == canonical(b);
   };
   for (std::size_t i = 0; i < outputs.size(); ++i)

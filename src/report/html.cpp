@@ -33,6 +33,41 @@ bool numeric(const std::string& c) {
   return c == "NaN" || c == "—" || (c.size() <= 80 && std::regex_match(c, number));  // (bounded: std::regex recurses)
 }
 
+// Text from a document in a Markdown file, which is read with cat as often as in a renderer: one
+// line (a newline could forge a line such as "No warnings: ..."), control characters and invalid
+// UTF-8 as visible escapes (io/terminal_text.h); in a table cell '|' is escaped too.
+std::string markdownText(const std::string& text) { return io::terminalSafe(text); }
+std::string markdownCell(const std::string& text) {
+  std::string out;
+  for (char c : io::terminalSafe(text)) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// A manifest's bytes in a fenced block: its lines and tabs kept (CRLF read as a line break), every
+// other control character escaped (a lone CR too), and a fence longer than any run of backticks in it.
+std::string markdownCodeBlock(const std::string& text) {
+  std::string body, piece;
+  std::size_t run = 0, longest = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (c == '\r' && (i + 1 == text.size() || text[i + 1] == '\n')) continue;  // CRLF, or a last line's CR
+    if (c == '\n' || c == '\t') {
+      body += io::terminalSafe(piece) + c;
+      piece.clear();
+    } else {
+      piece += c;
+    }
+  }
+  body += io::terminalSafe(piece);
+  const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+  return fence + "json\n" + body + "\n" + fence + "\n";
+}
+
 // A table as rows of cells, rendered to HTML or Markdown.
 struct Grid {
   std::vector<std::string> head;
@@ -53,13 +88,13 @@ struct Grid {
   std::string markdown() const {
     std::ostringstream o;
     o << "|";
-    for (const auto& h : head) o << " " << h << " |";
+    for (const auto& h : head) o << " " << markdownCell(h) << " |";
     o << "\n|";
     for (std::size_t i = 0; i < head.size(); ++i) o << "---|";
     o << "\n";
     for (const auto& r : rows) {
       o << "|";
-      for (const auto& c : r) o << " " << c << " |";
+      for (const auto& c : r) o << " " << markdownCell(c) << " |";
       o << "\n";
     }
     return o.str();
@@ -265,8 +300,8 @@ std::vector<std::string> reportWarnings(const ReportInput& in) {
   if (!r.is_null() && r.contains("shard") && r["shard"].is_object() && r["shard"].value("index", json()).is_number_integer() &&
       r["shard"].value("count", json()).is_number_integer())
     w.push_back("This is shard " + r["shard"]["index"].dump() + " of " + r["shard"]["count"].dump() + " (--shard " + r["shard"]["index"].dump() +
-                "/" + r["shard"]["count"].dump() + "): it holds only its share of the conditions; merge every shard (omn-audit merge) " +
-                "for the whole sweep.");
+                "/" + r["shard"]["count"].dump() + "): it holds only its share of the " + (isStudy(r) ? "runs" : "conditions") +
+                "; merge every shard (omn-audit merge) for the whole " + (isStudy(r) ? "study." : "sweep."));
   if (!r.is_null() && r.contains("tokens") && !r["tokens"]["tokenizer_revision"].is_string())
     w.push_back("The tokenizer revision was not recorded (eval without --tokenizer-revision): the token set's meaning rests on "
                 "its SHA-256 alone; not the reproduction standard.");
@@ -328,35 +363,19 @@ std::string htmlReport(const ReportInput& in) {
   return o.str();
 }
 
-namespace {
-// A Markdown file is read with cat as often as in a renderer: text from the documents (condition
-// names, a tokenizer revision, the manifest) keeps its line breaks and tabs, and every other control
-// character or invalid byte is written as a visible escape, as on the terminal (io/terminal_text.h).
-std::string markdownSafe(const std::string& text) {
-  std::string out, piece;
-  for (char c : text) {
-    if (c != '\n' && c != '\t') {
-      piece += c;
-      continue;
-    }
-    out += io::terminalSafe(piece) + c;
-    piece.clear();
-  }
-  return out + io::terminalSafe(piece);
-}
-
-std::string markdownText(const ReportInput& in, const std::string& figure_dir) {
+std::string markdownReport(const ReportInput& in, const std::string& figure_dir) {
   std::ostringstream o;
   o << "# omn-audit report\n\n";
   const auto warnings = reportWarnings(in);
   if (warnings.empty()) o << "No warnings: inputs verified, controls reproduced, restores bitwise.\n\n";
-  for (const auto& w : warnings) o << "> **Warning:** " << w << "\n\n";
+  for (const auto& w : warnings) o << "> **Warning:** " << markdownText(w) << "\n\n";
   o << "## Figures\n\n";
-  for (const auto& f : reportFigures(in)) o << "![" << f.title << "](" << figure_dir << "/" << f.name << ")\n\n*" << f.caption << "*\n\n";
+  for (const auto& f : reportFigures(in))
+    o << "![" << markdownText(f.title) << "](" << markdownText(figure_dir) << "/" << f.name << ")\n\n*" << markdownText(f.caption) << "*\n\n";
   const json& r = in.result;
   if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") {
     o << "## Sweep\n\n" << sweepGrid(r).markdown() << "\n";
-    if (hasReported(r)) o << "## Reported against measured\n\n" << reportedNote(r) << "\n\n" << reportedGrid(r).markdown() << "\n";
+    if (hasReported(r)) o << "## Reported against measured\n\n" << markdownText(reportedNote(r)) << "\n\n" << reportedGrid(r).markdown() << "\n";
   }
   else if (isStudy(r))
     o << "## Study: arms\n\n" << studyArmsGrid(r).markdown() << "\n## Study: QK-norm on − off, paired by seed\n\n"
@@ -366,16 +385,10 @@ std::string markdownText(const ReportInput& in, const std::string& figure_dir) {
     o << "## Q/K gain profile\n\n" << profileSummary(in.profile).markdown() << "\n" << profileLayers(in.profile).markdown() << "\n";
   o << "## Provenance\n\n";
   for (const json* d : {&in.result, &in.profile})
-    if (!d->is_null()) o << "### " << (*d)["schema"].get<std::string>() << "\n\n" << provenanceGrid(*d).markdown() << "\n";
+    if (!d->is_null()) o << "### " << markdownText((*d)["schema"].get<std::string>()) << "\n\n" << provenanceGrid(*d).markdown() << "\n";
   if (!r.is_null() && r.contains("manifest"))
-    o << "### Manifest (sha256 " << r["manifest"]["sha256"].get<std::string>() << ")\n\n```json\n" << manifestText(r)
-      << "\n```\n";
+    o << "### Manifest (sha256 " << markdownText(r["manifest"]["sha256"].get<std::string>()) << ")\n\n" << markdownCodeBlock(manifestText(r));
   return o.str();
-}
-}  // namespace
-
-std::string markdownReport(const ReportInput& in, const std::string& figure_dir) {
-  return markdownSafe(markdownText(in, figure_dir));
 }
 
 }  // namespace omn::report

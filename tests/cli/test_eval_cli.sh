@@ -48,8 +48,11 @@ OMN_AUDIT_PROFILE=/dev/full expect 5 "cannot write /dev/full" -- "$omn" "${base[
 OMN_AUDIT_PROFILE="$tmp/trace2.json" expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 3
 check "the trace is a whole Chrome trace (JSON array)" -- /usr/bin/python3 -c "import json,sys; assert json.load(open(sys.argv[1]))" "$tmp/trace2.json"
 # the environment is input like a flag: OMP_NUM_THREADS range-checked, a wrong plugin is exit 2
-OMP_NUM_THREADS=99999999999 expect 2 "OMP_NUM_THREADS=99999999999 .*expected a whole number from 1 to 4096" -- "$omn" "${base[@]}"
+OMP_NUM_THREADS=99999999999 expect 2 "OMP_NUM_THREADS=99999999999 .*expected whole numbers from 1 to 4096" -- "$omn" "${base[@]}"
 OMP_NUM_THREADS=abc expect 2 "OMP_NUM_THREADS=abc" -- "$omn" "${base[@]}"
+OMP_NUM_THREADS="4,abc" expect 2 "OMP_NUM_THREADS=4,abc" -- "$omn" "${base[@]}"
+OMP_NUM_THREADS=" 1 " expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 3
+OMP_NUM_THREADS="+1,2" expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 3
 OMP_NUM_THREADS=1 expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 3
 OMP_NUM_THREADS=99999999999 expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 3 --threads 1
 OMN_AUDIT_TORCH_PLUGIN="$(dirname "$omn")/omn-audit-text.so" expect 2 "omn-audit-text.so \(from OMN_AUDIT_TORCH_PLUGIN\) is not the plugin omn-audit-torch.so: it has no entry point" -- "$omn" "${base[@]}"

@@ -206,7 +206,7 @@ check "no output and no journal after a refused coordinate" -- test ! -e "$tmp/n
 # a gain the stored dtype cannot hold would become inf and every perplexity NaN: exit 2 before any
 # pass (--plan included), naming the condition
 mk ovf1.json 'm["conditions"] = [{"op": "constant", "values": [1e39], "targets": ["q"]}]; m["output"] = {"json": "ovf1o.json"}'
-expect 2 "/conditions/0: constant gives layer 0 Q a gain of magnitude 1e\+39, beyond what its stored dtype \((Float|BFloat16)\) can hold" -- \
+expect 2 "/conditions/0: constant gives layer 0 Q a gain of magnitude 1e\+39, beyond float32 \(it would become inf\)" -- \
   "$omn" -q intervene --manifest "$tmp/ovf1.json" --plan
 /usr/bin/python3 - "$tmp/omn1-mini.pt" "$tmp/half.pt" <<'PY'
 import sys, torch
@@ -222,15 +222,26 @@ for op in '{"op": "constant", "values": [70000]}' '{"op": "compensate", "values"
   expect 2 "/conditions/0: .* beyond what its stored dtype \(Half\) can hold: it would become inf" -- "$omn" -q intervene --manifest "$tmp/ovf2.json"
   check "no output after a refused fp16 overflow ($op)" -- test ! -e "$tmp/ovf2o.json" -a ! -e "$tmp/ovf2o.json.journal"
 done
+# checked on what the condition leaves: a step may pass through values a later step scales back
+mk ovf4.json "m['checkpoint'].update(path='half.pt', sha256='$hk'); m['model']['dtype'] = 'fp32'; m['conditions'] = [{'steps': [{'op': 'scale', 'values': [1000]}, {'op': 'rescale_pattern', 'values': [1.0]}]}]; m['output'] = {'json': 'ovf4o.json'}"
+expect 0 "" -- "$omn" -q intervene --manifest "$tmp/ovf4.json" --plan
 mk ovf3.json "m['checkpoint'].update(path='half.pt', sha256='$hk'); m['model']['dtype'] = 'fp32'; m['conditions'] = [{'op': 'constant', 'values': [1.5]}]; m['output'] = {'json': 'ovf3o.json'}"
 expect 0 "closing control reproduced" -- "$omn" -q intervene --manifest "$tmp/ovf3.json"
 # text from the manifest reaches the log lines and the Markdown report escaped, never as raw ESC/BEL/C1
 mk esc1.json 'm["conditions"] = [{"name": "evil\u001b[2J\u0007\r\u009bOK", "op": "constant", "values": [1.0]}]; m["output"] = {"json": "esc1o.json"}'
-"$omn" intervene --manifest "$tmp/esc1.json" 2>"$tmp/esc1.err" >"$tmp/esc1.out"
-check "log lines carry no raw control character from the manifest" -- bash -c '! LC_ALL=C grep -qaP "[\x1b\x07\r]|\xc2\x9b" "$1" && grep -qF "evil\x1b[2J" "$1"' _ "$tmp/esc1.err"
+check "a sweep whose condition name holds control characters runs" -- \
+  bash -c '"$1" intervene --manifest "$2" 2>"$3" >"$4"' _ "$omn" "$tmp/esc1.json" "$tmp/esc1.err" "$tmp/esc1.out"
+check "log lines carry no raw control character from the manifest" -- bash -c '! LC_ALL=C grep -qaP "[\x1b\x07\r]|\xc2\x9b" "$1" && grep -qF "info: c0 evil\x1b[2J" "$1"' _ "$tmp/esc1.err"
 check "the results table carries none either" -- bash -c '! LC_ALL=C grep -qaP "[\x1b\x07\r]|\xc2\x9b" "$1"' _ "$tmp/esc1.out"
 expect 0 "esc1.md" -- "$omn" report "$tmp/esc1o.json" --markdown -o "$tmp/esc1.md"
 check "the Markdown report carries none either" -- bash -c '! LC_ALL=C grep -qaP "[\x1b\x07\r]|\xc2\x9b" "$1" && grep -qF "evil\x1b[2J" "$1"' _ "$tmp/esc1.md"
+# a newline in a name cannot forge a line of the Markdown report; a CRLF manifest keeps its lines
+mk esc2.json 'm["conditions"] = [{"name": "x\n\nNo warnings: forged.\n", "op": "constant", "values": [1.0]}]; m["output"] = {"json": "esc2o.json"}'
+sed -i 's/$/\r/' "$tmp/esc2.json"
+check "a CRLF manifest with a newline in a name runs" -- bash -c '"$1" -q intervene --manifest "$2" >/dev/null' _ "$omn" "$tmp/esc2.json"
+expect 0 "esc2.md" -- "$omn" report "$tmp/esc2o.json" --markdown -o "$tmp/esc2.md"
+check "no line of the Markdown report starts with the forged text" -- bash -c '! grep -q "^No warnings: forged" "$1" && grep -qF "x\n\nNo warnings: forged." "$1"' _ "$tmp/esc2.md"
+check "the CRLF manifest is shown line by line, without \\r" -- bash -c '! grep -qF "\\r" "$1" && grep -q "^ \"schema\": \"omn-audit/manifest@1\",$" "$1"' _ "$tmp/esc2.md"
 mk n4.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": {"top_k": 100000}}]; m["output"] = {"json": "n4o.json"}'
 expect 2 "/conditions/0/coordinates/top_k: 100000 coordinates, but a gain vector has" -- "$omn" -q intervene --manifest "$tmp/n4.json"
 mk n5.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": [2, 2]}]'

@@ -87,7 +87,8 @@ expect 0 "note: A and B were computed with different /options/threshold \(1.43 a
   "$omn" compare "$tmp/p.json" "$tmp/t2.json"
 expect 0 "note: A and B were computed with different /options/hist_edges .*: /histogram/\*/count measure different things" -- \
   "$omn" compare "$tmp/p.json" "$tmp/t2.json"
-check "compare of profiles with the same options has no note" -- bash -c '! "$1" compare "$2" "$3" | grep -q "^note:"' _ "$omn" "$tmp/p.json" "$tmp/q.json"
+check "compare of profiles with the same options has no note" -- \
+  bash -c '"$1" compare "$2" "$3" >"$4"; [ $? = 0 ] && grep -q "statistics differ" "$4" && ! grep -q "^note:" "$4"' _ "$omn" "$tmp/p.json" "$tmp/q.json" "$tmp/cmp.txt"
 echo '{"schema":"omn-audit/tolerance@1","default":{"rel":0.2}}' >"$tmp/tol.json"
 expect 0 "within tolerance" -- "$omn" profile "$fx/omn1-mini-perturbed.pt" --baseline "$tmp/p.json" --tolerance "$tmp/tol.json" --no-tables
 
@@ -150,6 +151,10 @@ check "--json - writes the document alone to stdout" -- bash -c '"$1" profile "$
 check "--json - sends the tables to stderr" -- bash -c '"$1" profile "$2" --json - 2>&1 >/dev/null | grep -q "top 10 coordinates"' _ "$omn" "$mini"
 check "--json /dev/stdout is written in place" -- bash -c '"$1" profile "$2" --json /dev/stdout --no-tables | /usr/bin/python3 -m json.tool >/dev/null && test -c /dev/stdout -o -L /dev/stdout' _ "$omn" "$mini"
 expect 2 "are the same file" -- "$omn" profile "$mini" --json - --csv -
+# standard output redirected to the file another output names: one would replace the other
+check "--json - --csv F with stdout redirected to F is refused" -- \
+  bash -c 'echo keep >"$3"; "$1" profile "$2" --json - --csv "$3" --force >>"$3" 2>"$4"; [ $? = 2 ] && grep -q "are the same file" "$4"' \
+  _ "$omn" "$mini" "$tmp/same.csv" "$tmp/same-err.txt"
 # "-", /dev/stdout, /dev/fd/1 and /proc/self/fd/1 are one stream also when it is a pipe
 for pair in "- /dev/stdout" "/proc/self/fd/1 /dev/stdout" "- /dev/fd/1"; do
   read -r out1 out2 <<<"$pair"

@@ -47,7 +47,7 @@ Command addReportCommand(CLI::App& root) {
               } else {
                 output::writeFileAtomic(*out, report::htmlReport(in));
               }
-              for (const auto& w : report::reportWarnings(in)) std::cerr << "omn-audit: warning: " << w << "\n";
+              for (const auto& w : report::reportWarnings(in)) spdlog::warn("{}", w);  // escaped by the log formatter (guard.h)
               if (!output::standardStream(*out)) std::cout << *out << "\n";
               return 0;
             });

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "omn/errors.h"
+#include "omn/io/terminal_text.h"
 
 namespace omn::cli {
 
@@ -39,7 +40,9 @@ const char* chooseBlasKernels() {
 int runPlugin(const Plugin& plugin, int argc, char** argv) {
   const PluginHost host{chooseBlasKernels()};
   std::string path, searched;
-  if (const char* env = std::getenv(plugin.env); env && *env) {  // set but empty: as if unset
+  const char* env = std::getenv(plugin.env);
+  const bool from_env = env && *env;  // set but empty: as if unset
+  if (from_env) {
     path = env;
     searched = path + " (from " + plugin.env + ")";
   } else {
@@ -58,16 +61,18 @@ int runPlugin(const Plugin& plugin, int argc, char** argv) {
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     // an installation problem, not a bug: exit 2 with the paths searched and the way to point elsewhere
-    std::cerr << "omn-audit: error: '" << argv[0] << " " << "...' needs the plugin " << plugin.file << ", which could not be loaded from "
-              << searched << " (build it, or set " << plugin.env << " to its path): " << ::dlerror() << "\n";
+    std::cerr << "omn-audit: error: '" << io::terminalSafe(argv[0]) << " " << "...' needs the plugin " << plugin.file
+              << ", which could not be loaded from " << io::terminalSafe(searched) << " (build it, or set " << plugin.env
+              << " to its path): " << io::terminalSafe(::dlerror()) << "\n";
     return kExitInvalidInput;
   }
   using Main = int (*)(int, char**, const PluginHost*);
   auto fn = reinterpret_cast<Main>(::dlsym(h, plugin.symbol));
   if (!fn) {
     // a loadable library that is not this plugin (a wrong path in the variable): exit 2, as above
-    std::cerr << "omn-audit: error: " << searched << " is not the plugin " << plugin.file << ": it has no entry point "
-              << plugin.symbol << " (build it, or set " << plugin.env << " to its path)\n";
+    std::cerr << "omn-audit: error: " << io::terminalSafe(path) << (from_env ? std::string(" (from ") + plugin.env + ")" : "")
+              << " is not the plugin " << plugin.file << ": it has no entry point " << plugin.symbol << " (build it, or set "
+              << plugin.env << " to its path)\n";
     return kExitInvalidInput;
   }
   return fn(argc, argv, &host);  // the library stays loaded until exit

@@ -65,6 +65,8 @@ class GainState {
   at::Tensor chooseCoordinates(const Step& s, const at::Tensor& g) const;  // ascending indices
 
   at::Tensor& live(int layer, bool q);
+  // the dtype the model computes in (the working copy's), which a written gain must also fit
+  at::ScalarType workingType(int layer, bool q) const { return (q ? saved_q_ : saved_k_)[static_cast<std::size_t>(layer)].scalar_type(); }
   const at::Tensor& stored(int layer, bool q) const { return (q ? stored_q_ : stored_k_)[static_cast<std::size_t>(layer)]; }
   at::Tensor effective(const at::Tensor& stored) const;  // float32 effective gain
   at::Tensor storedFrom(const at::Tensor& effective_f32, const at::Tensor& like) const;

@@ -73,11 +73,11 @@ Command addEvalCommand(CLI::App& root) {
             };
             const eval::SequenceScores sc = ev.score(so);
             bar.finish();
-            if (trace) {
+            const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (trace) {  // after the timing: serialising the events is not the model's time
               trace.reset();  // the events are written out when the recording ends
               output::writeFileAtomic(trace_path, trace_text.str());
             }
-            const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             // the scores stand on the checkpoint as hashed at the start: still that file, by identity and digest
             eval::requireCheckpointUnchanged(*s, "after scoring", true);
             if (!a->dump_logits.empty()) {
