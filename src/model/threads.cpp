@@ -2,15 +2,14 @@
 
 #include <ATen/Parallel.h>
 
-#include "omn/errors.h"
-#include "omn/io/terminal_text.h"
-
 #include <algorithm>
 #include <charconv>
-#include <string>
-#include <string_view>
 #include <cstdlib>
+#include <string>
 #include <thread>
+
+#include "omn/errors.h"
+#include "omn/io/terminal_text.h"
 
 namespace omn::model {
 

@@ -88,9 +88,8 @@ void checkDistinctOutputs(const std::vector<std::pair<std::string, std::string>>
     return p != "-" && ::stat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
   };
   // "-", /dev/stdout, /dev/fd/1 and /proc/self/fd/1 are one stream whatever it is (a pipe resolves
-  // to no path, so names are compared only when neither is a standard stream)
-  // a stream and a path: the same when the stream is redirected to that very file
-  // (--json - --csv out.csv > out.csv)
+  // to no path, so names are compared only when neither is a standard stream); a stream and a path
+  // are the same when the stream is redirected to that very file (--json - --csv out.csv > out.csv)
   auto streamIsFile = [](int fd, const std::string& path) {
     struct stat f {}, p {};
     return ::fstat(fd, &f) == 0 && ::stat(path.c_str(), &p) == 0 && S_ISREG(f.st_mode) && S_ISREG(p.st_mode) &&

@@ -5,6 +5,7 @@
 #include "model_commands.h"
 #include "shard_option.h"
 #include "training_heap.h"
+#include "omn/model/threads.h"
 #include "omn/output/json_file.h"
 #include "omn/errors.h"
 #include "omn/output/progress.h"
@@ -41,7 +42,7 @@ Command addStudyCommand(CLI::App& root) {
   app->add_flag("--resume", o->resume, "continue an interrupted study: finished runs are kept, the run in flight continues from its last checkpoint");
   app->add_flag("--force", o->force, "overwrite the outputs and replace run directories of another study");
   app->add_option("--shard", *shard, "run only cells k with k mod N == i (then omn-audit merge)");
-  app->add_option("--threads", o->threads, "CPU threads per run (0: OMP_NUM_THREADS when set, else every online CPU)")->check(CLI::Range(0, 4096));
+  app->add_option("--threads", o->threads, "CPU threads per run (0: OMP_NUM_THREADS when set, else every online CPU)")->check(CLI::Range(0, model::kMaxThreads));
   return {app, [=] {
             if (o->resume && o->force) throw UsageError("--resume and --force: choose one");
             if (!shard->empty()) std::tie(o->shard_index, o->shard_count) = parseShard(*shard);
