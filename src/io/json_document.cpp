@@ -193,7 +193,9 @@ DocumentKind checkDocument(const json& doc, const std::string& label, std::initi
     throw FormatError(label + ": /schema: expected " + expected + ", got " + (s == doc.end() ? "nothing" : s->dump()));
   for (DocumentKind k : accepted) {
     if (*s != schemaId(k)) continue;
-    valijson::Validator validator;
+    // One validator per thread: it caches the schemas' compiled "pattern" regexes, which cost more
+    // than validating a whole profile when compiled afresh for each document.
+    static thread_local valijson::Validator validator;
     valijson::ValidationResults results;
     valijson::adapters::NlohmannJsonAdapter target(doc);
     if (!validator.validate(schemaFor(k), target, &results)) {
