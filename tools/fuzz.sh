@@ -9,6 +9,11 @@
 # campaign in docs/RELIABILITY.md: OMN_FUZZ_RUNS=10000000 OMN_FUZZ_TIMEOUT=600 tools/fuzz.sh 0).
 # OMN_FUZZ_TIMEOUT (default 10) is libFuzzer's per-input limit in wall-clock seconds: raise it for
 # a long campaign that shares the machine, where a starved process would report false hangs.
+# OMN_FUZZ_FORK=N runs each target in libFuzzer's fork mode on N cores (one run, one corpus; -runs
+# counts the executions of all N workers).
+# ASan keeps no allocation stack per malloc here (malloc_context_size=0: unwinding at every
+# allocation was ~1/4 of the gate's time); a finding prints the command that replays it with
+# full stacks. An ASAN_OPTIONS of your own replaces this.
 # Beside other work, `nice` alone is not enough when the campaign runs in its own session (setsid,
 # nohup from another terminal): Linux gives each session's autogroup an equal share of the CPU,
 # whatever the nice value. Lower the group too (echo 19 >/proc/PID/autogroup for each fuzzer):
@@ -84,12 +89,17 @@ for t in "${targets[@]}"; do
   limits=()
   [ "$secs" = 0 ] || limits+=(-max_total_time="$secs")
   [ -z "${OMN_FUZZ_RUNS:-}" ] || limits+=(-runs="$OMN_FUZZ_RUNS")
-  if ! OMN_FUZZ_PROFILE="$profile" "$build/tests/fuzz/fuzz_$t" "$c/$t" "${limits[@]}" -max_len=65536 -rss_limit_mb=2048 \
-       -timeout="${OMN_FUZZ_TIMEOUT:-10}" -artifact_prefix="$build/findings/$t-" -print_final_stats=1 2>"$build/fuzz_$t.log"; then
+  [ -z "${OMN_FUZZ_FORK:-}" ] || limits+=(-fork="$OMN_FUZZ_FORK")
+  if ! ASAN_OPTIONS="${ASAN_OPTIONS:-malloc_context_size=0}" OMN_FUZZ_PROFILE="$profile" "$build/tests/fuzz/fuzz_$t" "$c/$t" \
+       "${limits[@]}" -max_len=65536 -rss_limit_mb=2048 -timeout="${OMN_FUZZ_TIMEOUT:-10}" \
+       -artifact_prefix="$build/findings/$t-" -print_final_stats=1 2>"$build/fuzz_$t.log"; then
     status=1
     echo "FINDING: see $build/fuzz_$t.log and $build/findings/"
     grep -E "ERROR|SUMMARY|==[0-9]+==" "$build/fuzz_$t.log" | head -5
+    echo "replay with full stacks: OMN_FUZZ_PROFILE=$profile $build/tests/fuzz/fuzz_$t $build/findings/$t-*"
   fi
-  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/fuzz_$t.log" || true
+  # the executions: libFuzzer's final stats, or in fork mode its last status line
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb|^INFO: fuzzed for" "$build/fuzz_$t.log" || true
+  [ -z "${OMN_FUZZ_FORK:-}" ] || grep -E '^#[0-9]+: cov' "$build/fuzz_$t.log" | tail -1 || true
 done
 exit $status
