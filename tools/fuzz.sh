@@ -93,10 +93,14 @@ for t in "${targets[@]}"; do
   if ! ASAN_OPTIONS="${ASAN_OPTIONS:-malloc_context_size=0}" OMN_FUZZ_PROFILE="$profile" "$build/tests/fuzz/fuzz_$t" "$c/$t" \
        "${limits[@]}" -max_len=65536 -rss_limit_mb=2048 -timeout="${OMN_FUZZ_TIMEOUT:-10}" \
        -artifact_prefix="$build/findings/$t-" -print_final_stats=1 2>"$build/fuzz_$t.log"; then
-    status=1
-    echo "FINDING: see $build/fuzz_$t.log and $build/findings/"
-    grep -E "ERROR|SUMMARY|==[0-9]+==" "$build/fuzz_$t.log" | head -5
-    echo "replay with full stacks: OMN_FUZZ_PROFILE=$profile $build/tests/fuzz/fuzz_$t $build/findings/$t-*"
+    if grep -q "libFuzzer: run interrupted" "$build/fuzz_$t.log"; then  # SIGINT to the fuzzer: a stop
+      echo "fuzz_$t interrupted (not a finding)"
+    else
+      status=1
+      echo "FINDING: see $build/fuzz_$t.log and $build/findings/"
+      grep -E "ERROR|SUMMARY|==[0-9]+==" "$build/fuzz_$t.log" | head -5
+      echo "replay with full stacks: OMN_FUZZ_PROFILE=$profile $build/tests/fuzz/fuzz_$t $build/findings/$t-*"
+    fi
   fi
   # the executions: libFuzzer's final stats, or in fork mode its last status line
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb|^INFO: fuzzed for" "$build/fuzz_$t.log" || true
