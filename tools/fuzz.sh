@@ -12,7 +12,7 @@
 # OMN_FUZZ_FORK=N runs each target in libFuzzer's fork mode on N cores (one run, one corpus; -runs
 # counts the executions of all N workers).
 # ASan keeps no allocation stack per malloc here (malloc_context_size=0: unwinding at every
-# allocation was ~1/4 of the gate's time); a finding prints the command that replays it with
+# allocation was ~1/5 of the gate's time); a finding prints the command that replays it with
 # full stacks. An ASAN_OPTIONS of your own replaces this.
 # Beside other work, `nice` alone is not enough when the campaign runs in its own session (setsid,
 # nohup from another terminal): Linux gives each session's autogroup an equal share of the CPU,
@@ -24,6 +24,15 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/tools/deps.sh"
 omn_install_deps
 secs="${1:-60}"
+# the numbers it passes to libFuzzer, checked here (libFuzzer reads a malformed one as 0: no limit)
+whole() {  # NAME VALUE MIN
+  if ! [[ "$2" =~ ^[0-9]{1,9}$ ]] || [ "$2" -lt "$3" ]; then
+    echo "fuzz.sh: $1=$2: expected a whole number, at least $3" >&2
+    exit 2
+  fi
+}
+whole SECONDS "$secs" 0
+for v in OMN_FUZZ_RUNS OMN_FUZZ_TIMEOUT OMN_FUZZ_FORK; do [ -z "${!v:-}" ] || whole "$v" "${!v}" 1; done
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(pickle checkpoint documents gate config journal)
