@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "omn/model/products.h"
+
 namespace omn::eval {
 
 namespace {
@@ -15,11 +17,9 @@ at::Tensor logSumExpInPlace(at::Tensor& z) {
   return z.sub_(mx).exp_().sum(-1).log_() + mx.squeeze(1);
 }
 
-// One chunk's logits [len, V] from hidden states [len, D]: the head product, into `z`
-void chunkLogits(const model::Transformer& m, const at::Tensor& h, at::Tensor& z) {
-  if (m.head().scalar_type() == at::kFloat) at::mm_out(z, h, m.head().t());
-  else z.copy_(at::linear(h, m.head()));
-}
+// One chunk's logits [len, V] from hidden states [len, D]: the head product, into `z`; `head` from
+// model::products::weight (widened once per call where bf16 products run in float32)
+void chunkLogits(const at::Tensor& head, const at::Tensor& h, at::Tensor& z) { model::products::linearInto(z, h, head); }
 
 }  // namespace
 
@@ -32,7 +32,8 @@ std::vector<RowScore> scoreRows(const model::Transformer& m, const at::Tensor& f
   // log-sum-exp then run from cache), 2^23 / V in fp32 (32 MiB: fp32 writes the logits straight
   // from the product, where taller products pay more); at least 16, at most 1,024 tokens.
   // Measured in docs/PERFORMANCE.md.
-  const bool f32 = m.head().scalar_type() == at::kFloat;
+  const at::Tensor head = model::products::weight(m.head());
+  const bool f32 = head.scalar_type() == at::kFloat;
   if (chunk_tokens <= 0) chunk_tokens = std::clamp<std::int64_t>((std::int64_t{f32 ? 8 : 2} << 20) / V, 16, 1024);
   const at::Device dev = final_hidden.device();
   // which positions predict a next token of the same document
@@ -58,7 +59,7 @@ std::vector<RowScore> scoreRows(const model::Transformer& m, const at::Tensor& f
   for (std::int64_t s = 0; s < n; s += chunk_tokens) {
     const std::int64_t len = std::min(chunk_tokens, n - s);
     at::Tensor z = buf.narrow(0, 0, len);  // the logits of this chunk, float32 [len, V]
-    chunkLogits(m, h.narrow(0, s, len), z);
+    chunkLogits(head, h.narrow(0, s, len), z);
     const at::Tensor y = target.narrow(0, s, len).unsqueeze(1);
     const at::Tensor rows_here = row.narrow(0, s, len);
     const at::Tensor logits = compare ? z.clone() : at::Tensor();  // kept for the comparison: z is consumed below
@@ -69,7 +70,7 @@ std::vector<RowScore> scoreRows(const model::Transformer& m, const at::Tensor& f
     if (!compare) continue;
     // the reference's log-probabilities by the same head and the same log-sum-exp
     at::Tensor zr = ref_buf.narrow(0, 0, len);
-    chunkLogits(m, h_ref.narrow(0, s, len), zr);
+    chunkLogits(head, h_ref.narrow(0, s, len), zr);
     const at::Tensor ref_logits = zr.clone();
     const at::Tensor lse_ref = logSumExpInPlace(zr);
     const at::Tensor logp = logits.sub_(lse.unsqueeze(1));

@@ -12,6 +12,7 @@
 #include "omn/errors.h"
 #include "omn/io/hash_beside.h"
 #include "omn/io/sha256.h"
+#include "omn/model/products.h"
 #include "omn/model/weights.h"
 #include "omn/output/json_file.h"
 
@@ -127,7 +128,8 @@ nlohmann::json modelJson(const Session& s) {
           {"batch", s.spec.batch},
           {"weights", {{"zero_copy", w.zero_copy}, {"copied", w.copied}}},
           {"head_identical_to_embedding", w.head_identical_to_embedding},
-          {"blas", blasJson(s.spec)}};
+          {"blas", blasJson(s.spec)},
+          {"products", model::productsJson()}};
 }
 
 nlohmann::json tokensJson(const Session& s) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "omn/errors.h"
+#include "omn/model/products.h"
 
 // The flash path needs libtorch >= 2.1 built with CUDA; everywhere else it is compiled out.
 #if defined(OMN_WITH_CUDA) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
@@ -96,12 +97,12 @@ at::Tensor documentCausalMask(const at::Tensor& doc, std::int64_t first_row = 0,
 }
 
 // softmax(q k^T · scale + causal mask) v for one [H, L, D] block. The two products run in the
-// working dtype (bf16 through oneDNN: no silent fall-back to slow float32 products), the scores and
+// working dtype (bf16 products as products.h chooses them), the scores and
 // the softmax in float32, as flash attention does.
 at::Tensor causalBlock(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale) {
-  at::Tensor s = at::matmul(q, k.transpose(-2, -1)).to(at::kFloat) * scale;
+  at::Tensor s = products::matmul(q, k.transpose(-2, -1)).to(at::kFloat) * scale;
   s.masked_fill_(causalMask(q.size(1), q.device()).logical_not(), -std::numeric_limits<float>::infinity());
-  return at::matmul(at::softmax(s, -1).to(v.scalar_type()), v);
+  return products::matmul(at::softmax(s, -1).to(v.scalar_type()), v);
 }
 
 at::Tensor attendMasked(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l,
@@ -109,10 +110,10 @@ at::Tensor attendMasked(const at::Tensor& q, const at::Tensor& k, const at::Tens
   // [B, H, T, D]; the same precision policy as the other paths: products in the working dtype,
   // scores and softmax in float32
   const at::Tensor qh = q.transpose(1, 2), kh = k.transpose(1, 2), vh = v.transpose(1, 2);
-  at::Tensor s = at::matmul(qh, kh.transpose(-2, -1)).to(at::kFloat) * scale;
+  at::Tensor s = products::matmul(qh, kh.transpose(-2, -1)).to(at::kFloat) * scale;
   const at::Tensor allowed = documentCausalMask(l.doc.to(q.device())).unsqueeze(1);  // [B, 1, T, T]
   s.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
-  return at::matmul(at::softmax(s, -1).to(v.scalar_type()), vh).transpose(1, 2);
+  return products::matmul(at::softmax(s, -1).to(v.scalar_type()), vh).transpose(1, 2);
 }
 
 at::Tensor attendPerDocument(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l,

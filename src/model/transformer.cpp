@@ -1,5 +1,6 @@
 #include "omn/model/transformer.h"
 
+#include "omn/model/products.h"
 #include "omn/model/rms_norm.h"
 
 namespace omn::model {
@@ -25,9 +26,9 @@ at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& 
 
   // --- attention -------------------------------------------------------------------------------
   const at::Tensor u = pre ? norm(h, w.attention_norm) : h;
-  at::Tensor q = at::linear(u, w.wq);  // [B, T, Hq·hd]
-  at::Tensor k = at::linear(u, w.wk);  // [B, T, Hkv·hd]
-  const at::Tensor v = at::linear(u, w.wv).view({B, T, c.n_kv_heads, hd});
+  at::Tensor q = products::linear(u, w.wq);  // [B, T, Hq·hd]
+  at::Tensor k = products::linear(u, w.wk);  // [B, T, Hkv·hd]
+  const at::Tensor v = products::linear(u, w.wv).view({B, T, c.n_kv_heads, hd});
   // QK-Norm, before RoPE: over each head (one gain shared by the heads) or the whole projection;
   // a model trained without it, or a normalisation bypassed by an intervention, uses the
   // projection as it is
@@ -55,21 +56,21 @@ at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& 
     mech->max_logit = st.max_logit;
   }
   const at::Tensor a = attend(path, q, kr, vr, layout).reshape({B, T, c.n_heads * hd});
-  const at::Tensor o = at::linear(a, w.wo);
+  const at::Tensor o = products::linear(a, w.wo);
   at::Tensor x = h + (pre ? o : norm(o, w.post_attention_norm));
 
   // --- SwiGLU feed-forward ---------------------------------------------------------------------
   const at::Tensor u2 = pre ? norm(x, w.ffn_norm) : x;
   at::Tensor gate, up;
   if (c.ffn_fused) {
-    const at::Tensor gu = at::linear(u2, w.w13);  // gate rows first, then up
+    const at::Tensor gu = products::linear(u2, w.w13);  // gate rows first, then up
     gate = gu.narrow(-1, 0, c.ffn_hidden);
     up = gu.narrow(-1, c.ffn_hidden, c.ffn_hidden);
   } else {
-    gate = at::linear(u2, w.w1);
-    up = at::linear(u2, w.w3);
+    gate = products::linear(u2, w.w1);
+    up = products::linear(u2, w.w3);
   }
-  const at::Tensor f = at::linear(at::silu(gate) * up, w.w2);
+  const at::Tensor f = products::linear(at::silu(gate) * up, w.w2);
   return x + (pre ? f : norm(f, w.post_ffn_norm));
 }
 
@@ -92,7 +93,7 @@ double activationKurtosis(const at::Tensor& h) {
 }
 
 at::Tensor Transformer::logits(const at::Tensor& final_hidden) const {
-  return at::linear(final_hidden, weights_.output).to(at::kFloat);
+  return products::linear(final_hidden, weights_.output).to(at::kFloat);
 }
 
 }  // namespace omn::model

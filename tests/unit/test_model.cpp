@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
@@ -18,6 +19,7 @@
 #include "omn/model/rms_norm.h"
 #include "omn/model/rotary.h"
 #include "omn/model/preset.h"
+#include "omn/model/products.h"
 #include "omn/model/weights.h"
 #include "omn/io/checkpoint.h"
 #include "omn/train/parameters.h"
@@ -38,6 +40,18 @@ class AttentionParity : public ::testing::TestWithParam<Case> {
     if (std::string(GetParam().device) == "cuda" && !at::hasCUDA()) GTEST_SKIP() << "no CUDA device in this build/machine";
   }
 };
+
+// softmax(q k^T / sqrt(D) + causal, same-document mask) v in float64, on the CPU: [B, T, H, D]
+at::Tensor exactAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l) {
+  const at::Tensor qd = q.to(at::kDouble).cpu().transpose(1, 2), kd = k.to(at::kDouble).cpu().transpose(1, 2),
+                   vd = v.to(at::kDouble).cpu().transpose(1, 2);  // [B, H, T, D]
+  const std::int64_t T = q.size(1);
+  at::Tensor s = at::matmul(qd, kd.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
+  const at::Tensor doc = l.doc.cpu();
+  const at::Tensor allowed = (doc.unsqueeze(2) == doc.unsqueeze(1)) & (at::arange(T).unsqueeze(0) <= at::arange(T).unsqueeze(1)).unsqueeze(0);
+  s.masked_fill_(allowed.logical_not().unsqueeze(1), -std::numeric_limits<double>::infinity());
+  return at::matmul(at::softmax(s, -1), vd).transpose(1, 2);
+}
 
 std::string caseName(const ::testing::TestParamInfo<Case>& i) {
   return std::string(c10::toString(i.param.dtype)) + "_" + i.param.device;
@@ -61,12 +75,24 @@ TEST_P(AttentionParity, EveryPathMatchesTheMaskedReference) {
   auto opts = at::TensorOptions().dtype(c.dtype).device(dev);
   const at::Tensor q = at::randn({B, T, H, D}, opts), k = at::randn({B, T, H, D}, opts), v = at::randn({B, T, H, D}, opts);
   const at::Tensor ref = attend(AttentionPath::Masked, q, k, v, layout).to(at::kFloat);
-  std::vector<AttentionPath> paths = {AttentionPath::PerDocument};
+  // Every path, the masked reference included, against the exact result (float64), each within its
+  // rounding bound, derived per element: scores rounded once (|ds| <= u|s|, so every probability
+  // within a factor exp(+-2u max|s|) of the exact one), probabilities rounded once (u), the output
+  // once (u); u the working dtype's unit roundoff (bf16 2^-8, fp16 2^-11, fp32 2^-24), float32
+  // sums and exp a few float32 units more.
+  const at::Tensor exact = exactAttention(q, k, v, layout);  // [B, T, H, D] float64
+  const double u = c.dtype == at::kBFloat16 ? std::ldexp(1.0, -8) : c.dtype == at::kHalf ? std::ldexp(1.0, -11) : std::ldexp(1.0, -24);
+  const at::Tensor qd = q.to(at::kDouble).transpose(1, 2), kd = k.to(at::kDouble).transpose(1, 2);
+  const double smax = (at::matmul(qd, kd.transpose(-2, -1)).abs().max().item<double>()) / std::sqrt(static_cast<double>(D));
+  const double f32 = std::ldexp(1.0, -24) * (D + T + 8);
+  const double prob = (std::exp(2 * (u * smax + f32 * smax)) - 1) * (1 + u) + u + f32;
+  const at::Tensor bound = prob * (1 + u) * exactAttention(q, k, v.abs(), layout) + (u + f32) * exact.abs();
+  std::vector<AttentionPath> paths = {AttentionPath::Masked, AttentionPath::PerDocument};
   if (flashCompiled() && dev.is_cuda() && c.dtype != at::kFloat) paths.push_back(AttentionPath::Flash);
-  const double tol = c.dtype == at::kFloat ? 1e-5 : 2e-2;  // bf16: one rounding of the output
   for (AttentionPath p : paths) {
-    const at::Tensor out = attend(p, q, k, v, layout).to(at::kFloat);
-    EXPECT_LE((out - ref).abs().max().item<double>(), tol) << attentionName(p);
+    const at::Tensor err = (attend(p, q, k, v, layout).to(at::kDouble).cpu() - exact).abs();
+    // an element whose keys' values are all 0 has error and bound 0 (first token of a document)
+    EXPECT_LE((err / bound.clamp_min(1e-300)).max().item<double>(), 1.0) << attentionName(p) << ": worst error/bound";
   }
   // a token never sees another document: perturbing document 0 leaves documents 1 and 2 alone
   at::Tensor v2 = v.clone();
@@ -103,6 +129,66 @@ TEST(AttentionChooser, AutoAndExplicit) {
   } catch (const omn::UsageError& e) {
     EXPECT_STREQ(e.what(), "--attention: expected auto, flash, per-document or masked, got \"sdpa\"");
   }
+}
+
+// How bf16 products run is decided from the CPU, oneDNN's ISA limit and OMN_BF16_PRODUCTS, in
+// one rule; the reason names what decided.
+TEST(Bf16Products, ChosenByTheCpuTheIsaLimitAndTheOverride) {
+  ProductFacts f;
+  EXPECT_EQ(chooseBf16Products(f).bf16, Bf16Products::Fp32Accumulate);  // an AVX2 EPYC
+  EXPECT_NE(chooseBf16Products(f).reason.find("no avx512_bf16"), std::string::npos);
+  f.avx512_bf16 = true;  // a Sapphire Rapids Xeon
+  EXPECT_EQ(chooseBf16Products(f).bf16, Bf16Products::Native);
+  f.onednn_max_isa = "avx2", f.onednn_max_isa_variable = "ONEDNN_MAX_CPU_ISA";  // oneDNN held to AVX2
+  EXPECT_EQ(chooseBf16Products(f).bf16, Bf16Products::Fp32Accumulate);
+  EXPECT_NE(chooseBf16Products(f).reason.find("ONEDNN_MAX_CPU_ISA=avx2"), std::string::npos);
+  f.onednn_max_isa = "AVX512_CORE_BF16";
+  EXPECT_EQ(chooseBf16Products(f).bf16, Bf16Products::Native);
+  f.onednn_max_isa = "AVX512_CORE";  // AVX-512 without its bf16 instructions
+  EXPECT_EQ(chooseBf16Products(f).bf16, Bf16Products::Fp32Accumulate);
+  f.requested = "native";  // the override wins either way
+  EXPECT_EQ(chooseBf16Products(f).bf16, Bf16Products::Native);
+  EXPECT_EQ(chooseBf16Products(f).reason, "OMN_BF16_PRODUCTS=native");
+  // native asked for where it cannot run: an AVX-512 CPU with oneDNN held to AVX2 (libtorch still
+  // calls oneDNN, which throws); on an AVX2 CPU the same limit leaves libtorch's scalar loop
+  f.avx512_core = true, f.onednn_max_isa = "AVX2";
+  EXPECT_FALSE(nativeBf16Runs(f));
+  EXPECT_THROW(chooseBf16Products(f), omn::UsageError);
+  f.avx512_core = false;
+  EXPECT_TRUE(nativeBf16Runs(f));
+  EXPECT_EQ(chooseBf16Products(f).bf16, Bf16Products::Native);
+  f = ProductFacts{};
+  f.requested = "fp32-accumulate";
+  EXPECT_EQ(chooseBf16Products(f).bf16, Bf16Products::Fp32Accumulate);
+  f.requested = "fast";
+  try {
+    chooseBf16Products(f);
+    ADD_FAILURE() << "OMN_BF16_PRODUCTS=fast was accepted";
+  } catch (const omn::UsageError& e) {
+    EXPECT_STREQ(e.what(), "OMN_BF16_PRODUCTS: expected native or fp32-accumulate, got \"fast\"");
+  }
+}
+
+// The two bf16 product kernels compute the same products: bf16 inputs, float32 sums, the output
+// rounded to bf16. They agree with the float64 product of the same bf16 inputs within one bf16
+// rounding plus the float32 sum's error (K terms), element by element.
+TEST(Bf16Products, BothKernelsRoundTheFloat32Product) {
+  at::manual_seed(3);
+  const std::int64_t K = 300;
+  const at::Tensor x = at::randn({7, K}).to(at::kBFloat16), w = at::randn({5, K}).to(at::kBFloat16);
+  const at::Tensor exact = at::matmul(x.to(at::kDouble), w.to(at::kDouble).t());
+  const at::Tensor mag = at::matmul(x.to(at::kDouble).abs(), w.to(at::kDouble).abs().t());
+  const at::Tensor bound = std::ldexp(1.0, -8) * exact.abs() + (K * std::ldexp(1.0, -24)) * (1 + std::ldexp(1.0, -8)) * mag;
+  std::vector<at::Tensor> kernels = {at::linear(x.to(at::kFloat), w.to(at::kFloat)).to(at::kBFloat16), products::linear(x, w)};
+  if (nativeBf16Runs(readProductFacts())) kernels.push_back(at::linear(x, w));  // libtorch's own
+  for (const at::Tensor& got : kernels) {
+    EXPECT_EQ(got.scalar_type(), at::kBFloat16);
+    EXPECT_LE(((got.to(at::kDouble) - exact).abs() / bound).max().item<double>(), 1.0);
+  }
+  // linearInto: the same values, widened into a float32 buffer
+  at::Tensor z = at::empty({7, 5}, at::kFloat);
+  products::linearInto(z, x, products::weight(w));
+  EXPECT_TRUE(at::equal(z, products::linear(x, w).to(at::kFloat)));
 }
 
 TEST(RmsNorm, CastOrderMatters) {
