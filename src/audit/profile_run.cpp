@@ -1,6 +1,5 @@
 #include "omn/audit/profile_run.h"
 
-#include <cstring>
 #include <set>
 #include <tuple>
 
@@ -31,12 +30,7 @@ nlohmann::json parameterSummary(const io::Checkpoint& ck, const model::Preset& p
   const std::string e = preset.tensorName("embedding", -1), o = preset.tensorName("output", -1);
   const io::TensorRef* ei = e.empty() ? nullptr : ck.index.find(e);
   const io::TensorRef* oi = o.empty() ? nullptr : ck.index.find(o);
-  if (ei && oi) {
-    const io::TensorRef &a = *ei, &b = *oi;
-    bool same = a.dtype == b.dtype && a.shape == b.shape;
-    for (std::int64_t i = 0; same && i < a.numel(); ++i) same = std::memcmp(a.elementPtr(i), b.elementPtr(i), a.itemSize()) == 0;
-    head = same;
-  }
+  if (ei && oi) head = io::sameBytes(*ei, *oi);
   return {{"count", count}, {"head_identical_to_embedding", head}};
 }
 }  // namespace
@@ -118,7 +112,7 @@ json profileCheckpoint(const ProfileRequest& req) {
     doc = computeProfile(gains, req.options);
     doc["preset"] = {{"name", preset.name}, {"source", preset.source}, {"detected", detected}};
     doc["tensors"] = {{"matched", match.matched}, {"unmatched", match.unmatched}, {"missing", match.missing}};
-    doc["parameters"] = parameterSummary(*ck, preset);
+    if (req.parameters) doc["parameters"] = parameterSummary(*ck, preset);
   } catch (...) {
     // a wrong digest outranks the parse error it may have caused
     hashing.verify();

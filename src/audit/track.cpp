@@ -93,6 +93,7 @@ json trackCheckpoints(const TrackRequest& req) {
     pr.options = req.options;
     const auto d = digests.find(key(p));
     pr.hash = d != digests.end();
+    pr.parameters = false;  // a trajectory of gains: the model's size and head are not read
     if (pr.hash) pr.expected_sha256 = d->second;
     const json prof = profileCheckpoint(pr);  // IntegrityError on a mismatch
     verified += prof["checkpoint"]["verified"] == "all";  // an index alone is not its shards

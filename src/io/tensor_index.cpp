@@ -101,6 +101,22 @@ const std::uint8_t* TensorRef::elementPtr(std::int64_t flat) const {
   return storage_data + static_cast<std::uint64_t>(off) * itemSize();
 }
 
+bool sameBytes(const TensorRef& a, const TensorRef& b) {
+  if (a.dtype != b.dtype || a.shape != b.shape) return false;
+  const std::size_t item = a.itemSize();
+  const std::int64_t n = a.numel();
+  if (a.contiguous() && b.contiguous() && a.big_endian == b.big_endian)
+    return n == 0 || std::memcmp(a.storage_data + static_cast<std::uint64_t>(a.storage_offset) * item,
+                                 b.storage_data + static_cast<std::uint64_t>(b.storage_offset) * item,
+                                 static_cast<std::size_t>(n) * item) == 0;
+  for (std::int64_t i = 0; i < n; ++i) {  // views, or two byte orders: element by element, in logical order
+    const std::uint8_t *p = a.elementPtr(i), *q = b.elementPtr(i);
+    for (std::size_t k = 0; k < item; ++k)
+      if (p[a.big_endian ? item - 1 - k : k] != q[b.big_endian ? item - 1 - k : k]) return false;
+  }
+  return true;
+}
+
 std::vector<double> readAsDouble(const TensorRef& t) {
   const std::int64_t n = t.numel();
   std::vector<double> out(static_cast<std::size_t>(n));

@@ -66,12 +66,7 @@ Weights load(const io::Checkpoint& ck, const ModelConfig& c, at::ScalarType dtyp
     w.output = w.embedding;
   } else {
     w.output = get("output", -1);
-    const io::TensorRef& e = ck.index.at(c.name("embedding"));
-    const io::TensorRef& o = ck.index.at(c.name("output"));
-    w.head_identical_to_embedding = e.dtype == o.dtype && e.shape == o.shape && e.contiguous() && o.contiguous() &&
-                                    std::memcmp(e.storage_data + e.storage_offset * e.itemSize(),
-                                                o.storage_data + o.storage_offset * o.itemSize(),
-                                                static_cast<std::size_t>(e.numel()) * e.itemSize()) == 0;
+    w.head_identical_to_embedding = io::sameBytes(ck.index.at(c.name("embedding")), ck.index.at(c.name("output")));
   }
   for (int i = 0; i < c.n_layers; ++i) {
     LayerWeights l;

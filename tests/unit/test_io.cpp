@@ -109,3 +109,39 @@ TEST(Checkpoint, DetectsFormats) {
   EXPECT_NE(errorOf(d.file("z.pt", std::string("PK\x03\x04", 4) + std::string(30, '\0'))).find("end-of-central-directory"),
             std::string::npos);
 }
+
+// The head-equals-embedding check: one memcmp for contiguous tensors, element by element for views
+// and byte orders, and a difference anywhere (not only the first element) is seen.
+TEST(TensorIndex, SameBytesComparesLogicalValues) {
+  std::vector<float> a(12), b(12);
+  for (int i = 0; i < 12; ++i) a[i] = b[i] = static_cast<float>(i);
+  auto ref = [](const std::vector<float>& s, std::vector<std::int64_t> shape, std::vector<std::int64_t> strides, std::int64_t off) {
+    omn::io::TensorRef t;
+    t.dtype = omn::io::DType::F32;
+    t.shape = std::move(shape);
+    t.strides = std::move(strides);
+    t.storage_offset = off;
+    t.storage_data = reinterpret_cast<const std::uint8_t*>(s.data());
+    return t;
+  };
+  EXPECT_TRUE(omn::io::sameBytes(ref(a, {3, 4}, {4, 1}, 0), ref(b, {3, 4}, {4, 1}, 0)));
+  b[11] = -1.0f;  // the last element
+  EXPECT_FALSE(omn::io::sameBytes(ref(a, {3, 4}, {4, 1}, 0), ref(b, {3, 4}, {4, 1}, 0)));
+  EXPECT_FALSE(omn::io::sameBytes(ref(a, {3, 4}, {4, 1}, 0), ref(a, {4, 3}, {3, 1}, 0)));  // shape
+  // a transposed view against a contiguous copy of it: equal values in logical order
+  std::vector<float> t(12);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c) t[r * 3 + c] = a[c * 4 + r];
+  EXPECT_TRUE(omn::io::sameBytes(ref(a, {4, 3}, {1, 4}, 0), ref(t, {4, 3}, {3, 1}, 0)));
+  t[5] += 1;
+  EXPECT_FALSE(omn::io::sameBytes(ref(a, {4, 3}, {1, 4}, 0), ref(t, {4, 3}, {3, 1}, 0)));
+  // the same values stored big-endian
+  std::vector<float> be(a);
+  for (float& f : be) {
+    auto* p = reinterpret_cast<std::uint8_t*>(&f);
+    std::swap(p[0], p[3]), std::swap(p[1], p[2]);
+  }
+  omn::io::TensorRef big = ref(be, {3, 4}, {4, 1}, 0);
+  big.big_endian = true;
+  EXPECT_TRUE(omn::io::sameBytes(ref(a, {3, 4}, {4, 1}, 0), big));
+}

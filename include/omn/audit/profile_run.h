@@ -20,6 +20,8 @@ struct ProfileRequest {
   bool progress = false;        // progress bar for the hash on stderr
   bool hash = true;             // false (and no expected digest): skip the full-file hash, read only the
                                 // gain records; /checkpoint/sha256 is then null (track's fast path)
+  bool parameters = true;       // false: no /parameters (the count, and the head compared with the
+                                // embedding, which reads both: ~800 MB for OMN-1): track's fast path
   std::map<std::string, std::string> digests;  // --digests (readDigestList): the checkpoint and, for a
   std::string digests_path;                    // sharded index, each shard it pins is hashed and checked
 };

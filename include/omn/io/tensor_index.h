@@ -36,6 +36,11 @@ struct TensorRef {
   const std::uint8_t* elementPtr(std::int64_t flat) const;
 };
 
+// Whether two tensors hold the same values bit for bit: the same dtype and shape, and equal bytes in
+// logical order. One memcmp over each storage span where both are contiguous in one byte order
+// (OMN-1's head is a separate copy of its 400 MB embedding: element-wise that was 205M calls).
+bool sameBytes(const TensorRef& a, const TensorRef& b);
+
 // "[2048, 128]": shapes in error messages.
 std::string shapeString(const std::vector<std::int64_t>& shape);
 
