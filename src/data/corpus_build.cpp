@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "omn/data/corpus.h"
+#include "omn/data/tokenizer_model.h"
 #include "omn/errors.h"
 #include "omn/io/sha256.h"
 #include "omn/output/json_file.h"
@@ -137,6 +138,7 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
   std::string model_proto;
   if (const auto st = sentencepiece::SentencePieceTrainer::Train(args, &lines, &model_proto); !st.ok())
     throw UsageError("corpus config " + c.source + ": the SentencePiece trainer refused: " + st.ToString());
+  model_proto = withoutThreadCount(model_proto);  // the same bytes whatever --threads was
   sentencepiece::SentencePieceProcessor sp;
   if (const auto st = sp.LoadFromSerializedProto(model_proto); !st.ok())
     throw FormatError("the trained tokenizer does not load: " + st.ToString());
