@@ -30,7 +30,7 @@ nlohmann::json parameterSummary(const io::Checkpoint& ck, const model::Preset& p
   const std::string e = preset.tensorName("embedding", -1), o = preset.tensorName("output", -1);
   const io::TensorRef* ei = e.empty() ? nullptr : ck.index.find(e);
   const io::TensorRef* oi = o.empty() ? nullptr : ck.index.find(o);
-  if (ei && oi) head = io::sameBytes(*ei, *oi);
+  if (ei && oi) head = io::sameTensorBytes(ck, *ei, *oi);
   return {{"count", count}, {"head_identical_to_embedding", head}};
 }
 }  // namespace

@@ -1,7 +1,9 @@
 #include "omn/io/checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #include "omn/errors.h"
 #include "omn/io/safetensors.h"
@@ -42,6 +44,28 @@ std::unique_ptr<Checkpoint> openCheckpoint(const std::string& path, const OpenOp
 
 void requireUnchanged(const Checkpoint& ck, const std::string& when) {
   for (std::size_t i = 0; i < ck.files.size(); ++i) requireUnchanged(*ck.files[i], i == 0 ? "checkpoint" : "checkpoint shard", when);
+}
+
+bool sameTensorBytes(const Checkpoint& ck, const TensorRef& a, const TensorRef& b) {
+  if (a.dtype != b.dtype || a.shape != b.shape) return false;
+  if (!a.contiguous() || !b.contiguous() || a.big_endian != b.big_endian || a.file_index >= ck.files.size() ||
+      b.file_index >= ck.files.size() || ck.files[a.file_index]->data() + a.storage_file_offset != a.storage_data ||
+      ck.files[b.file_index]->data() + b.storage_file_offset != b.storage_data)
+    return sameBytes(a, b);  // views, byte orders, storage not at its file offset: through the mapping
+  const std::size_t item = a.itemSize();
+  std::uint64_t left = static_cast<std::uint64_t>(a.numel()) * item;
+  std::uint64_t at_a = a.storage_file_offset + static_cast<std::uint64_t>(a.storage_offset) * item;
+  std::uint64_t at_b = b.storage_file_offset + static_cast<std::uint64_t>(b.storage_offset) * item;
+  constexpr std::size_t kPiece = std::size_t{4} << 20;
+  std::vector<std::uint8_t> pa(static_cast<std::size_t>(std::min<std::uint64_t>(left, kPiece))), pb(pa.size());
+  while (left > 0) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, kPiece));
+    ck.files[a.file_index]->read(at_a, n, pa.data());
+    ck.files[b.file_index]->read(at_b, n, pb.data());
+    if (std::memcmp(pa.data(), pb.data(), n) != 0) return false;
+    at_a += n, at_b += n, left -= n;
+  }
+  return true;
 }
 
 void groupSharedStorage(Checkpoint& ck) {

@@ -37,6 +37,18 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   }
 }
 
+void MappedFile::read(std::uint64_t offset, std::size_t len, std::uint8_t* out) const {
+  span(offset, len, "a read");  // the range check, with its message
+  while (len > 0) {
+    const ssize_t n = ::pread(fd_, out, len, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw FormatError(path_ + ": reading " + std::to_string(len) + " bytes at byte " + std::to_string(offset) + " failed: " +
+                        (n < 0 ? std::strerror(errno) : "end of file (truncated while open?)"));
+    out += n, offset += static_cast<std::uint64_t>(n), len -= static_cast<std::size_t>(n);
+  }
+}
+
 MappedFile::~MappedFile() {
   mapping_guard::forget(guard_slot_);
   if (data_) ::munmap(const_cast<std::uint8_t*>(data_), size_);

@@ -145,3 +145,25 @@ TEST(TensorIndex, SameBytesComparesLogicalValues) {
   big.big_endian = true;
   EXPECT_TRUE(omn::io::sameBytes(ref(a, {3, 4}, {4, 1}, 0), big));
 }
+
+// ...and the same question answered through the file descriptors (profile's head check: no page of
+// the mapping touched), with pieces smaller than the tensor so the loop runs, on a real file.
+TEST(Checkpoint, SameTensorBytesReadsThroughTheFile) {
+  TempDir d;
+  const std::size_t n = (std::size_t{5} << 20) / 4 + 3;  // 5 MiB + 12 bytes of F32: two 4 MiB pieces
+  std::string a(n * 4, '\0');
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<char>(i * 7 % 251);
+  std::string c = a;
+  c[c.size() - 1] ^= 1;  // differs in the last byte only
+  const std::string shape = "[" + std::to_string(n) + "]";
+  auto entry = [&](const char* name, std::size_t from) {
+    return std::string("\"") + name + R"(":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[)" + std::to_string(from) + "," +
+           std::to_string(from + a.size()) + "]}";
+  };
+  const std::string hdr = "{" + entry("a", 0) + "," + entry("b", a.size()) + "," + entry("c", 2 * a.size()) + "}";
+  auto ck = omn::io::openCheckpoint(d.file("m.safetensors", safetensors(hdr, a + a + c)));
+  const auto &ta = ck->index.at("a"), &tb = ck->index.at("b"), &tc = ck->index.at("c");
+  EXPECT_TRUE(omn::io::sameTensorBytes(*ck, ta, tb));
+  EXPECT_FALSE(omn::io::sameTensorBytes(*ck, ta, tc));
+  EXPECT_EQ(omn::io::sameTensorBytes(*ck, ta, tc), omn::io::sameBytes(ta, tc));  // the mapping agrees
+}

@@ -34,6 +34,11 @@ std::unique_ptr<Checkpoint> openCheckpoint(const std::string& path, const OpenOp
 // it was when opened (size, mtime, inode, device): the run's weights may point into it.
 void requireUnchanged(const Checkpoint& ck, const std::string& when);
 
+// Whether two tensors of `ck` hold the same values bit for bit (sameBytes), reading contiguous ones
+// through the file descriptors a few MiB at a time: no page of the mapping is touched, so comparing
+// OMN-1's 540 MB head with its embedding does not add a gigabyte of mapped page cache to the RSS.
+bool sameTensorBytes(const Checkpoint& ck, const TensorRef& a, const TensorRef& b);
+
 // Fills ck.shared_storage from the storage keys of ck.index.
 void groupSharedStorage(Checkpoint& ck);
 

@@ -27,6 +27,10 @@ class MappedFile {
   // Checked access: throws FormatError naming the file and the range when [offset, offset+len)
   // is not inside the file. Overflow-safe.
   const std::uint8_t* span(std::uint64_t offset, std::uint64_t len, const char* what) const;
+  // Copies [offset, offset+len) into `out` through the descriptor (pread), not the mapping: no page
+  // of the map becomes part of the process (a long scan that must not grow its RSS). Throws
+  // FormatError naming the file for a range past the end or a failed read.
+  void read(std::uint64_t offset, std::size_t len, std::uint8_t* out) const;
 
   // "" while the mapped file (fstat of the descriptor held open) and the path (stat) are both
   // still the file as opened; otherwise what changed ("size 123 -> 45 bytes (truncated?)",
