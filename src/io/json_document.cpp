@@ -89,6 +89,7 @@ constexpr KindInfo kKinds[] = {
     {DocumentKind::intervention, "omn-audit/intervention@1", "intervention.schema.json"},
     {DocumentKind::study, "omn-audit/study@1", "study.schema.json"},
     {DocumentKind::track, "omn-audit/track@1", "track.schema.json"},
+    {DocumentKind::train, "omn-audit/train@1", "train.schema.json"},
 };
 
 const KindInfo& info(DocumentKind k) {
@@ -161,6 +162,19 @@ void checkShape(const json& doc, DocumentKind k, const std::string& label) {
       if (q["nll_sum"].size() != seq0["tokens"].size() || q["tokens"] != seq0["tokens"])
         fail(ptr + "/sequences", "not the control's sequences (" + std::to_string(seq0["tokens"].size()) + " of them, same token counts)");
     }
+  } else if (k == DocumentKind::train) {
+    // the checkpoints in step order, within the run, and the last one the one a resume starts from
+    const json& cs = doc["checkpoints"];
+    const std::int64_t steps = doc["steps"].get<std::int64_t>();
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      const std::int64_t st = cs[i]["step"].get<std::int64_t>();
+      if (st > steps || (i > 0 && st <= cs[i - 1]["step"].get<std::int64_t>()))
+        fail("/checkpoints/" + std::to_string(i) + "/step", "expected a step after the previous checkpoint's and at most /steps " +
+                                                              std::to_string(steps) + ", got " + std::to_string(st));
+    }
+    const json want = cs.empty() ? json(0) : cs.back()["step"];
+    if (doc["last_checkpoint_step"] != want)
+      fail("/last_checkpoint_step", "expected the last checkpoint's step " + want.dump() + ", got " + doc["last_checkpoint_step"].dump());
   } else if (k == DocumentKind::track) {
     const json& cs = doc["checkpoints"];
     for (std::size_t i = 0; i < cs.size(); ++i)

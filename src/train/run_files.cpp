@@ -71,8 +71,8 @@ std::string writeWeights(const std::string& path, const TrainableModel& m, const
   return io::sha256Bytes(bytes.data(), bytes.size());
 }
 
-void writeOptimizer(const std::string& path, const OptimizerState& s, const std::vector<std::string>& adamw_names,
-                    const std::vector<std::string>& muon_names, std::int64_t step) {
+std::string writeOptimizer(const std::string& path, const OptimizerState& s, const std::vector<std::string>& adamw_names,
+                           const std::vector<std::string>& muon_names, std::int64_t step) {
   std::vector<io::TensorRecord> recs;
   std::vector<at::Tensor> keep;
   keep.reserve(2 * adamw_names.size() + muon_names.size());
@@ -89,7 +89,9 @@ void writeOptimizer(const std::string& path, const OptimizerState& s, const std:
   if (s.muon)
     for (std::size_t i = 0; i < s.muon->momentum().size(); ++i) add("muon.momentum." + muon_names[i], s.muon->momentum()[i]);
   const json envelope = {{"format", "omn-audit/optimizer@1"}, {"step", step}, {"adamw_steps", s.adamw->steps()}};
-  output::writeFileAtomic(path, io::torchCheckpointBytes(recs, envelope, "state", "archive"));
+  const std::string bytes = io::torchCheckpointBytes(recs, envelope, "state", "archive");
+  output::writeFileAtomic(path, bytes);
+  return io::sha256Bytes(bytes.data(), bytes.size());
 }
 
 void readOptimizer(const std::string& path, const OptimizerState& s, const std::vector<at::Tensor>& adamw_params,
@@ -113,7 +115,10 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
   std::vector<AdamWState> st;
   for (std::size_t i = 0; i < adamw_params.size(); ++i)
     st.push_back({get("adamw.exp_avg." + adamw_names[i], adamw_params[i]), get("adamw.exp_avg_sq." + adamw_names[i], adamw_params[i])});
-  s.adamw->setState(std::move(st), md.value("adamw_steps", std::int64_t{0}));
+  const json& n = md.contains("adamw_steps") ? md["adamw_steps"] : json();
+  if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > step)
+    throw FormatError(path + ": adamw_steps: expected a count from 0 to the step " + std::to_string(step) + ", got " + n.dump());
+  s.adamw->setState(std::move(st), n.get<std::int64_t>());
   if (s.muon) {
     std::vector<at::Tensor> mom;
     for (std::size_t i = 0; i < muon_params.size(); ++i) mom.push_back(get("muon.momentum." + muon_names[i], muon_params[i]));
@@ -122,20 +127,35 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
 }
 
 std::vector<json> truncateLog(const std::string& path, std::int64_t step) {
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+  }
   std::vector<json> kept;
   std::string text;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
+  std::int64_t previous = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string where = path + ": line " + std::to_string(i + 1);
     json j;
     try {
-      j = io::parseJson(line, path);
+      j = io::parseJson(lines[i], path);
     } catch (const FormatError&) {
-      break;  // a torn last line (the run was killed mid-write)
+      if (i + 1 == lines.size()) break;  // a torn last line (the run was killed mid-write)
+      throw IntegrityError(where + " of " + std::to_string(lines.size()) +
+                           " is not a JSON record, with records after it: a damaged log, not a torn end (nothing was resumed)");
     }
-    if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer())
-      throw FormatError(path + ": line " + std::to_string(kept.size() + 1) + ": not a training log record");
-    if (j["step"].get<std::int64_t>() > step) break;
-    text += line + "\n";
+    if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer() || j["step"].get<std::int64_t>() <= previous)
+      throw IntegrityError(where + ": expected a training log record with an integer \"step\" after " + std::to_string(previous) +
+                           ", got " + (j.is_object() && j.contains("step") ? "step " + j["step"].dump() : "no step"));
+    if (j.contains("train_loss") && !j["train_loss"].is_number() && !j["train_loss"].is_null())
+      throw IntegrityError(where + ": /train_loss: expected a number or null, got " + j["train_loss"].dump());
+    if (j.contains("eval") && (!j["eval"].is_object() || !j["eval"].contains("heldout_loss") ||
+                               !(j["eval"]["heldout_loss"].is_number() || j["eval"]["heldout_loss"].is_null())))
+      throw IntegrityError(where + ": /eval: expected an object with a numeric (or null) heldout_loss, got " + j["eval"].dump());
+    previous = j["step"].get<std::int64_t>();
+    if (previous > step) break;
+    text += lines[i] + "\n";
     kept.push_back(std::move(j));
   }
   output::writeFileAtomic(path, text);

@@ -21,6 +21,7 @@
 #include "omn/output/provenance.h"
 #include "omn/output/table.h"
 #include "omn/train/batches.h"
+#include "omn/train/resume.h"
 #include "omn/train/run_files.h"
 
 namespace omn::train {
@@ -110,21 +111,9 @@ json runTraining(const TrainOptions& o) {
   if (ec) throw UsageError("--out " + o.out_dir + ": cannot create it: " + ec.message());
   const RunLock lock(paths.lock);
   const bool has_run = fs::exists(paths.log) || fs::exists(paths.train_json) || fs::exists(paths.config);
-  json previous;
+  ResumePoint resume;
   if (o.resume) {
-    if (!fs::exists(paths.train_json)) throw UsageError("--resume: " + paths.train_json + " does not exist (nothing to resume)");
-    previous = output::readJsonFile(paths.train_json, "training record");
-    if (previous.value("status", "") != "running")
-      throw UsageError("--resume: the run in " + o.out_dir + " is " + previous.value("status", "?") + ", not running");
-    if (!previous.is_object() || !previous.contains("config") || !previous["config"].is_object() ||
-        !previous.contains("corpus") || !previous["corpus"].is_object())
-      throw FormatError(paths.train_json + ": not a training record (no /config or /corpus object)");
-    const std::string old_config = previous["config"].value("sha256", "");
-    if (old_config != c.sha256)
-      throw IntegrityError("--resume: " + c.path + " (sha256 " + c.sha256 + ") is not the config this run started with (" +
-                           old_config + ")");
-    if (previous["corpus"].value("sha256", "") != corpus.json_sha256)
-      throw IntegrityError("--resume: the corpus " + corpus.json_path + " is not the one this run started with");
+    resume = verifyResume(paths, c, corpus);  // every byte it reads checked before it is used
   } else if (has_run && !o.force) {
     throw UsageError("--out " + o.out_dir + " already holds a run: pass --resume to continue it or --force to start over");
   }
@@ -150,7 +139,7 @@ json runTraining(const TrainOptions& o) {
 
   // --- the model and its optimizers ---------------------------------------------------------------
   std::int64_t start = 0;
-  if (o.resume) start = previous.value("last_checkpoint_step", std::int64_t{0});
+  if (o.resume) start = resume.step;
   TrainableModel m = start > 0          ? loadModel(paths.stepCheckpoint(start), c, corpus.vocab_size, device)
                      : c.init_from ? loadModel(*c.init_from, c, corpus.vocab_size, device)
                                    : initModel(c, corpus.vocab_size, c.seed, device);
@@ -200,7 +189,7 @@ json runTraining(const TrainOptions& o) {
   std::vector<json> log = o.resume ? truncateLog(paths.log, start) : std::vector<json>{};
   double initial_loss = NAN, best_heldout = INFINITY;
   std::vector<std::optional<std::int64_t>> reached(c.loss_thresholds.size());
-  json evals = json::array(), checkpoints = o.resume ? previous.value("checkpoints", json::array()) : json::array();
+  json evals = json::array(), checkpoints = o.resume ? resume.checkpoints : json::array();
   auto noteEval = [&](std::int64_t step, const json& e) {
     evals.push_back({{"step", step}, {"heldout_loss", e["heldout_loss"]}});
     if (e["heldout_loss"].is_number()) {
@@ -211,7 +200,7 @@ json runTraining(const TrainOptions& o) {
     }
   };
   for (const auto& r : log) {
-    if (r["step"] == 1 && r["train_loss"].is_number()) initial_loss = r["train_loss"].get<double>();
+    if (r["step"] == 1 && r.contains("train_loss") && r["train_loss"].is_number()) initial_loss = r["train_loss"].get<double>();
     if (r.contains("eval")) noteEval(r["step"].get<std::int64_t>(), r["eval"]);
   }
   json last_eval;
@@ -264,8 +253,9 @@ json runTraining(const TrainOptions& o) {
   };
   auto saveCheckpoint = [&](std::int64_t step, double loss) {
     const std::string sha = writeWeights(paths.stepCheckpoint(step), m, record, step, step * tokens_per_step, c.seed);
-    writeOptimizer(paths.stepOptimizer(step), opt_state, adamw_names, muon_names, step);
-    checkpoints.push_back({{"step", step}, {"path", fs::relative(paths.stepCheckpoint(step), o.out_dir).string()}, {"sha256", sha}});
+    const std::string optimizer_sha = writeOptimizer(paths.stepOptimizer(step), opt_state, adamw_names, muon_names, step);
+    checkpoints.push_back({{"step", step}, {"path", fs::relative(paths.stepCheckpoint(step), o.out_dir).string()}, {"sha256", sha},
+                           {"optimizer_sha256", optimizer_sha}});
     trainJson("running", step, loss, "");
   };
   if (!o.resume) trainJson("running", 0, NAN, "");

@@ -264,6 +264,8 @@ proc.wait()
 killed_early = not os.path.exists(os.path.join(cut_out, "final.pt"))
 check(killed_early, "resume: the run was killed before it finished (after step %s)" %
       json.load(open(os.path.join(cut_out, "train.json")))["last_checkpoint_step"])
+killed = cut_out + "-killed"  # the interrupted state, kept for the tampering checks below
+shutil.copytree(cut_out, killed)
 run("train", "--config", cpath, "--out", cut_out, "--resume")
 a = torch.load(os.path.join(ref_out, "final.pt"), weights_only=True)["model"]
 b = torch.load(os.path.join(cut_out, "final.pt"), weights_only=True)["model"]
@@ -308,5 +310,64 @@ t["status"] = "running"
 json.dump(t, open(os.path.join(cut_out + "-2", "train.json"), "w"))
 r = run("train", "--config", cpath, "--out", cut_out + "-2", "--resume", expect=4)
 check("not the config this run started with" in r.stderr, "--resume with a changed config: exit 4")
+
+
+# --- what a resume reads is verified before it is used: tampering and damage are exit 2/4 -------
+def tampered(name, change, want, expect):
+    d = os.path.join(work, "tamper-" + name)
+    shutil.copytree(killed, d)
+    rec = json.load(open(os.path.join(d, "train.json")))
+    change(d, rec)
+    r = run("train", "--config", cpath, "--out", d, "--resume", expect=expect)
+    check(want in r.stderr and not os.path.exists(os.path.join(d, "final.pt")),
+          "resume of a run with %s: exit %d naming %r, nothing trained (%s)" % (name, expect, want, r.stderr.strip()[-160:]))
+
+
+def flip(path, at=-100):
+    b = bytearray(open(path, "rb").read())
+    b[at] ^= 0x01
+    open(path, "wb").write(bytes(b))
+
+
+def edit_record(**fields):
+    def change(d, rec):
+        rec.update(fields)
+        json.dump(rec, open(os.path.join(d, "train.json"), "w"))
+    return change
+
+
+def edit_log(fn):
+    def change(d, rec):
+        p = os.path.join(d, "log.jsonl")
+        open(p, "w").write(fn(open(p).read().splitlines(True)))
+    return change
+
+
+last = json.load(open(os.path.join(killed, "train.json")))["last_checkpoint_step"]
+shutil.copyfile(os.path.join(killed, "config.json"), cpath)  # the killed run's config again, byte for byte
+tampered("a flipped byte in its checkpoint", lambda d, rec: flip(os.path.join(d, "checkpoints", "step-%06d.pt" % last)),
+         "step-%06d.pt" % last, 4)
+tampered("a flipped byte in its optimizer state", lambda d, rec: flip(os.path.join(d, "checkpoints", "step-%06d.optim.pt" % last)),
+         "step-%06d.optim.pt" % last, 4)
+tampered("no optimizer digest recorded",
+         edit_record(checkpoints=[{k: v for k, v in c.items() if k != "optimizer_sha256"} for c in
+                                  json.load(open(os.path.join(killed, "train.json")))["checkpoints"]]), "cannot be verified", 4)
+tampered("a negative last_checkpoint_step", edit_record(last_checkpoint_step=-5), "/last_checkpoint_step", 2)
+tampered("a last_checkpoint_step before its last checkpoint", edit_record(last_checkpoint_step=4), "/last_checkpoint_step", 2)
+tampered("checkpoints that are not a list", edit_record(checkpoints="abc"), "/checkpoints", 2)
+tampered("a checkpoint path elsewhere",
+         edit_record(checkpoints=[dict(c, path="../x.pt") for c in json.load(open(os.path.join(killed, "train.json")))["checkpoints"]]),
+         "/path", 2)
+tampered("a status of the wrong type", edit_record(status=7), "/status", 2)
+rec = '{"step": %d, "train_loss": 5.0}\n'  # the killed run may not have logged yet: records written here
+tampered("a torn line in the middle of its log", edit_log(lambda ls: rec % 1 + (rec % 2)[:12] + "\n" + rec % 3), "line 2", 4)
+tampered("log steps out of order", edit_log(lambda ls: rec % 2 + rec % 1), "line 2", 4)
+# a torn last line is what a kill leaves: cut, and the resume finishes with the uninterrupted weights
+d = os.path.join(work, "tamper-torn-tail")
+shutil.copytree(killed, d)
+open(os.path.join(d, "log.jsonl"), "a").write('{"step": 99999, "train_lo')
+run("train", "--config", cpath, "--out", d, "--resume")
+b = torch.load(os.path.join(d, "final.pt"), weights_only=True)["model"]
+check(all(torch.equal(a[k], b[k]) for k in a), "resume after a torn last log line: bitwise the uninterrupted final weights")
 
 h.finish()

@@ -28,7 +28,7 @@ std::string readTextFile(const std::string& path, const std::string& what);
 nlohmann::json readJsonFile(const std::string& path, const std::string& what);
 
 // The documents omn-audit writes and reads back, each with its schema id and docs/schema file.
-enum class DocumentKind { profile, reference_profile, tolerance, eval, intervention, study, track };
+enum class DocumentKind { profile, reference_profile, tolerance, eval, intervention, study, track, train };
 const char* schemaId(DocumentKind kind);  // "omn-audit/profile@1"
 
 // Checks that `doc` (read from `label`) is one of `accepted` by its /schema and validates against

@@ -49,16 +49,19 @@ struct OptimizerState {
   AdamW* adamw = nullptr;
   Muon* muon = nullptr;  // null under "adamw"
 };
-void writeOptimizer(const std::string& path, const OptimizerState& s, const std::vector<std::string>& adamw_names,
-                    const std::vector<std::string>& muon_names, std::int64_t step);
-// Restores the moments and step count; throws FormatError naming the file and the tensor when the
-// file does not match the parameters.
+// Returns the file's SHA-256 (train.json records it: a resume verifies the state before reading it).
+std::string writeOptimizer(const std::string& path, const OptimizerState& s, const std::vector<std::string>& adamw_names,
+                           const std::vector<std::string>& muon_names, std::int64_t step);
+// Restores the moments and step count; throws FormatError naming the file and the tensor (or the
+// field) when the file does not match the parameters or its adamw_steps is not a count in [0, step].
 void readOptimizer(const std::string& path, const OptimizerState& s, const std::vector<at::Tensor>& adamw_params,
                    const std::vector<std::string>& adamw_names, const std::vector<at::Tensor>& muon_params,
                    const std::vector<std::string>& muon_names, std::int64_t step);
 
 // The log's records up to and including `step`; the file is rewritten without the later ones (a
-// resume continues from its last checkpoint; a torn last line is dropped).
+// resume continues from its last checkpoint). Only a torn last line may be dropped (a kill mid-write);
+// a line in the middle that is not a record, or steps out of order, is an IntegrityError naming the
+// line: dropping it would silently lose every later record.
 std::vector<nlohmann::json> truncateLog(const std::string& path, std::int64_t step);
 void appendLog(const std::string& path, const nlohmann::json& record);
 

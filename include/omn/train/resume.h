@@ -1,0 +1,30 @@
+// What `train --resume` reads, verified before any of it is used: the run record (train.json)
+// against its schema, its cross-field rules and the config and corpus given now; the checkpoint it
+// resumes from and the optimizer state beside it against the digests the record holds. A resume
+// never trusts a byte it did not check: a flipped byte, a doctored step or a wrong-typed field is
+// exit 2 or 4 naming the file and the place, before a step is taken.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/data/corpus.h"
+#include "omn/train/run_files.h"
+#include "omn/train/train_config.h"
+
+namespace omn::train {
+
+struct ResumePoint {
+  std::int64_t step = 0;                              // the last checkpoint's step; 0: none yet
+  nlohmann::json checkpoints = nlohmann::json::array();  // the record's /checkpoints, as written
+};
+
+// UsageError when there is no record or the run is not "running"; FormatError naming the pointer
+// for a record that is not a valid omn-audit/train@1 document (types, ranges, checkpoint order,
+// last_checkpoint_step against the checkpoints, a checkpoint path other than its step's file);
+// IntegrityError when the config or corpus is not the run's, or the checkpoint or its optimizer
+// state does not hash to its recorded digest (or has none recorded).
+ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data::CorpusFiles& corpus);
+
+}  // namespace omn::train

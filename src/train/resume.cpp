@@ -1,0 +1,57 @@
+#include "omn/train/resume.h"
+
+#include <filesystem>
+
+#include "omn/errors.h"
+#include "omn/io/json_document.h"
+#include "omn/io/sha256.h"
+
+namespace omn::train {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+// The file a record's digest pins, hashed now: IntegrityError naming both when they differ.
+void requireDigest(const std::string& path, const json& entry, const char* field, const std::string& record) {
+  if (!entry.contains(field))
+    throw IntegrityError("--resume: " + record + " records no " + field + " for " + path +
+                         " (a record written before omn-audit 2026-12-02): it cannot be verified; start over with --force");
+  if (!fs::is_regular_file(path)) throw IntegrityError("--resume: " + path + ", which " + record + " records, is missing");
+  io::requireSha256(path, entry[field].get<std::string>(), io::sha256File(path));
+}
+}  // namespace
+
+ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data::CorpusFiles& corpus) {
+  const std::string& rec = paths.train_json;
+  if (!fs::exists(rec)) throw UsageError("--resume: " + rec + " does not exist (nothing to resume)");
+  const json doc = io::readJsonFile(rec, "training record");
+  io::checkDocument(doc, rec, {io::DocumentKind::train});  // types, ranges, checkpoint order
+  if (doc["status"] != "running")
+    throw UsageError("--resume: the run in " + paths.dir + " is " + doc["status"].get<std::string>() + ", not running");
+  const std::string old_config = doc["config"]["sha256"];
+  if (old_config != c.sha256)
+    throw IntegrityError("--resume: " + c.path + " (sha256 " + c.sha256 + ") is not the config this run started with (" + old_config + ")");
+  if (doc["corpus"]["sha256"] != corpus.json_sha256)
+    throw IntegrityError("--resume: the corpus " + corpus.json_path + " is not the one this run started with");
+  if (doc["steps"] != c.steps)
+    throw FormatError(rec + ": /steps: expected the config's " + std::to_string(c.steps) + ", got " + doc["steps"].dump());
+
+  ResumePoint rp;
+  rp.checkpoints = doc["checkpoints"];
+  rp.step = doc["last_checkpoint_step"].get<std::int64_t>();
+  for (std::size_t i = 0; i < rp.checkpoints.size(); ++i) {  // each entry names its own step's file, nothing else
+    const json& e = rp.checkpoints[i];
+    const std::string want = fs::relative(paths.stepCheckpoint(e["step"].get<std::int64_t>()), paths.dir).string();
+    if (e["path"] != want)
+      throw FormatError(rec + ": /checkpoints/" + std::to_string(i) + "/path: expected " + want + ", got " + e["path"].dump());
+  }
+  if (rp.step > 0) {
+    const json& last = rp.checkpoints.back();
+    requireDigest(paths.stepCheckpoint(rp.step), last, "sha256", rec);
+    requireDigest(paths.stepOptimizer(rp.step), last, "optimizer_sha256", rec);
+  }
+  return rp;
+}
+
+}  // namespace omn::train
