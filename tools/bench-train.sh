@@ -3,7 +3,9 @@
 # (tools/bench_train.py: same architecture, batch, sequence length, fp32, threads, Muon + AdamW), run
 # interleaved REPS times (this VM's speed drifts; medians reported), plus the share of the measured
 # fp32 matrix-product peak (6N FLOPs per token plus attention) and omn-audit's peak RSS.
-# Goal: >= 1.3x the PyTorch loop in fp32 on the CPU.
+# Goal: >= 1.5x the PyTorch loop in fp32 on the CPU, or the bound that stops it: the share of the
+# loop's step spent in matrix products (torch.profiler, same OpenBLAS kernels as omn-audit), which no
+# implementation on those kernels removes; 1 / share is the largest ratio there is to have.
 #   tools/bench-train.sh [CONFIG] [THREADS] [STEPS] [REPS]     (needs data/sotu: tools/demo.sh or omn-audit corpus)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
@@ -39,9 +41,12 @@ for _ in $(seq 1 "$reps"); do
   r+=("$(/usr/bin/python3 "$root/tools/bench_train.py" loop "$dir/bench.json" "$corpus" "$threads" "$steps")")
   p+=("$(/usr/bin/python3 "$root/tools/bench_train.py" peak "$threads")")
 done
+read -r gemm_s step_s bound < <(/usr/bin/python3 "$root/tools/bench_train.py" gemm "$dir/bench.json" "$corpus" "$threads" "$steps")
 ours=$(median "${o[@]}"); ref=$(median "${r[@]}"); peak=$(median "${p[@]}")
 echo "config $config: $steps steps, $threads threads, fp32; $fpt FLOPs per token"
 echo "runs: omn-audit ${o[*]} | PyTorch loop ${r[*]} | fp32 peak ${p[*]} GFLOP/s | omn-audit peak RSS ${rss[*]} KiB"
 awk -v o="$ours" -v r="$ref" -v p="$peak" -v f="$fpt" 'BEGIN {
   printf "omn-audit train %8.1f tokens/s (%4.1f%% of the %5.1f GFLOP/s fp32 peak)\n", o, 100 * o * f / (p * 1e9), p
   printf "PyTorch loop    %8.1f tokens/s (%4.1f%%): ratio %.2f\n", r, 100 * r * f / (p * 1e9), o / r }'
+echo "bound: the PyTorch loop spends ${gemm_s}s of its ${step_s}s step in matrix products (mm/addmm/bmm self time," \
+     "torch.profiler): on the same kernels no implementation exceeds ${bound}x it"

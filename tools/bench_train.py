@@ -5,6 +5,9 @@ optimizers), written the way a researcher would write it (nn.Module, autograd, t
 and a Muon step). Prints tokens/s over the timed steps.
 
   bench_train.py loop CONFIG.json CORPUS_DIR THREADS STEPS   -> tokens/s
+  bench_train.py gemm CONFIG.json CORPUS_DIR THREADS STEPS   -> the loop's seconds per step in matrix
+      products (torch.profiler self time of mm/addmm/bmm), its seconds per step unprofiled, and the
+      bound that leaves any implementation on the same kernels: step / products
   bench_train.py flops CONFIG.json VOCAB                     -> FLOPs per trained token (6N + attention)
   bench_train.py peak THREADS                                -> fp32 matmul GFLOP/s
 """
@@ -97,7 +100,7 @@ def muon_(p, m, lr, beta=0.95):
     p.add_(X, alpha=-lr * max(1, p.size(0) / p.size(1)) ** 0.5)
 
 
-def loop(config, corpus, threads, steps):
+def loop(config, corpus, threads, steps, profiler=None):
     torch.set_num_threads(threads)
     cfg = json.load(open(config))
     c = cfg["model"]
@@ -113,6 +116,8 @@ def loop(config, corpus, threads, steps):
     g = torch.Generator().manual_seed(0)
     timed = 0.0
     for step in range(steps):
+        if profiler is not None and step == 3:  # the timed steps only
+            profiler.__enter__()
         t0 = time.perf_counter()
         off = torch.randint(0, len(stream) - T, (B,), generator=g)
         tok = torch.stack([stream[o:o + T] for o in off.tolist()])
@@ -129,7 +134,25 @@ def loop(config, corpus, threads, steps):
         model.zero_grad(set_to_none=True)
         if step >= 3:  # warm-up steps untimed
             timed += time.perf_counter() - t0
-    print("%.1f" % ((steps - 3) * B * T / timed))
+    if profiler is not None:
+        profiler.__exit__(None, None, None)
+    return (steps - 3) * B * T / timed
+
+
+GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addmv", "aten::mv", "aten::dot")
+
+
+def gemm(config, corpus, threads, steps):
+    """The share of the eager loop's step spent in matrix products: what no implementation on the
+    same kernels can remove, so 1 / share bounds its speed-up over this loop."""
+    cfg = json.load(open(config))
+    tokens_per_step = cfg["batch_size"] * cfg["seq_len"]
+    step_s = tokens_per_step / loop(config, corpus, threads, steps)
+    prof = torch.autograd.profiler.profile()
+    loop(config, corpus, threads, steps, prof)
+    gemm_us = sum(e.self_cpu_time_total for e in prof.key_averages() if e.key in GEMM_OPS)
+    gemm_s = gemm_us / 1e6 / (steps - 3)  # the steps after the 3 warm-up steps, as loop() times them
+    print("%.4f %.4f %.2f" % (gemm_s, step_s, step_s / gemm_s))
 
 
 def flops(config, V):
@@ -144,7 +167,9 @@ def flops(config, V):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "loop":
-        loop(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+        print("%.1f" % loop(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])))
+    elif cmd == "gemm":
+        gemm(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "flops":
         flops(sys.argv[2], int(sys.argv[3]))
     else:
