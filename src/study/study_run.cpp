@@ -127,6 +127,8 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
     t.out_dir = dir;
     t.progress = o.progress;
     t.threads = o.threads;
+    t.stop = o.stop;
+    t.resume_command = "rerun the study with --resume";
     json doc;
     if (o.resume && ours && (status == "finished" || status == "diverged")) {
       spdlog::info("[{}/{}] {}: {} before the interruption, reused", k, cells.size(), c.id, status);

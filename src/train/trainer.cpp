@@ -270,6 +270,13 @@ json runTraining(const TrainOptions& o) {
   std::string divergence;
   std::int64_t step = start;
   while (step < c.steps) {
+    if (o.stop && o.stop()) {
+      const std::int64_t from = checkpoints.empty() ? 0 : checkpoints.back()["step"].get<std::int64_t>();
+      throw Interrupted("interrupted after step " + std::to_string(step) + " of " + std::to_string(c.steps) + "; " +
+                        (from > 0 ? "the run continues from its checkpoint of step " + std::to_string(from)
+                                  : "no checkpoint yet: the run starts again from step 0") +
+                        (o.resume_command.empty() ? ": rerun with --resume" : ": " + o.resume_command));
+    }
     ++step;
     const BatchRows b = sampleBatch(train_set.tokens, corpus.eos_id, c.seed, step, c.batch_size, c.seq_len);
     const at::Tensor tok = at::tensor(b.tokens, at::kLong).view({c.batch_size, c.seq_len}).to(device);

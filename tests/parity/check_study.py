@@ -157,6 +157,22 @@ def essence(d):
 
 check(essence(doc_b) == essence(doc_ref), "kill -9 + --resume: the same runs (final weights bitwise), arms and comparison as uninterrupted")
 
+# SIGTERM (as SIGINT) in the same place: the run in flight stops between two steps, exit 130 with the
+# way to continue; --resume then gives the uninterrupted study
+m_t = manifest("b-term", grid=long_grid, set=long_set)
+second_t = os.path.join(work, "b-term", "runs", "qk-on_lr-3.000e-02_seed-7")
+proc = subprocess.Popen([omn, "study", "--manifest", m_t], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+deadline = time.time() + 120
+while time.time() < deadline and not os.path.exists(os.path.join(second_t, "checkpoints", "step-000030.pt")):
+    time.sleep(0.005)
+proc.send_signal(signal.SIGTERM)
+err = proc.communicate()[1]
+check(proc.returncode == 130 and "rerun the study with --resume" in err,
+      "SIGTERM in a study: exit 130 with the way to continue (exit %d: %s)" % (proc.returncode, err.strip()[-160:]))
+run("study", "--manifest", m_t, "--resume")
+check(essence(json.load(open(os.path.join(work, "b-term", "study.json")))) == essence(doc_ref),
+      "SIGTERM + --resume: the same runs (final weights bitwise), arms and comparison as uninterrupted")
+
 # --- shards and merge -------------------------------------------------------------------------------
 m_c = manifest("c")
 run("study", "--manifest", m_c, "--shard", "0/2", "-o", os.path.join(work, "c", "s0.json"))

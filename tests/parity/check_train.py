@@ -370,4 +370,21 @@ run("train", "--config", cpath, "--out", d, "--resume")
 b = torch.load(os.path.join(d, "final.pt"), weights_only=True)["model"]
 check(all(torch.equal(a[k], b[k]) for k in a), "resume after a torn last log line: bitwise the uninterrupted final weights")
 
+# SIGTERM (as SIGINT): the run stops between two steps, exit 130 naming the resume command; resumed,
+# it ends with the uninterrupted weights
+term = os.path.join(work, "run-term")
+proc = subprocess.Popen([omn, "train", "--config", cpath, "--out", term], env=env, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE, text=True)
+marker = os.path.join(term, "checkpoints", "step-000004.optim.pt")
+deadline = time.time() + 120
+while not os.path.exists(marker) and time.time() < deadline and proc.poll() is None:
+    time.sleep(0.002)
+proc.send_signal(signal.SIGTERM)
+err = proc.communicate()[1]
+check(proc.returncode == 130 and "omn-audit train --config %s --out %s --resume" % (cpath, term) in err,
+      "SIGTERM in train: exit 130 with the resume command (exit %d: %s)" % (proc.returncode, err.strip()[-200:]))
+run("train", "--config", cpath, "--out", term, "--resume")
+b = torch.load(os.path.join(term, "final.pt"), weights_only=True)["model"]
+check(all(torch.equal(a[k], b[k]) for k in a), "SIGTERM then --resume: bitwise the uninterrupted final weights")
+
 h.finish()

@@ -2,6 +2,7 @@
 // its run directory, each finished run journaled (so kill -9 + --resume redoes nothing finished and
 // continues the run in flight from its last checkpoint), then the study document assembled.
 #pragma once
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@ struct StudyOptions {
   bool force = false, resume = false, progress = false;
   int shard_index = 0, shard_count = 1;
   int threads = 0;
+  std::function<bool()> stop;  // SIGINT/SIGTERM: the run in flight stops between two steps, exit 130
 };
 
 nlohmann::json runStudy(const StudyManifest& m, const StudyOptions& o);

@@ -17,10 +17,14 @@ struct TrainOptions {
   bool resume = false, force = false, progress = false;
   int threads = 0;
   std::string dump_grads;  // write the first step's gradients here (torch.save; parity checks)
+  std::function<bool()> stop;  // asked before each step (SIGINT/SIGTERM): then Interrupted, exit 130
+  std::string resume_command;  // what the Interrupted message tells the user to run
 };
 
 // Runs (or resumes) the training; returns the train.json document it wrote. A diverged run ends
-// normally (status "diverged", no final.pt): divergence is a result, not an error.
+// normally (status "diverged", no final.pt): divergence is a result, not an error. Stopped (`stop`)
+// between two steps, it throws Interrupted naming the checkpoint --resume continues from; the run
+// directory stays as the last checkpoint left it.
 nlohmann::json runTraining(const TrainOptions& options);
 
 }  // namespace omn::train

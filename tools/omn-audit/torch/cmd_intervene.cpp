@@ -21,13 +21,11 @@
 #include "omn/intervene/sweep.h"
 #include "omn/output/progress.h"
 #include "../plugin_commands.h"
+#include "stop_signal.h"
 
 namespace omn::cli {
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-extern "C" void onSignal(int) { g_stop = true; }
 
 // --plan: the session opened and verified, every condition checked on the gains, nothing run
 int printPlan(intervene::Manifest& m, const intervene::SweepOptions& o) {
@@ -99,9 +97,7 @@ Command addInterveneCommand(CLI::App& root) {
             if (!confirm_out.empty()) intervene::checkSweepOutputs(m, withOutput(a->o, confirm_out), inputs);
             prepareSession(m.session, pluginHost());  // threads and BLAS facts, at the edge
             auto s = eval::openSession(m.session);  // weights load outside inference mode
-            std::signal(SIGINT, onSignal);
-            std::signal(SIGTERM, onSignal);
-            a->o.stop = [] { return g_stop.load(); };
+            a->o.stop = stopOnSignals();
             std::ostream& text = output::isStdout(a->o.output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
             nlohmann::json doc;
             {

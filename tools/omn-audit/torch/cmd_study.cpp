@@ -12,6 +12,7 @@
 #include "omn/output/table.h"
 #include "omn/study/study_run.h"
 #include "../plugin_commands.h"
+#include "stop_signal.h"
 
 namespace omn::cli {
 
@@ -49,6 +50,7 @@ Command addStudyCommand(CLI::App& root) {
             const study::StudyManifest m = study::loadStudyManifest(*manifest);
             o->progress = output::ProgressBar::stderrIsTerminal();
             keepFreedMemoryInHeap();
+            o->stop = stopOnSignals();
             const nlohmann::json doc = study::runStudy(m, *o);
             std::ostream& text = output::isStdout(o->output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
             printStudySummary(text, doc);

@@ -8,6 +8,7 @@
 #include "omn/output/table.h"
 #include "omn/train/trainer.h"
 #include "../plugin_commands.h"
+#include "stop_signal.h"
 
 namespace omn::cli {
 
@@ -30,6 +31,9 @@ Command addTrainCommand(CLI::App& root) {
             if (a->resume && a->force) throw UsageError("--resume and --force: choose one");
             a->progress = output::ProgressBar::stderrIsTerminal();
             keepFreedMemoryInHeap();
+            a->stop = stopOnSignals();
+            a->resume_command = "omn-audit train --config " + *config + " --out " + a->out_dir +
+                                (corpus->empty() ? "" : " --corpus " + *corpus) + " --resume";
             const nlohmann::json doc = train::runTraining(*a);
             auto num = [](const nlohmann::json& v) { return v.is_number() ? output::fixed(v.get<double>(), 4) : std::string("-"); };
             std::cout << "run        " << a->out_dir << " (" << doc["status"].get<std::string>() << " after "
