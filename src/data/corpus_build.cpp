@@ -133,7 +133,9 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
       {"byte_fallback", "true"},
       {"max_sentence_length", std::to_string(c.max_sentence_bytes)},
       {"shuffle_input_sentence", "false"},
-      {"num_threads", std::to_string(std::max(1, threads))},
+      // unigram's EM sums expected counts per thread and merges them: its scores (and so which pieces
+      // survive pruning) depend on the thread count, so it trains on one; BPE's merges do not
+      {"num_threads", std::to_string(c.model_type == "unigram" ? 1 : std::max(1, threads))},
       {"minloglevel", "2"}};
   std::string model_proto;
   if (const auto st = sentencepiece::SentencePieceTrainer::Train(args, &lines, &model_proto); !st.ok())

@@ -129,7 +129,7 @@ nlohmann::json modelJson(const Session& s) {
           {"weights", {{"zero_copy", w.zero_copy}, {"copied", w.copied}}},
           {"head_identical_to_embedding", w.head_identical_to_embedding},
           {"blas", blasJson(s.spec)},
-          {"products", model::productsJson()}};
+          {"products", model::productsJson(s.dtype, s.device)}};
 }
 
 nlohmann::json tokensJson(const Session& s) {

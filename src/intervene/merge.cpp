@@ -44,7 +44,7 @@ json mergeShards(const std::vector<std::string>& paths) {
       paths, "omn-audit/intervention@1",
       {"/manifest/sha256", "/checkpoint/sha256", "/tokens/sha256", "/tokens/tokenizer_revision",
        "/provenance/model_code_fingerprint", "/provenance/git_revision", "/provenance/libtorch", "/model/config", "/model/dtype",
-       "/model/device", "/model/attention", "/selection", "/gains/checkpoint_sha256", "/control/open/result/sequences", "/kl",
+       "/model/products/bf16", "/model/device", "/model/attention", "/selection", "/gains/checkpoint_sha256", "/control/open/result/sequences", "/kl",
        "/mechanism", "/multiplicity/family_size", "/noise_floor"},
       "sweep");
   const json& first = docs[0];

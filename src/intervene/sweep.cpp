@@ -17,6 +17,7 @@
 #include "omn/intervene/ops.h"
 #include "omn/intervene/plan.h"
 #include "omn/intervene/results.h"
+#include "omn/model/products.h"
 #include "omn/output/json_file.h"
 #include "omn/output/progress.h"
 #include "omn/output/provenance.h"
@@ -81,7 +82,7 @@ Resumed openJournal(const std::string& jpath, const json& header, bool resume) {
   if (!have) return r;
   const std::string diff = io::journalMismatch(r.journal.header(), header,
                                                {"manifest_sha256", "checkpoint_sha256", "tokens_sha256", "model_code_fingerprint",
-                                                "git_revision", "shard", "options"});
+                                                "git_revision", "shard", "bf16_products", "options"});
   if (!diff.empty()) throw UsageError("cannot resume from " + jpath + ": " + diff);
   for (const auto& rec : r.journal.records()) {
     if (rec.contains("restore") && !rec["restore"].value("ok", false)) continue;
@@ -265,6 +266,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
                        {"checkpoint_sha256", s.checkpoint_sha256}, {"tokens_sha256", s.tokens.sha256},
                        {"model_code_fingerprint", modelCodeFingerprint()}, {"git_revision", output::gitRevision()},
                        {"shard", shard},
+                       {"bf16_products", model::productsJson(s.dtype, s.device)["bf16"]},
                        {"options", {{"mechanism", o.mechanism}, {"kl", o.kl}}}};
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   eval::ActivationCache cache;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <mutex>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -46,9 +45,9 @@ unsigned long long xcr0() {
 }
 #endif
 
-bool fromEnv(const char* name, std::string& value) {
+bool fromEnv(const char* name, std::string& value) {  // an empty value counts as unset
   const char* v = std::getenv(name);
-  if (!v) return false;
+  if (!v || !*v) return false;
   value = v;
   return true;
 }
@@ -102,8 +101,11 @@ const ProductChoice& bf16Products() {
   return choice;
 }
 
-nlohmann::json productsJson() {
+nlohmann::json productsJson(at::ScalarType dtype, const at::Device& device) {
   const ProductChoice& c = bf16Products();
+  if (dtype != at::kBFloat16)
+    return {{"bf16", "not used"}, {"reason", std::string("the working dtype is ") + c10::toString(dtype) + ": no bf16 products"}};
+  if (!device.is_cpu()) return {{"bf16", "native"}, {"reason", device.str() + ": libtorch's own bf16 products"}};
   return {{"bf16", io::choiceName(kBf16Products, c.bf16)}, {"reason", c.reason}};
 }
 

@@ -42,7 +42,7 @@ ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data
   rp.step = doc["last_checkpoint_step"].get<std::int64_t>();
   for (std::size_t i = 0; i < rp.checkpoints.size(); ++i) {  // each entry names its own step's file, nothing else
     const json& e = rp.checkpoints[i];
-    const std::string want = fs::relative(paths.stepCheckpoint(e["step"].get<std::int64_t>()), paths.dir).string();
+    const std::string want = RunPaths::checkpointName(e["step"].get<std::int64_t>());
     if (e["path"] != want)
       throw FormatError(rec + ": /checkpoints/" + std::to_string(i) + "/path: expected " + want + ", got " + e["path"].dump());
   }
@@ -50,6 +50,21 @@ ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data
     const json& last = rp.checkpoints.back();
     requireDigest(paths.stepCheckpoint(rp.step), last, "sha256", rec);
     requireDigest(paths.stepOptimizer(rp.step), last, "optimizer_sha256", rec);
+    // the log as the checkpoint left it: its first log_bytes bytes, which the record's digest pins
+    if (!last.contains("log_sha256") || !last.contains("log_bytes"))
+      throw IntegrityError("--resume: " + rec + " records no log digest for the checkpoint of step " + std::to_string(rp.step) +
+                           " (a record written before omn-audit 2026-12-02): it cannot be verified; start over with --force");
+    rp.log_bytes = last["log_bytes"].get<std::uint64_t>();
+    const std::string text = fs::exists(paths.log) ? io::readTextFile(paths.log, "training log") : std::string();
+    if (text.size() < rp.log_bytes || io::sha256Bytes(text.data(), static_cast<std::size_t>(rp.log_bytes)) != last["log_sha256"])
+      throw IntegrityError("--resume: " + paths.log + " is not the log the checkpoint of step " + std::to_string(rp.step) +
+                           " recorded: its first " + std::to_string(rp.log_bytes) + " bytes " +
+                           (text.size() < rp.log_bytes ? "are not all there (" + std::to_string(text.size()) + " bytes)"
+                                                       : "do not hash to " + last["log_sha256"].get<std::string>()));
+  } else if (c.init_from) {  // no checkpoint yet: the run starts again from the file it started from
+    for (const json& in : doc["provenance"].value("inputs", json::array()))
+      if (in.is_object() && in.value("role", "") == "init" && in.contains("sha256") && in["sha256"].is_string())
+        io::requireSha256(*c.init_from, in["sha256"].get<std::string>(), io::sha256File(*c.init_from));
   }
   return rp;
 }

@@ -31,10 +31,12 @@ RunPaths::RunPaths(const std::string& out) : dir(out) {
   lock = (d / ".lock").string();
 }
 
-std::string RunPaths::stepCheckpoint(std::int64_t step) const {
-  char b[32];
-  std::snprintf(b, sizeof b, "step-%06lld.pt", static_cast<long long>(step));
-  return (fs::path(checkpoints) / b).string();
+std::string RunPaths::stepCheckpoint(std::int64_t step) const { return (fs::path(dir) / checkpointName(step)).string(); }
+
+std::string RunPaths::checkpointName(std::int64_t step) {
+  char b[48];
+  std::snprintf(b, sizeof b, "checkpoints/step-%06lld.pt", static_cast<long long>(step));
+  return b;
 }
 
 std::string RunPaths::stepOptimizer(std::int64_t step) const {
@@ -126,36 +128,33 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
   }
 }
 
-std::vector<json> truncateLog(const std::string& path, std::int64_t step) {
-  std::vector<std::string> lines;
-  {
-    std::ifstream in(path);
-    for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
-  }
+std::vector<json> restoreLog(const std::string& path, std::uint64_t bytes) {
+  std::string text = bytes == 0 ? std::string() : io::readTextFile(path, "training log");
+  if (text.size() < bytes)
+    throw IntegrityError(path + ": " + std::to_string(text.size()) + " bytes, fewer than the " + std::to_string(bytes) +
+                         " it held at the checkpoint");
+  text.resize(static_cast<std::size_t>(bytes));
   std::vector<json> kept;
-  std::string text;
   std::int64_t previous = 0;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string where = path + ": line " + std::to_string(i + 1);
+  std::size_t line_no = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at = end == std::string::npos ? text.size() : end + 1;
+    const std::string where = path + ": line " + std::to_string(++line_no);
     json j;
     try {
-      j = io::parseJson(lines[i], path);
-    } catch (const FormatError&) {
-      if (i + 1 == lines.size()) break;  // a torn last line (the run was killed mid-write)
-      throw IntegrityError(where + " of " + std::to_string(lines.size()) +
-                           " is not a JSON record, with records after it: a damaged log, not a torn end (nothing was resumed)");
+      j = io::parseJson(line, where);
+    } catch (const FormatError& e) {
+      throw IntegrityError(std::string(e.what()) + " (within the part the checkpoint's digest covers)");
     }
-    if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer() || j["step"].get<std::int64_t>() <= previous)
+    if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer() || j["step"].get<std::int64_t>() <= previous ||
+        (j.contains("train_loss") && !j["train_loss"].is_number() && !j["train_loss"].is_null()) ||
+        (j.contains("eval") && (!j["eval"].is_object() || !j["eval"].contains("heldout_loss") ||
+                                !(j["eval"]["heldout_loss"].is_number() || j["eval"]["heldout_loss"].is_null()))))
       throw IntegrityError(where + ": expected a training log record with an integer \"step\" after " + std::to_string(previous) +
-                           ", got " + (j.is_object() && j.contains("step") ? "step " + j["step"].dump() : "no step"));
-    if (j.contains("train_loss") && !j["train_loss"].is_number() && !j["train_loss"].is_null())
-      throw IntegrityError(where + ": /train_loss: expected a number or null, got " + j["train_loss"].dump());
-    if (j.contains("eval") && (!j["eval"].is_object() || !j["eval"].contains("heldout_loss") ||
-                               !(j["eval"]["heldout_loss"].is_number() || j["eval"]["heldout_loss"].is_null())))
-      throw IntegrityError(where + ": /eval: expected an object with a numeric (or null) heldout_loss, got " + j["eval"].dump());
+                           " (and a numeric train_loss, an eval with a numeric heldout_loss)");
     previous = j["step"].get<std::int64_t>();
-    if (previous > step) break;
-    text += lines[i] + "\n";
     kept.push_back(std::move(j));
   }
   output::writeFileAtomic(path, text);

@@ -124,6 +124,9 @@ PY
 expect 2 "--out-of-vocabulary: expected refuse or drop" -- "$omn" "${base[@]}" --out-of-vocabulary keep
 expect 2 "needs document boundaries" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.bin" --tokenizer-revision r
 expect 2 "fp16 on the CPU" -- "$omn" "${base[@]}" --dtype fp16
+# a bad OMN_BF16_PRODUCTS is refused at the edge, before the checkpoint is read (fp32 too: it was
+# only noticed when the result recorded the choice, after the whole run)
+expect 2 "OMN_BF16_PRODUCTS: expected native or fp32-accumulate" -- env OMN_BF16_PRODUCTS=fast "$omn" "${base[@]}" --dtype fp32
 # a CPU build has no flash path; a CUDA build has one, but not for a CPU device: exit 2 either way
 expect 2 "no flash path|runs on CUDA devices only" -- "$omn" "${base[@]}" --attention flash
 expect 2 "expected auto, flash" -- "$omn" "${base[@]}" --attention fast

@@ -14,7 +14,7 @@ In bf16, every attention path under both bf16 product kernels (native, fp32-accu
 is within the rounding bound of the exact result: per sequence, |NLL_bf16 - NLL_exact| <= K * the RMS
 spread of the reference run in Monte Carlo arithmetic (each value bf16 would round perturbed by a
 relative error uniform in [-u, u], u = 2^-8; N seeds). The bound comes from the arithmetic, not from
-a host: two bf16 runs may differ by twice it (docs/eval.md, "How close bf16 is").
+a host (docs/eval.md, "How close bf16 is").
 
   check_parity.py OMN_AUDIT WORKDIR [--bf16-only]   (--bf16-only: the bf16 checks alone, as the
                                                     ctest run under oneDNN's AVX2 ISA limit does)
@@ -242,7 +242,8 @@ def check_bf16(ck, ppath, form, shape, sd, cfg, rs):
                 expect(chosen == products, tag + ": products kernel reported")
             else:  # the default: native only with the CPU's bf16 instructions and oneDNN allowed them
                 fast = {"avx512_bf16", "amx_bf16"} & cpu_flags()
-                allowed = isa_limit().upper() in ("", "ALL") or "BF16" in isa_limit().upper() or "AMX" in isa_limit().upper()
+                cap = isa_limit().upper()
+                allowed = cap in ("", "ALL") or any(k in cap for k in ("BF16", "AMX", "FP16")) or cap.startswith("AVX10")
                 expect(chosen == ("native" if fast and allowed else "fp32-accumulate"),
                        "%s: default kernel %s (%s)" % (tag, chosen, doc["model"]["products"]["reason"]))
             got[tag] = doc["result"]["sequences"]["nll_sum"]
@@ -251,9 +252,6 @@ def check_bf16(ck, ppath, form, shape, sd, cfg, rs):
                    % (tag, worst, ["%.3g" % b for b in bound]))
     print("%s %s bf16: rounding bounds %.3g..%.3g nats; worst |NLL - exact| / bound %.3f"
           % (shape[0], form, min(bound), max(bound), max(abs(g - w) / b for v in got.values() for g, w, b in zip(v, want, bound))))
-    tags = list(got)
-    worst = max(abs(x - y) / (2 * b) for i in range(len(tags)) for j in range(i) for x, y, b in zip(got[tags[i]], got[tags[j]], bound))
-    expect(worst <= 1.0, "%s %s bf16: two kernels/paths differ by %.3g of twice the rounding bound" % (shape[0], form, worst))
 
 
 def main():

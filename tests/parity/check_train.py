@@ -53,6 +53,13 @@ for threads in ("1", "3"):
     same = all(open(os.path.join(work, "data", f), "rb").read() == open(os.path.join(work, "data-t" + threads, f), "rb").read()
                for f in ("train.bin", "heldout.bin", "tokenizer.model"))
     check(same, "corpus: rebuilding on %s thread(s) gives the same tokenizer and token streams byte for byte" % threads)
+uconf = os.path.join(work, "corpus-unigram.json")  # unigram's EM sums per thread: it must not depend on them either
+json.dump(dict(json.load(open(cconf)), tokenizer={"vocab_size": 300, "model_type": "unigram"}), open(uconf, "w"))
+for threads in ("1", "3"):
+    run("corpus", "--config", uconf, "--out", os.path.join(work, "data-u" + threads), "--threads", threads)
+check(all(open(os.path.join(work, "data-u1", f), "rb").read() == open(os.path.join(work, "data-u3", f), "rb").read()
+          for f in ("train.bin", "heldout.bin", "tokenizer.model")),
+      "corpus: a unigram tokenizer built on 1 and on 3 threads, byte for byte the same")
 here = os.path.dirname(os.path.abspath(__file__))
 schema_dir = os.path.join(here, "..", "..", "docs", "schema")
 check(subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"), schema_dir, "corpus.schema.json",
@@ -339,7 +346,8 @@ def edit_record(**fields):
 def edit_log(fn):
     def change(d, rec):
         p = os.path.join(d, "log.jsonl")
-        open(p, "w").write(fn(open(p).read().splitlines(True)))
+        lines = open(p).read().splitlines(True)  # read before the file is opened for writing
+        open(p, "w").write(fn(lines))
     return change
 
 
@@ -359,9 +367,11 @@ tampered("a checkpoint path elsewhere",
          edit_record(checkpoints=[dict(c, path="../x.pt") for c in json.load(open(os.path.join(killed, "train.json")))["checkpoints"]]),
          "/path", 2)
 tampered("a status of the wrong type", edit_record(status=7), "/status", 2)
-rec = '{"step": %d, "train_loss": 5.0}\n'  # the killed run may not have logged yet: records written here
-tampered("a torn line in the middle of its log", edit_log(lambda ls: rec % 1 + (rec % 2)[:12] + "\n" + rec % 3), "line 2", 4)
-tampered("log steps out of order", edit_log(lambda ls: rec % 2 + rec % 1), "line 2", 4)
+# the log as the checkpoint left it is pinned by the record (log_bytes, log_sha256): any change to it
+tampered("a torn line in the middle of its log", edit_log(lambda ls: "".join([ls[0][:12] + "\n"] + ls)), "log.jsonl", 4)
+tampered("an edited loss in its log", edit_log(lambda ls: "".join([ls[0].replace('"train_loss":', '"train_loss":1')] + ls[1:])),
+         "log.jsonl", 4)
+tampered("a deleted log", lambda d, rec: os.remove(os.path.join(d, "log.jsonl")), "log.jsonl", 4)
 # a torn last line is what a kill leaves: cut, and the resume finishes with the uninterrupted weights
 d = os.path.join(work, "tamper-torn-tail")
 shutil.copytree(killed, d)
@@ -386,5 +396,25 @@ check(proc.returncode == 130 and "omn-audit train --config %s --out %s --resume"
 run("train", "--config", cpath, "--out", term, "--resume")
 b = torch.load(os.path.join(term, "final.pt"), weights_only=True)["model"]
 check(all(torch.equal(a[k], b[k]) for k in a), "SIGTERM then --resume: bitwise the uninterrupted final weights")
+
+# a run stopped before its first checkpoint starts again from /init/from: that file must be unchanged
+iconf = json.load(open(os.path.join(work, "train-qk-on.json")))
+shutil.copyfile(os.path.join(work, "init-qk-on.pt"), os.path.join(work, "init-copy.pt"))
+iconf.update({"init": {"from": "init-copy.pt"}, "steps": 2000, "checkpoint_every": 0, "log_every": 100, "eval": {"every": 2000, "rows": 1}})
+ipath = os.path.join(work, "train-init.json")
+json.dump(iconf, open(ipath, "w"))
+iout = os.path.join(work, "run-init")
+proc = subprocess.Popen([omn, "train", "--config", ipath, "--out", iout], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+deadline = time.time() + 120
+while not os.path.exists(os.path.join(iout, "log.jsonl")) and time.time() < deadline and proc.poll() is None:
+    time.sleep(0.002)
+proc.send_signal(signal.SIGTERM)
+proc.wait()
+other = torch.load(os.path.join(work, "init-copy.pt"), weights_only=True)
+other["model"] = {k: v + 1e-3 for k, v in other["model"].items()}
+torch.save(other, os.path.join(work, "init-copy.pt"))
+r = run("train", "--config", ipath, "--out", iout, "--resume", expect=4)
+check(proc.returncode == 130 and "init-copy.pt" in r.stderr and not os.path.exists(os.path.join(iout, "final.pt")),
+      "resume before the first checkpoint with a changed /init/from: exit 4 naming it (%s)" % r.stderr.strip()[-120:])
 
 h.finish()

@@ -169,6 +169,15 @@ TEST(Bf16Products, ChosenByTheCpuTheIsaLimitAndTheOverride) {
   }
 }
 
+// What a result records: the choice where bf16 products run on the CPU, "not used" for another
+// working dtype, libtorch's own on CUDA (never a CPU reason for a GPU run).
+TEST(Bf16Products, RecordedForTheRunsDtypeAndDevice) {
+  EXPECT_EQ(productsJson(at::kFloat, at::Device("cpu"))["bf16"], "not used");
+  EXPECT_EQ(productsJson(at::kBFloat16, at::Device("cuda:0"))["bf16"], "native");
+  EXPECT_EQ(productsJson(at::kBFloat16, at::Device("cuda:0"))["reason"], "cuda:0: libtorch's own bf16 products");
+  EXPECT_EQ(productsJson(at::kBFloat16, at::Device("cpu"))["bf16"], omn::io::choiceName(kBf16Products, bf16Products().bf16));
+}
+
 // The two bf16 product kernels compute the same products: bf16 inputs, float32 sums, the output
 // rounded to bf16. They agree with the float64 product of the same bf16 inputs within one bf16
 // rounding plus the float32 sum's error (K terms), element by element.

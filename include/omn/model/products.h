@@ -47,10 +47,12 @@ ProductChoice chooseBf16Products(const ProductFacts& facts);
 // throws "could not create a primitive descriptor iterator").
 bool nativeBf16Runs(const ProductFacts& facts);
 ProductFacts readProductFacts();
-// This process's choice (read and decided once, on first use).
+// This process's choice (read and decided once, on first use; commands call it at the edge, so a
+// bad OMN_BF16_PRODUCTS is exit 2 before any work).
 const ProductChoice& bf16Products();
-// {"bf16": "native" | "fp32-accumulate", "reason": ...}: what every result records.
-nlohmann::json productsJson();
+// {"bf16": "native" | "fp32-accumulate" | "not used", "reason": ...}: what every result records, for
+// the run's working dtype and device (fp32 runs multiply no bf16; CUDA uses libtorch's own).
+nlohmann::json productsJson(at::ScalarType dtype, const at::Device& device);
 
 // The products themselves, called qualified (products::linear) so they never meet at::linear.
 namespace products {

@@ -18,13 +18,16 @@ namespace omn::train {
 struct ResumePoint {
   std::int64_t step = 0;                              // the last checkpoint's step; 0: none yet
   nlohmann::json checkpoints = nlohmann::json::array();  // the record's /checkpoints, as written
+  std::uint64_t log_bytes = 0;                        // the log's verified prefix (restoreLog keeps it)
 };
 
 // UsageError when there is no record or the run is not "running"; FormatError naming the pointer
 // for a record that is not a valid omn-audit/train@1 document (types, ranges, checkpoint order,
 // last_checkpoint_step against the checkpoints, a checkpoint path other than its step's file);
-// IntegrityError when the config or corpus is not the run's, or the checkpoint or its optimizer
-// state does not hash to its recorded digest (or has none recorded).
+// IntegrityError when the config or corpus is not the run's, when the checkpoint, its optimizer
+// state or the log's first log_bytes bytes do not hash to their recorded digests (or have none
+// recorded), or, for a run without a checkpoint started from /init/from, when that file is not the
+// one the run started from.
 ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data::CorpusFiles& corpus);
 
 }  // namespace omn::train

@@ -24,6 +24,9 @@ struct RunPaths {
   explicit RunPaths(const std::string& out_dir);
   std::string stepCheckpoint(std::int64_t step) const;
   std::string stepOptimizer(std::int64_t step) const;
+  // "checkpoints/step-NNNNNN.pt": the name train.json records, relative to the run directory as
+  // written (no symbolic link resolved: a moved checkpoints/ link keeps its runs resumable)
+  static std::string checkpointName(std::int64_t step);
 };
 
 // An exclusive flock on the run directory's lock file, held for the object's life. Throws
@@ -58,11 +61,11 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
                    const std::vector<std::string>& adamw_names, const std::vector<at::Tensor>& muon_params,
                    const std::vector<std::string>& muon_names, std::int64_t step);
 
-// The log's records up to and including `step`; the file is rewritten without the later ones (a
-// resume continues from its last checkpoint). Only a torn last line may be dropped (a kill mid-write);
-// a line in the middle that is not a record, or steps out of order, is an IntegrityError naming the
-// line: dropping it would silently lose every later record.
-std::vector<nlohmann::json> truncateLog(const std::string& path, std::int64_t step);
+// The log as a resume continues it: its first `bytes` bytes (what it held when the checkpoint was
+// written, verified against the record's digest by verifyResume), the rest cut (records after the
+// checkpoint, a torn line). Returns those records; a line among them that is not a record with
+// increasing integer steps is an IntegrityError naming it.
+std::vector<nlohmann::json> restoreLog(const std::string& path, std::uint64_t bytes);
 void appendLog(const std::string& path, const nlohmann::json& record);
 
 }  // namespace omn::train

@@ -10,6 +10,7 @@
 #include "omn/eval/session_spec.h"
 #include "omn/io/choice.h"
 #include "omn/model/model_options.h"
+#include "omn/model/products.h"
 #include "omn/model/threads.h"
 #include "../plugin_loader.h"
 #include "omn/model/device_spec.h"
@@ -111,6 +112,7 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
 // count, and what the CLI told the plugin (the OpenBLAS kernels it chose) into the spec.
 inline void prepareSession(eval::SessionSpec& spec, const PluginHost& host) {
   model::useThreads(spec.threads);
+  model::bf16Products();  // OMN_BF16_PRODUCTS read and checked now, not after the run
   if (host.blas_coretype_chosen) spec.blas_coretype_chosen = host.blas_coretype_chosen;
 }
 
