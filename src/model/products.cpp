@@ -103,8 +103,10 @@ const ProductChoice& bf16Products() {
 
 nlohmann::json productsJson(at::ScalarType dtype, const at::Device& device) {
   const ProductChoice& c = bf16Products();
-  if (dtype != at::kBFloat16)
-    return {{"bf16", "not used"}, {"reason", std::string("the working dtype is ") + c10::toString(dtype) + ": no bf16 products"}};
+  if (dtype != at::kBFloat16) {  // named as --dtype spells it
+    const std::string name = dtype == at::kFloat ? "fp32" : dtype == at::kHalf ? "fp16" : c10::toString(dtype);
+    return {{"bf16", "not used"}, {"reason", "the working dtype is " + name + ": no bf16 products"}};
+  }
   if (!device.is_cpu()) return {{"bf16", "native"}, {"reason", device.str() + ": libtorch's own bf16 products"}};
   return {{"bf16", io::choiceName(kBf16Products, c.bf16)}, {"reason", c.reason}};
 }
