@@ -54,13 +54,17 @@ ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data
     if (!last.contains("log_sha256") || !last.contains("log_bytes"))
       throw IntegrityError("--resume: " + rec + " records no log digest for the checkpoint of step " + std::to_string(rp.step) +
                            " (a record written before omn-audit 2026-12-02): it cannot be verified; start over with --force");
-    rp.log_bytes = last["log_bytes"].get<std::uint64_t>();
-    const std::string text = fs::exists(paths.log) ? io::readTextFile(paths.log, "training log") : std::string();
-    if (text.size() < rp.log_bytes || io::sha256Bytes(text.data(), static_cast<std::size_t>(rp.log_bytes)) != last["log_sha256"])
+    const std::uint64_t bytes = last["log_bytes"].get<std::uint64_t>();
+    rp.log = fs::exists(paths.log) ? io::readTextFile(paths.log, "training log") : std::string();
+    if (rp.log.size() < bytes)
       throw IntegrityError("--resume: " + paths.log + " is not the log the checkpoint of step " + std::to_string(rp.step) +
-                           " recorded: its first " + std::to_string(rp.log_bytes) + " bytes " +
-                           (text.size() < rp.log_bytes ? "are not all there (" + std::to_string(text.size()) + " bytes)"
-                                                       : "do not hash to " + last["log_sha256"].get<std::string>()));
+                           " recorded: its first " + std::to_string(bytes) + " bytes are not all there (" +
+                           std::to_string(rp.log.size()) + " bytes)");
+    rp.log.resize(static_cast<std::size_t>(bytes));  // what came after the checkpoint (a torn tail included) is cut
+    if (io::sha256Bytes(rp.log.data(), rp.log.size()) != last["log_sha256"])
+      throw IntegrityError("--resume: " + paths.log + " is not the log the checkpoint of step " + std::to_string(rp.step) +
+                           " recorded: its first " + std::to_string(bytes) + " bytes do not hash to " +
+                           last["log_sha256"].get<std::string>());
   } else if (c.init_from) {  // no checkpoint yet: the run starts again from the file it started from
     for (const json& in : doc["provenance"].value("inputs", json::array()))
       if (in.is_object() && in.value("role", "") == "init" && in.contains("sha256") && in["sha256"].is_string())

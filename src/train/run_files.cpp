@@ -128,12 +128,7 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
   }
 }
 
-std::vector<json> restoreLog(const std::string& path, std::uint64_t bytes) {
-  std::string text = bytes == 0 ? std::string() : io::readTextFile(path, "training log");
-  if (text.size() < bytes)
-    throw IntegrityError(path + ": " + std::to_string(text.size()) + " bytes, fewer than the " + std::to_string(bytes) +
-                         " it held at the checkpoint");
-  text.resize(static_cast<std::size_t>(bytes));
+std::vector<json> restoreLog(const std::string& path, const std::string& text) {
   std::vector<json> kept;
   std::int64_t previous = 0;
   std::size_t line_no = 0;
@@ -161,11 +156,13 @@ std::vector<json> restoreLog(const std::string& path, std::uint64_t bytes) {
   return kept;
 }
 
-void appendLog(const std::string& path, const json& record) {
+std::string appendLog(const std::string& path, const json& record) {
+  const std::string line = record.dump() + "\n";
   std::ofstream out(path, std::ios::app);
-  out << record.dump() << "\n";
+  out << line;
   out.flush();
   if (!out) throw IoError(path + ": cannot append to the training log (disk full?)");
+  return line;
 }
 
 }  // namespace omn::train

@@ -13,7 +13,6 @@
 #include "omn/errors.h"
 #include "omn/eval/evaluator.h"
 #include "omn/eval/token_set.h"
-#include "omn/io/json_document.h"
 #include "omn/io/sha256.h"
 #include "omn/model/attention.h"
 #include "omn/model/threads.h"
@@ -187,7 +186,8 @@ json runTraining(const TrainOptions& o) {
   if (!o.resume && !fs::equivalent(c.path, paths.config, ec)) output::writeFileAtomic(paths.config, data::readTextFile(c.path, "training config"));
 
   // --- state rebuilt from the log (a resume continues exactly where the checkpoint stood) -------
-  std::vector<json> log = o.resume ? restoreLog(paths.log, resume.log_bytes) : std::vector<json>{};
+  std::string log_text = o.resume ? resume.log : std::string();  // the log's bytes, for each checkpoint's digest
+  std::vector<json> log = o.resume ? restoreLog(paths.log, log_text) : std::vector<json>{};
   double initial_loss = NAN, best_heldout = INFINITY;
   std::vector<std::optional<std::int64_t>> reached(c.loss_thresholds.size());
   json evals = json::array(), checkpoints = o.resume ? resume.checkpoints : json::array();
@@ -256,7 +256,6 @@ json runTraining(const TrainOptions& o) {
     const std::string sha = writeWeights(paths.stepCheckpoint(step), m, record, step, step * tokens_per_step, c.seed);
     const std::string optimizer_sha = writeOptimizer(paths.stepOptimizer(step), opt_state, adamw_names, muon_names, step);
     // the log as it stands now (every record up to this step): what a resume continues, verified
-    const std::string log_text = fs::exists(paths.log) ? io::readTextFile(paths.log, "training log") : std::string();
     checkpoints.push_back({{"step", step}, {"path", RunPaths::checkpointName(step)}, {"sha256", sha},
                            {"optimizer_sha256", optimizer_sha}, {"log_bytes", log_text.size()},
                            {"log_sha256", io::sha256Bytes(log_text.data(), log_text.size())}});
@@ -328,7 +327,7 @@ json runTraining(const TrainOptions& o) {
         rec["eval"] = last_eval;
         noteEval(step, last_eval);
       }
-      appendLog(paths.log, rec);
+      log_text += appendLog(paths.log, rec);
       log.push_back(rec);
       const std::string held = rec.contains("eval") ? "  held-out " + output::fixed(last_eval["heldout_loss"].is_number() ? last_eval["heldout_loss"].get<double>() : NAN, 4) : "";
       if (!o.progress) spdlog::info("step {}/{}  loss {}{}", step, c.steps, output::fixed(last_loss, 4), held);

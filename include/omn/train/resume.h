@@ -18,7 +18,7 @@ namespace omn::train {
 struct ResumePoint {
   std::int64_t step = 0;                              // the last checkpoint's step; 0: none yet
   nlohmann::json checkpoints = nlohmann::json::array();  // the record's /checkpoints, as written
-  std::uint64_t log_bytes = 0;                        // the log's verified prefix (restoreLog keeps it)
+  std::string log;                                    // the log's verified prefix (restoreLog keeps it)
 };
 
 // UsageError when there is no record or the run is not "running"; FormatError naming the pointer

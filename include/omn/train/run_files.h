@@ -61,11 +61,13 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
                    const std::vector<std::string>& adamw_names, const std::vector<at::Tensor>& muon_params,
                    const std::vector<std::string>& muon_names, std::int64_t step);
 
-// The log as a resume continues it: its first `bytes` bytes (what it held when the checkpoint was
-// written, verified against the record's digest by verifyResume), the rest cut (records after the
-// checkpoint, a torn line). Returns those records; a line among them that is not a record with
+// The log as a resume continues it: `text`, what it held when the checkpoint was written (verified
+// against the record's digest by verifyResume), written back in place of the file (records after
+// the checkpoint and a torn tail are cut). Returns its records; a line that is not a record with
 // increasing integer steps is an IntegrityError naming it.
-std::vector<nlohmann::json> restoreLog(const std::string& path, std::uint64_t bytes);
-void appendLog(const std::string& path, const nlohmann::json& record);
+std::vector<nlohmann::json> restoreLog(const std::string& path, const std::string& text);
+// Appends the record as one line; returns the line written (the trainer keeps the log's text for
+// the digest each checkpoint records).
+std::string appendLog(const std::string& path, const nlohmann::json& record);
 
 }  // namespace omn::train
