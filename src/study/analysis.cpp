@@ -127,8 +127,10 @@ json runRecord(const Cell& cell, const json& train, const std::vector<json>& log
   json ev_step = json::array(), ev_loss = json::array(), ev_logit = json::array(), ev_entropy = json::array(),
        ev_kurt = json::array(), ev_q = json::array(), ev_k = json::array();
   for (const json& rec : log) {
-    train_steps.push_back(rec.at("step"));
-    train_loss.push_back(rec.value("train_loss", json(nullptr)));
+    if (rec.contains("train_loss")) {  // step 0 is an evaluation only
+      train_steps.push_back(rec.at("step"));
+      train_loss.push_back(rec["train_loss"]);
+    }
     if (!rec.contains("eval") || !rec["eval"].is_object()) continue;
     const json& e = rec["eval"];
     ev_step.push_back(rec["step"]);
@@ -169,6 +171,7 @@ json runRecord(const Cell& cell, const json& train, const std::vector<json>& log
           {"diverged", train.value("diverged", false)},
           {"divergence", train.value("divergence", json(nullptr))},
           {"initial_loss", train.value("initial_loss", json(nullptr))},
+          {"initial_train_loss", train.value("initial_train_loss", json(nullptr))},
           {"final_train_loss", train.value("final_train_loss", json(nullptr))},
           {"final_heldout_loss", train.value("final_heldout_loss", json(nullptr))},
           {"best_heldout_loss", train.value("best_heldout_loss", json(nullptr))},

@@ -39,14 +39,15 @@ ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data
 
   ResumePoint rp;
   rp.checkpoints = doc["checkpoints"];
-  rp.step = doc["last_checkpoint_step"].get<std::int64_t>();
+  rp.has_checkpoint = !rp.checkpoints.empty();
+  rp.step = rp.has_checkpoint ? rp.checkpoints.back()["step"].get<std::int64_t>() : 0;
   for (std::size_t i = 0; i < rp.checkpoints.size(); ++i) {  // each entry names its own step's file, nothing else
     const json& e = rp.checkpoints[i];
     const std::string want = RunPaths::checkpointName(e["step"].get<std::int64_t>());
     if (e["path"] != want)
       throw FormatError(rec + ": /checkpoints/" + std::to_string(i) + "/path: expected " + want + ", got " + e["path"].dump());
   }
-  if (rp.step > 0) {
+  if (rp.has_checkpoint) {
     const json& last = rp.checkpoints.back();
     requireDigest(paths.stepCheckpoint(rp.step), last, "sha256", rec);
     requireDigest(paths.stepOptimizer(rp.step), last, "optimizer_sha256", rec);

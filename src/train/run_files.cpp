@@ -130,7 +130,7 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
 
 std::vector<json> restoreLog(const std::string& path, const std::string& text) {
   std::vector<json> kept;
-  std::int64_t previous = 0;
+  std::int64_t previous = -1;  // step 0 (the evaluation at initialisation) comes first
   std::size_t line_no = 0;
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t end = text.find('\n', at);

@@ -138,9 +138,10 @@ json runTraining(const TrainOptions& o) {
   rows.resize(std::min<std::size_t>(rows.size(), static_cast<std::size_t>(c.eval_rows)));
 
   // --- the model and its optimizers ---------------------------------------------------------------
-  std::int64_t start = 0;
-  if (o.resume) start = resume.step;
-  TrainableModel m = start > 0          ? loadModel(paths.stepCheckpoint(start), c, corpus.vocab_size, device)
+  // a resume continues from its last checkpoint (step 0's included); no checkpoint yet: from the start
+  const bool from_checkpoint = o.resume && resume.has_checkpoint;
+  const std::int64_t start = from_checkpoint ? resume.step : 0;
+  TrainableModel m = from_checkpoint   ? loadModel(paths.stepCheckpoint(start), c, corpus.vocab_size, device)
                      : c.init_from ? loadModel(*c.init_from, c, corpus.vocab_size, device)
                                    : initModel(c, corpus.vocab_size, c.seed, device);
   // 4 GiB: the checkpoint writer has no ZIP64 (weights, and the optimizer's two AdamW moments)
@@ -166,7 +167,8 @@ json runTraining(const TrainOptions& o) {
   AdamW adamw(c.optimizer.beta1, c.optimizer.beta2, c.optimizer.eps);
   Muon muon(c.optimizer.muon_momentum, c.optimizer.ns_steps, c.optimizer.muon_weight_decay);
   const OptimizerState opt_state{&adamw, use_muon ? &muon : nullptr};
-  if (start > 0) readOptimizer(paths.stepOptimizer(start), opt_state, adamw_params, adamw_names, muon_params, muon_names, start);
+  // at step 0 the optimizer has no state yet (the file, verified by its digest, holds none)
+  if (from_checkpoint && start > 0) readOptimizer(paths.stepOptimizer(start), opt_state, adamw_params, adamw_names, muon_params, muon_names, start);
 
   // --- the record every checkpoint carries ------------------------------------------------------
   const json arch = {{"n_layers", m.config.n_layers}, {"d_model", m.config.d_model}, {"n_heads", m.config.n_heads},
@@ -186,9 +188,11 @@ json runTraining(const TrainOptions& o) {
   if (!o.resume && !fs::equivalent(c.path, paths.config, ec)) output::writeFileAtomic(paths.config, data::readTextFile(c.path, "training config"));
 
   // --- state rebuilt from the log (a resume continues exactly where the checkpoint stood) -------
-  std::string log_text = o.resume ? resume.log : std::string();  // the log's bytes, for each checkpoint's digest
-  std::vector<json> log = o.resume ? restoreLog(paths.log, log_text) : std::vector<json>{};
-  double initial_loss = NAN, best_heldout = INFINITY;
+  std::string log_text = from_checkpoint ? resume.log : std::string();  // the log's bytes, for each checkpoint's digest
+  std::vector<json> log = from_checkpoint ? restoreLog(paths.log, log_text) : std::vector<json>{};
+  if (o.resume && !from_checkpoint) output::writeFileAtomic(paths.log, "");  // nothing verified to keep: the run starts over
+  // L0 is the held-out loss at initialisation (step 0's evaluation); the first batch's loss is kept beside it
+  double initial_loss = NAN, initial_train_loss = NAN, best_heldout = INFINITY;
   std::vector<std::optional<std::int64_t>> reached(c.loss_thresholds.size());
   json evals = json::array(), checkpoints = o.resume ? resume.checkpoints : json::array();
   auto noteEval = [&](std::int64_t step, const json& e) {
@@ -201,7 +205,8 @@ json runTraining(const TrainOptions& o) {
     }
   };
   for (const auto& r : log) {
-    if (r["step"] == 1 && r.contains("train_loss") && r["train_loss"].is_number()) initial_loss = r["train_loss"].get<double>();
+    if (r["step"] == 1 && r.contains("train_loss") && r["train_loss"].is_number()) initial_train_loss = r["train_loss"].get<double>();
+    if (r["step"] == 0 && r.contains("eval") && r["eval"]["heldout_loss"].is_number()) initial_loss = r["eval"]["heldout_loss"].get<double>();
     if (r.contains("eval")) noteEval(r["step"].get<std::int64_t>(), r["eval"]);
   }
   json last_eval;
@@ -237,6 +242,7 @@ json runTraining(const TrainOptions& o) {
                 {"steps_done", step},
                 {"tokens_seen", step * tokens_per_step},
                 {"initial_loss", finiteOrNull(initial_loss)},
+                {"initial_train_loss", finiteOrNull(initial_train_loss)},
                 {"final_train_loss", finiteOrNull(last_loss)},
                 {"final_heldout_loss", last_eval.is_null() ? json(nullptr) : last_eval["heldout_loss"]},
                 {"best_heldout_loss", finiteOrNull(best_heldout)},
@@ -245,7 +251,7 @@ json runTraining(const TrainOptions& o) {
                 {"divergence", reason.empty() ? json(nullptr) : json{{"step", step}, {"reason", reason}}},
                 {"steps_to_threshold", thr},
                 {"evals", evals},
-                {"last_checkpoint_step", checkpoints.empty() ? json(0) : checkpoints.back()["step"]},
+                {"last_checkpoint_step", checkpoints.empty() ? json(nullptr) : checkpoints.back()["step"]},
                 {"checkpoints", checkpoints},
                 {"log", "log.jsonl"}};
     if (status == "finished") doc["final_checkpoint"] = {{"path", "final.pt"}, {"sha256", io::sha256File(paths.final_checkpoint)}};
@@ -261,7 +267,17 @@ json runTraining(const TrainOptions& o) {
                            {"log_sha256", io::sha256Bytes(log_text.data(), log_text.size())}});
     trainJson("running", step, loss, "");
   };
-  if (!o.resume) trainJson("running", 0, NAN, "");
+  if (!from_checkpoint) {
+    // step 0: the held-out loss at initialisation (L0) and the starting weights, in every run
+    const json e0 = evaluate(ev, m);
+    const json rec0 = {{"step", 0}, {"tokens_seen", 0}, {"eval", e0}};
+    if (e0["heldout_loss"].is_number()) initial_loss = e0["heldout_loss"].get<double>();
+    noteEval(0, e0);
+    last_eval = e0;
+    log_text += appendLog(paths.log, rec0);
+    log.push_back(rec0);
+    saveCheckpoint(0, NAN);
+  }
 
   spdlog::info("train {}: {} parameters ({}), {} steps of {}x{} tokens, {} threads{}", c.name, m.count(),
                m.config.qk_norm ? "QK-norm on" : "QK-norm off", c.steps, c.batch_size, c.seq_len, threads,
@@ -274,9 +290,9 @@ json runTraining(const TrainOptions& o) {
   std::int64_t step = start;
   while (step < c.steps) {
     if (o.stop && o.stop()) {
-      const std::int64_t from = checkpoints.empty() ? 0 : checkpoints.back()["step"].get<std::int64_t>();
+      const std::int64_t from = checkpoints.empty() ? -1 : checkpoints.back()["step"].get<std::int64_t>();
       throw Interrupted("interrupted after step " + std::to_string(step) + " of " + std::to_string(c.steps) + "; " +
-                        (from > 0 ? "the run continues from its checkpoint of step " + std::to_string(from)
+                        (from >= 0 ? "the run continues from its checkpoint of step " + std::to_string(from)
                                   : "no checkpoint yet: the run starts again from step 0") +
                         (o.resume_command.empty() ? ": rerun with --resume" : ": " + o.resume_command));
     }
@@ -287,7 +303,7 @@ json runTraining(const TrainOptions& o) {
     const at::Tensor loss = trainingLoss(*m.model, tok, doc);
     loss.backward();
     last_loss = loss.item<double>();
-    if (step == 1) initial_loss = last_loss;
+    if (step == 1) initial_train_loss = last_loss;
     if (!o.dump_grads.empty() && step == start + 1) {
       std::vector<Parameter> grads = m.params;
       for (auto& g : grads) g.value = g.value.grad();
@@ -304,10 +320,8 @@ json runTraining(const TrainOptions& o) {
     if (use_muon) muon.step(muon_params, c.optimizer.muon_lr * mult);
     for (auto& p : m.params) p.value.mutable_grad().zero_();
 
-    if (!std::isfinite(last_loss) || !std::isfinite(gnorm)) divergence = "non-finite loss or gradient";
-    else if (step > c.schedule.warmup_steps && step > 1 && last_loss > initial_loss)
-      divergence = "train loss " + output::fixed(last_loss, 4) + " above the initial loss " + output::fixed(initial_loss, 4) +
-                   " after warm-up";
+    // divergence rule 1 (docs/train.md): a non-finite training loss or gradient norm, at any step
+    if (!std::isfinite(last_loss) || !std::isfinite(gnorm)) divergence = "non-finite training loss or gradient norm";
     const bool last = step == c.steps || !divergence.empty();
     if (step % c.log_every == 0 || step == 1 || last || step % c.eval_every == 0) {
       const auto now = std::chrono::steady_clock::now();
@@ -326,6 +340,14 @@ json runTraining(const TrainOptions& o) {
         last_eval = evaluate(ev, m);
         rec["eval"] = last_eval;
         noteEval(step, last_eval);
+        // rule 2: after warm-up, a held-out loss that is non-finite or above L0 (the held-out loss at step 0)
+        if (divergence.empty() && step > c.schedule.warmup_steps) {
+          const json& h = last_eval["heldout_loss"];
+          if (!h.is_number()) divergence = "non-finite held-out loss after warm-up";
+          else if (h.get<double>() > initial_loss)
+            divergence = "held-out loss " + output::fixed(h.get<double>(), 4) + " above L0 " + output::fixed(initial_loss, 4) +
+                         " (the held-out loss at step 0) after warm-up";
+        }
       }
       log_text += appendLog(paths.log, rec);
       log.push_back(rec);

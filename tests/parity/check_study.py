@@ -89,6 +89,30 @@ check(any(t["status"] == "diverged" for t in trains.values()), "the grid reaches
 check(any(t["status"] == "finished" for t in trains.values()), "the grid has stable LRs")
 
 
+def rule_says(t, log):
+    """docs/train.md's divergence rules, applied to the raw log: the step the run should stop at, or None."""
+    l0 = log[0]["eval"]["heldout_loss"]
+    warmup = t["config"]["values"]["schedule"]["warmup_steps"]
+    for rec in log[1:]:
+        vals = [rec.get("train_loss"), rec.get("grad_norm")]
+        if any(v is None or not math.isfinite(v) for v in vals):
+            return rec["step"]
+        if "eval" in rec and rec["step"] > warmup:
+            h = rec["eval"]["heldout_loss"]
+            if h is None or h > l0:
+                return rec["step"]
+    return None
+
+
+for rid, t in trains.items():
+    log = [json.loads(x) for x in open(os.path.join(work, "a", next(r["dir"] for r in doc["runs"] if r["id"] == rid), "log.jsonl"))]
+    want = rule_says(t, log)
+    got = t["divergence"]["step"] if t["diverged"] else None
+    check(log[0]["step"] == 0 and t["initial_loss"] == log[0]["eval"]["heldout_loss"] and want == got,
+          "run %s: L0 is the held-out loss at step 0 (%.4f); the divergence rules on the raw log say %s, the run says %s"
+          % (rid, t["initial_loss"], want, got))
+
+
 def independent_arm(qk):
     ts = sorted([t for t in trains.values() if t["model"]["qk_norm"] == qk], key=lambda t: t["config"]["values"]["optimizer"]["lr"])
     capped, stable_lrs, best = [], [], None
@@ -257,7 +281,7 @@ steps = [c["step"] for c in tr["checkpoints"]]
 tr2 = json.loads(run("track", run_dir, os.path.join(run_dir, "final.pt"), "--json", os.path.join(work, "track2.json")).stdout and
                  open(os.path.join(work, "track2.json")).read())
 check(len(tr2["checkpoints"]) == len(steps), "track: a file named twice (a directory and one of its files) is tracked once")
-check(steps == sorted(steps) and steps[-1] == base["steps"] and len(steps) == 4,
+check(steps == sorted(steps) and steps[0] == 0 and steps[-1] == base["steps"] and len(steps) == 5,
       "track: a run directory's checkpoints ordered by the step in their metadata (%s)" % steps)
 r = subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"),
                     os.path.join(here, "..", "..", "docs", "schema"), "track.schema.json", track_json])
@@ -273,7 +297,7 @@ for c in tr["checkpoints"]:
             same = same and all(lt[role][k] == lp[role][k] for k in ("mean", "std", "min", "max"))
 check(same, "track = profile on each checkpoint, statistic by statistic (read without hashing)")
 csv_lines = open(os.path.join(work, "track.csv")).read().strip().split("\n")
-check(len(csv_lines) == 1 + 4 * base["model"]["n_layers"] * 2, "track.csv: one row per checkpoint, layer and role")
+check(len(csv_lines) == 1 + 5 * base["model"]["n_layers"] * 2, "track.csv: one row per checkpoint, layer and role")
 final = os.path.join(run_dir, "final.pt")
 sums = os.path.join(work, "sums.txt")
 digest = subprocess.run(["sha256sum", final], capture_output=True, text=True).stdout
@@ -295,7 +319,7 @@ check("no checkpoint files" in r.stderr, "track: a directory without checkpoints
 pj = os.path.join(work, "p.json")
 run("profile", os.path.join(run_dir, "checkpoints", "step-000010.pt"), "--json", pj, "--force", "--no-tables")
 r = run("track", run_dir, "--baseline", pj, expect=3)
-check("DRIFT: 3 checkpoint(s)" in r.stderr and "DRIFT:" not in r.stdout, "track --baseline: the steps that drifted from step 10's profile are flagged, exit 3, the verdict on stderr")
+check("DRIFT: 4 checkpoint(s)" in r.stderr and "DRIFT:" not in r.stdout, "track --baseline: the steps that drifted from step 10's profile are flagged, exit 3, the verdict on stderr")
 run("plot", track_json, "-o", os.path.join(work, "track-fig"))
 check(all(os.path.exists(os.path.join(work, "track-fig", f)) for f in ("track-heatmap-q.svg", "track-heatmap-k.svg", "track-layer-means.svg")),
       "plot of a track: the Q and K heatmaps and the per-layer lines")

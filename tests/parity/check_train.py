@@ -188,6 +188,23 @@ for qk in (True, False):
                                 "train.schema.json", os.path.join(out, "train.json")]).returncode == 0
     check(schema_ok, tag + ": train.json validates against docs/schema/train.schema.json")
 
+    # step 0: L0 is the held-out loss of the starting weights, which the step-0 checkpoint holds
+    nrows = 4
+    l0_ref = Reference({k: v.clone() for k, v in sd0.items()}, cfg(qk))
+    nll0, n0 = 0.0, 0
+    for r in range(nrows):
+        tok = held_stream[r * T:(r + 1) * T]
+        a, b = l0_ref.nll(torch.tensor(tok), docids(tok))
+        nll0, n0 = nll0 + a, n0 + b
+    check(log[0]["step"] == 0 and "train_loss" not in log[0] and rec["evals"][0]["step"] == 0 and
+          abs(log[0]["eval"]["heldout_loss"] - nll0 / n0) <= 1e-6 * (nll0 / n0) and rec["initial_loss"] == log[0]["eval"]["heldout_loss"],
+          "%s: step 0 is evaluated and is L0: %.8f vs Python %.8f" % (tag, rec["initial_loss"], nll0 / n0))
+    step0 = torch.load(os.path.join(out, "checkpoints", "step-000000.pt"), weights_only=True)["model"]
+    check(set(step0) == set(sd0) and all(torch.equal(step0[k], sd0[k]) for k in sd0) and rec["checkpoints"][0]["step"] == 0,
+          tag + ": checkpoints/step-000000.pt holds the starting weights")
+    log = log[1:]
+    check(rec["initial_train_loss"] == log[0]["train_loss"], tag + ": initial_train_loss is the first batch's loss")
+
     # gradients and loss of step 1
     ref = Reference({k: v.clone() for k, v in sd0.items()}, cfg(qk))
     for v in ref.sd.values():
@@ -277,8 +294,8 @@ run("train", "--config", cpath, "--out", cut_out, "--resume")
 a = torch.load(os.path.join(ref_out, "final.pt"), weights_only=True)["model"]
 b = torch.load(os.path.join(cut_out, "final.pt"), weights_only=True)["model"]
 check(all(torch.equal(a[k], b[k]) for k in a), "resume: kill -9 then --resume gives bitwise the uninterrupted final weights")
-la = [json.loads(x)["train_loss"] for x in open(os.path.join(ref_out, "log.jsonl"))]
-lb = [json.loads(x)["train_loss"] for x in open(os.path.join(cut_out, "log.jsonl"))]
+la = [json.loads(x).get("train_loss") for x in open(os.path.join(ref_out, "log.jsonl"))]
+lb = [json.loads(x).get("train_loss") for x in open(os.path.join(cut_out, "log.jsonl"))]
 check(la == lb, "resume: the log equals the uninterrupted run's, step for step")
 
 # --- bad input: exit 2 (or 4) naming the place; nothing overwritten ------------------------------
@@ -369,7 +386,7 @@ tampered("a checkpoint path elsewhere",
 tampered("a status of the wrong type", edit_record(status=7), "/status", 2)
 # the log as the checkpoint left it is pinned by the record (log_bytes, log_sha256): any change to it
 tampered("a torn line in the middle of its log", edit_log(lambda ls: "".join([ls[0][:12] + "\n"] + ls)), "log.jsonl", 4)
-tampered("an edited loss in its log", edit_log(lambda ls: "".join([ls[0].replace('"train_loss":', '"train_loss":1')] + ls[1:])),
+tampered("an edited loss in its log", edit_log(lambda ls: "".join(ls[:1] + [ls[1].replace('"train_loss":', '"train_loss":1')] + ls[2:])),
          "log.jsonl", 4)
 tampered("a deleted log", lambda d, rec: os.remove(os.path.join(d, "log.jsonl")), "log.jsonl", 4)
 # a torn last line is what a kill leaves: cut, and the resume finishes with the uninterrupted weights
@@ -397,24 +414,28 @@ run("train", "--config", cpath, "--out", term, "--resume")
 b = torch.load(os.path.join(term, "final.pt"), weights_only=True)["model"]
 check(all(torch.equal(a[k], b[k]) for k in a), "SIGTERM then --resume: bitwise the uninterrupted final weights")
 
-# a run stopped before its first checkpoint starts again from /init/from: that file must be unchanged
+# a run stopped after step 0 continues from its own step-0 checkpoint (pinned by its digest), not from
+# /init/from, which may have changed since; the uninterrupted run from the same file is the reference
 iconf = json.load(open(os.path.join(work, "train-qk-on.json")))
 shutil.copyfile(os.path.join(work, "init-qk-on.pt"), os.path.join(work, "init-copy.pt"))
-iconf.update({"init": {"from": "init-copy.pt"}, "steps": 2000, "checkpoint_every": 0, "log_every": 100, "eval": {"every": 2000, "rows": 1}})
+iconf.update({"init": {"from": "init-copy.pt"}, "steps": 300, "checkpoint_every": 0, "log_every": 100, "eval": {"every": 300, "rows": 1}})
 ipath = os.path.join(work, "train-init.json")
 json.dump(iconf, open(ipath, "w"))
+run("train", "--config", ipath, "--out", os.path.join(work, "run-init-ref"))
 iout = os.path.join(work, "run-init")
 proc = subprocess.Popen([omn, "train", "--config", ipath, "--out", iout], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 deadline = time.time() + 120
-while not os.path.exists(os.path.join(iout, "log.jsonl")) and time.time() < deadline and proc.poll() is None:
+while not os.path.exists(os.path.join(iout, "checkpoints", "step-000000.optim.pt")) and time.time() < deadline and proc.poll() is None:
     time.sleep(0.002)
 proc.send_signal(signal.SIGTERM)
 proc.wait()
 other = torch.load(os.path.join(work, "init-copy.pt"), weights_only=True)
 other["model"] = {k: v + 1e-3 for k, v in other["model"].items()}
 torch.save(other, os.path.join(work, "init-copy.pt"))
-r = run("train", "--config", ipath, "--out", iout, "--resume", expect=4)
-check(proc.returncode == 130 and "init-copy.pt" in r.stderr and not os.path.exists(os.path.join(iout, "final.pt")),
-      "resume before the first checkpoint with a changed /init/from: exit 4 naming it (%s)" % r.stderr.strip()[-120:])
+run("train", "--config", ipath, "--out", iout, "--resume")
+a = torch.load(os.path.join(work, "run-init-ref", "final.pt"), weights_only=True)["model"]
+b = torch.load(os.path.join(iout, "final.pt"), weights_only=True)["model"]
+check(proc.returncode == 130 and all(torch.equal(a[k], b[k]) for k in a),
+      "stopped after step 0, resumed with a changed /init/from: continues from its step-0 checkpoint, bitwise the uninterrupted run")
 
 h.finish()

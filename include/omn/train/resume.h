@@ -16,7 +16,8 @@
 namespace omn::train {
 
 struct ResumePoint {
-  std::int64_t step = 0;                              // the last checkpoint's step; 0: none yet
+  bool has_checkpoint = false;                        // false: none yet (the run starts over)
+  std::int64_t step = 0;                              // the last checkpoint's step (0: the step-0 checkpoint)
   nlohmann::json checkpoints = nlohmann::json::array();  // the record's /checkpoints, as written
   std::string log;                                    // the log's verified prefix (restoreLog keeps it)
 };

@@ -41,7 +41,7 @@ Command addTrainCommand(CLI::App& root) {
             std::cout << "model      " << doc["model"]["parameters"] << " parameters, QK-norm "
                       << (doc["model"]["qk_norm"].get<bool>() ? "on" : "off") << ", optimizer "
                       << doc["optimizer"]["kind"].get<std::string>() << "\n";
-            std::cout << "loss       initial " << num(doc["initial_loss"]) << ", final train " << num(doc["final_train_loss"])
+            std::cout << "loss       L0 (held-out at step 0) " << num(doc["initial_loss"]) << ", final train " << num(doc["final_train_loss"])
                       << ", held-out " << num(doc["final_heldout_loss"]) << " (unigram baseline "
                       << num(doc["heldout_unigram_cross_entropy"]) << ")\n";
             if (doc["diverged"].get<bool>())
