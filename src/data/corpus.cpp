@@ -54,6 +54,8 @@ CorpusConfig loadCorpusConfig(const std::string& path) {
   return c;
 }
 
+std::vector<std::string> inputFiles(const CorpusFiles& c) { return {c.json_path, c.tokenizer_path, c.train_path, c.heldout_path}; }
+
 CorpusFiles openCorpus(const std::string& dir_or_json) {
   std::error_code ec;
   CorpusFiles f;

@@ -249,8 +249,7 @@ json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool
 json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
-  std::vector<std::string> inputs = {m.path, s.spec.checkpoint, s.tokens.path};
-  if (!s.tokens.offsets_path.empty()) inputs.push_back(s.tokens.offsets_path);
+  const std::vector<std::string> inputs = inputFiles(m);
   const auto [out, csv] = checkSweepOutputs(m, o, inputs);
   const std::vector<Condition> conditions = shardConditions(m.conditions, o.shard_index, o.shard_count);
 

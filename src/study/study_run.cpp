@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -53,13 +54,27 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
   // --resume of an interrupted study may replace its own outputs (written just before the journal
   // was removed); anything else needs --force
   const bool own_outputs = o.resume && ::access(jpath.c_str(), F_OK) == 0;
-  std::error_code ec;
-  for (const auto& p : {out, csv}) {
-    // a study's outputs may name directories still to be made (they are the study's own)
-    if (!p.empty() && !fs::path(p).parent_path().empty()) fs::create_directories(fs::path(p).parent_path(), ec);
-    if (!p.empty()) output::checkOutputPath(p, o.force || own_outputs, {m.path, m.base_path});
-  }
+  // every file the study reads, reached through the manifest and the configs: no output may be one
   const data::CorpusFiles corpus = data::openCorpus(m.corpus);
+  std::vector<std::string> inputs = data::inputFiles(corpus);
+  inputs.push_back(m.path);
+  inputs.push_back(m.base_path);
+  for (const Cell& c : m.cells)
+    if (c.config.contains("init") && c.config["init"].contains("from")) inputs.push_back(c.config["init"]["from"].get<std::string>());
+  std::error_code ec;
+  fs::path runs_dir = fs::weakly_canonical(fs::path(m.runs_dir).lexically_normal(), ec);
+  if (runs_dir.filename().empty()) runs_dir = runs_dir.parent_path();  // "runs/": no empty last element
+  for (const auto& p : {out, csv}) {
+    if (p.empty()) continue;
+    // the runs directory is the study's alone: a document inside it (a run's train.json) is refused
+    const fs::path w = fs::weakly_canonical(p, ec);
+    const auto [end, it] = std::mismatch(runs_dir.begin(), runs_dir.end(), w.begin(), w.end());
+    if (end == runs_dir.end())
+      throw UsageError("output " + p + " lies in the study's runs directory " + m.runs_dir + " (/output/runs), whose files are the runs'");
+    // a study's outputs may name directories still to be made (they are the study's own)
+    if (!fs::path(p).parent_path().empty()) fs::create_directories(fs::path(p).parent_path(), ec);
+    output::checkOutputPath(p, o.force || own_outputs, inputs);
+  }
   const std::vector<Cell> cells = shardCells(m.cells, o.shard_index, o.shard_count);
   const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
 

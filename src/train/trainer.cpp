@@ -80,16 +80,25 @@ double gradNorm(const std::vector<Parameter>& params) {
   return std::sqrt(s);
 }
 
+// The files a run writes that exist now: its record, log, config copy, final weights, checkpoints.
+std::vector<std::string> runFiles(const RunPaths& p) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& f : {p.log, p.final_checkpoint, p.train_json, p.config})
+    if (fs::exists(f, ec)) files.push_back(f);
+  if (fs::is_directory(p.checkpoints, ec))
+    for (const auto& e : fs::directory_iterator(p.checkpoints, ec)) {
+      const std::string n = e.path().filename().string();
+      if (n.rfind("step-", 0) == 0 && e.path().extension() == ".pt") files.push_back(e.path().string());
+    }
+  return files;
+}
+
 // The run's own files; never `keep` (the config given on the command line may be the run's copy).
 void removeRunFiles(const RunPaths& p, const std::string& keep) {
   std::error_code ec;
-  for (const auto& f : {p.log, p.final_checkpoint, p.train_json, p.config})
+  for (const std::string& f : runFiles(p))
     if (!fs::equivalent(f, keep, ec)) fs::remove(f, ec);
-  if (fs::is_directory(p.checkpoints, ec))
-    for (const auto& e : fs::directory_iterator(p.checkpoints)) {
-      const std::string n = e.path().filename().string();
-      if (n.rfind("step-", 0) == 0 && e.path().extension() == ".pt") fs::remove(e.path(), ec);
-    }
 }
 
 }  // namespace
@@ -117,8 +126,24 @@ json runTraining(const TrainOptions& o) {
   } else if (has_run && !o.force) {
     throw UsageError("--out " + o.out_dir + " already holds a run: pass --resume to continue it or --force to start over");
   }
-  if (c.init_from) output::checkOutputPath(paths.final_checkpoint, true, {*c.init_from});
-  if (!o.dump_grads.empty()) output::checkOutputPath(o.dump_grads, o.force, {c.path});
+  // no output may be an input, whatever --force says: the config, the corpus's files, /init/from
+  std::vector<std::string> inputs = data::inputFiles(corpus);
+  inputs.push_back(c.path);
+  if (c.init_from) {
+    inputs.push_back(*c.init_from);
+    // a fresh start over an old run deletes its files: /init/from must not be one of them
+    for (const std::string& f : runFiles(paths))
+      if (!o.resume && fs::equivalent(f, *c.init_from, ec))
+        throw UsageError("training config " + c.path + ": /init/from " + *c.init_from + " is " + f +
+                         ", a file of the run in --out " + o.out_dir + " that starting over deletes: copy it elsewhere first");
+  }
+  for (const std::string& f : runFiles(paths))  // (the run's config copy may be the --config given: it is not rewritten)
+    if (f != paths.config) output::checkOutputPath(f, true, inputs);
+  if (!o.dump_grads.empty()) {
+    std::vector<std::string> others = inputs;
+    for (const std::string& f : runFiles(paths)) others.push_back(f);  // the run's own files too
+    output::checkOutputPath(o.dump_grads, o.force, others);
+  }
 
   const int threads = model::useThreads(o.threads);  // process-wide: the run's own setting
 

@@ -214,6 +214,14 @@ mpath = os.path.join(work, "manifest.json")
 json.dump(manifest, open(mpath, "w"))
 subprocess.run([omn, "-q", "intervene", "--manifest", mpath, "--force", "--mechanism"], check=True, stdout=subprocess.DEVNULL)
 doc = json.load(open(os.path.join(work, "sweep.json")))
+# no output may be an input reached through the manifest, whatever --force says: a transplant source,
+# the preset file
+for victim in ("source.pt", "preset.json"):
+    before = open(os.path.join(work, victim), "rb").read()
+    r = subprocess.run([omn, "-q", "intervene", "--manifest", mpath, "--force", "-o", os.path.join(work, victim)],
+                       capture_output=True, text=True)
+    expect(r.returncode == 2 and "is the input" in r.stderr and open(os.path.join(work, victim), "rb").read() == before,
+           "intervene -o %s --force: exit 2, the input named and left as it was (%s)" % (victim, r.stderr.strip()[-90:]))
 
 rows = P.rows("packed")
 fsd = collections.OrderedDict((k, v.float()) for k, v in sd.items())

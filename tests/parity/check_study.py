@@ -224,6 +224,18 @@ r = run("merge", "-o", os.path.join(work, "c", "m2.json"), os.path.join(work, "c
 check("duplicate" in r.stderr, "merge: the same shard twice is refused")
 r = run("study", "--manifest", m_c, "--shard", "1x/2y", expect=2)
 check("expected i/N" in r.stderr, "--shard 1x/2y is refused, not read as 1/2")
+# one output rule: no output over an input reached through the configs, nor inside the runs directory
+corpus_json = os.path.join(work, "data", "corpus.json")
+before = open(corpus_json, "rb").read()
+r = run("study", "--manifest", m_a, "-o", corpus_json, "--force", expect=2)
+check("is the input" in r.stderr and open(corpus_json, "rb").read() == before,
+      "study -o data/corpus.json --force: exit 2, the corpus left as it was (%s)" % r.stderr.strip()[-80:])
+a_run = os.path.join(work, "a", doc["runs"][0]["dir"], "train.json")
+before = open(a_run, "rb").read()
+r = run("study", "--manifest", m_a, "-o", a_run, "--force", expect=2)
+check("runs directory" in r.stderr and open(a_run, "rb").read() == before, "study -o RUN/train.json --force: exit 2, the run's record kept")
+r = run("study", "--manifest", m_a, "-o", os.path.join(work, "a", "runs"), "--csv", os.path.join(work, "a", "x.csv"), expect=2)
+check(r.returncode == 2 and not os.path.exists(os.path.join(work, "a", "x.csv")), "study -o RUNS_DIR: exit 2 before any run")
 
 # --- integrity and bad input ------------------------------------------------------------------------
 m_d = manifest("d", grid={"qk_norm": [True], "lr": [1e-3, 1e-2], "seeds": [1]})

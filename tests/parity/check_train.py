@@ -414,6 +414,21 @@ run("train", "--config", cpath, "--out", term, "--resume")
 b = torch.load(os.path.join(term, "final.pt"), weights_only=True)["model"]
 check(all(torch.equal(a[k], b[k]) for k in a), "SIGTERM then --resume: bitwise the uninterrupted final weights")
 
+# one output rule: --dump-grads over a corpus file, /init/from a file of the run --force would delete
+train_bin = os.path.join(work, "data", "train.bin")
+before = open(train_bin, "rb").read()
+r = run("train", "--config", cpath, "--out", os.path.join(work, "run-dump"), "--dump-grads", train_bin, "--force", expect=2)
+check("is the input" in r.stderr and open(train_bin, "rb").read() == before and not os.path.exists(os.path.join(work, "run-dump", "log.jsonl")),
+      "train --dump-grads data/train.bin --force: exit 2 before a step, the corpus untouched (%s)" % r.stderr.strip()[-80:])
+own = json.load(open(cpath))
+own["init"] = {"from": os.path.join(ref_out, "final.pt")}
+own_path = os.path.join(work, "train-own-init.json")
+json.dump(own, open(own_path, "w"))
+before = open(os.path.join(ref_out, "final.pt"), "rb").read()
+r = run("train", "--config", own_path, "--out", ref_out, "--force", expect=2)
+check("/init/from" in r.stderr and open(os.path.join(ref_out, "final.pt"), "rb").read() == before,
+      "train --force whose /init/from is the run's own final.pt: exit 2, nothing deleted (%s)" % r.stderr.strip()[-80:])
+
 # a run stopped after step 0 continues from its own step-0 checkpoint (pinned by its digest), not from
 # /init/from, which may have changed since; the uninterrupted run from the same file is the reference
 iconf = json.load(open(os.path.join(work, "train-qk-on.json")))

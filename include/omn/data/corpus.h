@@ -52,5 +52,7 @@ struct CorpusFiles {
   double heldout_unigram_cross_entropy = 0;
 };
 CorpusFiles openCorpus(const std::string& dir_or_json);
+// The files a run reads from the corpus: corpus.json, the tokenizer, the two token streams.
+std::vector<std::string> inputFiles(const CorpusFiles& c);
 
 }  // namespace omn::data

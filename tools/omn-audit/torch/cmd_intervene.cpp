@@ -90,7 +90,7 @@ Command addInterveneCommand(CLI::App& root) {
             a->o.progress = true;
             if (a->plan) return printPlan(m, a->o);
             // outputs checked before the checkpoint is hashed: a typo must not cost the hash
-            const std::vector<std::string> inputs = {m.path, m.session.checkpoint, m.session.tokens.path};
+            const std::vector<std::string> inputs = intervene::inputFiles(m);
             const std::string out = intervene::checkSweepOutputs(m, a->o, inputs).first;
             // /model/confirm_fp32: the conditions below the noise floor run again in fp32, into OUT.fp32.json
             const std::string confirm_out = m.confirm_fp32 ? intervene::confirmationPath(out) : "";
