@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,6 +124,23 @@ void writeAll(int fd, const std::string& text, const std::string& name) {
 
 }  // namespace
 
+std::vector<std::string> removeStaleTemporaries(const std::string& dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const std::size_t at = name.rfind(".tmp.");
+    if (at == std::string::npos || at == 0 || at + 5 >= name.size() ||
+        name.find_first_not_of("0123456789", at + 5) != std::string::npos || !e.is_regular_file(ec))
+      continue;
+    const long pid = std::strtol(name.c_str() + at + 5, nullptr, 10);
+    // a writer that still runs (kill(pid, 0) succeeds or is merely not permitted) keeps its file
+    if (pid > 0 && pid != ::getpid() && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)) continue;
+    if (std::filesystem::remove(e.path(), ec)) removed.push_back(e.path().string());
+  }
+  return removed;
+}
+
 void writeFileAtomic(const std::string& given, const std::string& text) {
   if (const auto fd = standardStream(given)) {
     (*fd == 1 ? std::cout : std::cerr).flush();
@@ -157,7 +175,7 @@ void writeFileAtomic(const std::string& given, const std::string& text) {
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError("cannot write " + tmp + ": " + std::strerror(errno));
   try {
-    writeAll(fd, text, tmp);
+    writeAll(fd, text, path);  // the file the user asked for, not its temporary
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());

@@ -74,6 +74,8 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
     // a study's outputs may name directories still to be made (they are the study's own)
     if (!fs::path(p).parent_path().empty()) fs::create_directories(fs::path(p).parent_path(), ec);
     output::checkOutputPath(p, o.force || own_outputs, inputs);
+    if (o.resume || o.force)  // what a killed writer of these outputs left (NAME.tmp.PID of a dead PID)
+      output::removeStaleTemporaries(fs::path(p).parent_path().empty() ? "." : fs::path(p).parent_path().string());
   }
   const std::vector<Cell> cells = shardCells(m.cells, o.shard_index, o.shard_count);
   const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);

@@ -161,7 +161,7 @@ std::string appendLog(const std::string& path, const json& record) {
   std::ofstream out(path, std::ios::app);
   out << line;
   out.flush();
-  if (!out) throw IoError(path + ": cannot append to the training log (disk full?)");
+  if (!out) throw IoError(path + ": cannot append to the training log: " + std::strerror(errno));
   return line;
 }
 

@@ -175,6 +175,10 @@ json runTraining(const TrainOptions& o) {
                      " parameters make checkpoints past 4 GiB, which this writer cannot write (no ZIP64)");
   // the weights are loaded (init.from may lie in the old run), now the old run's files can go
   if (!o.resume && has_run) removeRunFiles(paths, c.path);
+  // what a killed writer left (NAME.tmp.PID): the run lock is held, so nothing of this run is mid-write
+  if (o.resume || o.force)
+    for (const auto& d : {paths.dir, paths.checkpoints})
+      for (const auto& f : output::removeStaleTemporaries(d)) spdlog::info("removed the stale temporary {}", f);
   std::vector<at::Tensor> adamw_params, muon_params;
   std::vector<std::string> adamw_names, muon_names;
   std::vector<double> adamw_decay;

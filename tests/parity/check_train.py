@@ -414,6 +414,30 @@ run("train", "--config", cpath, "--out", term, "--resume")
 b = torch.load(os.path.join(term, "final.pt"), weights_only=True)["model"]
 check(all(torch.equal(a[k], b[k]) for k in a), "SIGTERM then --resume: bitwise the uninterrupted final weights")
 
+# past `ulimit -f` a write fails: exit 5 naming the file (not death by SIGXFSZ), no temporary left;
+# a temporary a killed writer left (NAME.tmp.PID, PID gone) is removed by --resume
+import resource  # noqa: E402
+xout = os.path.join(work, "run-fsize")
+lim = os.path.getsize(os.path.join(ref_out, "checkpoints", "step-000000.pt")) + 4096  # the weights fit, the optimizer state does not
+p = subprocess.run([omn, "train", "--config", cpath, "--out", xout], env=env, capture_output=True, text=True,
+                   preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (lim, lim)))
+left = [f for d in (xout, os.path.join(xout, "checkpoints")) for f in os.listdir(d) if ".tmp." in f]
+check(p.returncode == 5 and ".optim.pt: File too large" in p.stderr and not left,
+      "train past ulimit -f: exit 5 naming the file, no temporary left (exit %d: %s)" % (p.returncode, p.stderr.strip()[-110:]))
+gone = subprocess.Popen(["true"])
+gone.wait()
+stale = [os.path.join(xout, "checkpoints", "step-000004.pt.tmp.%d" % gone.pid), os.path.join(xout, "train.json.tmp.%d" % gone.pid)]
+for f in stale:
+    open(f, "w").write("half a file")
+live = os.path.join(xout, "log.jsonl.tmp.%d" % os.getpid())  # a writer that still runs keeps its file
+open(live, "w").write("x")
+run("train", "--config", cpath, "--out", xout, "--resume")
+b = torch.load(os.path.join(xout, "final.pt"), weights_only=True)["model"]
+ref_final = torch.load(os.path.join(ref_out, "final.pt"), weights_only=True)["model"]
+check(not any(os.path.exists(f) for f in stale) and os.path.exists(live) and all(torch.equal(ref_final[k], b[k]) for k in b),
+      "train --resume removes the temporaries of dead writers, keeps a live one's, and finishes bitwise as the uninterrupted run")
+os.remove(live)
+
 # one output rule: --dump-grads over a corpus file, /init/from a file of the run --force would delete
 train_bin = os.path.join(work, "data", "train.bin")
 before = open(train_bin, "rb").read()

@@ -1,5 +1,6 @@
 // omn-audit: the only place where errors become messages and exit codes (README "Exit codes"), and
 // the one table of commands: each one's name, its line in --help, and where it runs.
+#include <csignal>
 #include <cstring>
 #include <iostream>
 
@@ -70,6 +71,8 @@ int unknownCommand(const std::string& word) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // past `ulimit -f` a write fails with EFBIG (exit 5 naming the file) instead of killing the process
+  std::signal(SIGXFSZ, SIG_IGN);
   // the first word that is not an option names the command (the CLI's own options are flags)
   for (int i = 1; i < argc; ++i) {
     if (argv[i][0] == '-') continue;

@@ -36,6 +36,11 @@ void checkDistinctOutputs(const std::vector<std::pair<std::string, std::string>>
 // an existing device or pipe (/dev/stdout, a FIFO) is written in place, never renamed over.
 void writeFileAtomic(const std::string& path, const std::string& text);
 
+// Removes the temporaries writeFileAtomic leaves in `dir` when its process dies mid-write
+// (kill -9, SIGXFSZ, power loss): files named NAME.tmp.PID whose PID is not a running process.
+// Returns the paths removed. Not recursive.
+std::vector<std::string> removeStaleTemporaries(const std::string& dir);
+
 // dump() with full precision, invalid UTF-8 replaced, two-space indent, trailing newline.
 std::string dumpJson(const nlohmann::json& j);
 
