@@ -1,4 +1,5 @@
 #include "omn/output/table.h"
+
 #include "omn/io/terminal_text.h"
 
 #include <algorithm>
@@ -50,7 +51,9 @@ std::string fixed(double v, int decimals) {
   return b;
 }
 
-std::string csvField(const std::string& s) {
+std::string csvField(const std::string& text) {
+  // control characters and invalid UTF-8 as visible escapes ("\x1b"): a CSV is also read with cat
+  const std::string s = io::terminalSafe(text);
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);

@@ -1,11 +1,23 @@
 #include "omn/report/svg.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "omn/io/terminal_text.h"
+
 namespace omn::report {
 
-std::string xmlEscape(const std::string& s) {
+std::string xmlEscape(const std::string& text) {
+  // XML 1.0 has no way to carry ESC, BEL or invalid UTF-8, not even as references: they are written
+  // as visible escapes first ("\x1b"), as on a terminal; line breaks stay line breaks
+  std::string s;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    s += io::terminalSafe(text.substr(at, end - at));
+    if (end < text.size()) s += '\n';
+    at = end + 1;
+  }
   std::string o;
   for (char c : s) {
     switch (c) {

@@ -8,6 +8,7 @@
 
 #include "omn/errors.h"
 #include "omn/output/json_file.h"
+#include "omn/output/table.h"
 
 namespace omn::study {
 
@@ -346,10 +347,7 @@ std::string studyCsv(const json& study) {
         thresholds.push_back(t.at("threshold").get<double>());
   auto cell = [](const json& v) {
     if (v.is_null()) return std::string();
-    if (v.is_string()) {
-      std::string s = v.get<std::string>();
-      return s.find_first_of(",\"\n") == std::string::npos ? s : "\"" + s + "\"";
-    }
+    if (v.is_string()) return output::csvField(v.get<std::string>());  // RFC 4180: quotes doubled, newlines kept inside quotes
     return v.dump();
   };
   std::ostringstream o;

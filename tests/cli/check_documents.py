@@ -140,6 +140,32 @@ for cmd in (plot, report):
     r = run(cmd(p), "nan-layer.json")
     check(r is not None and r.returncode == 0, f"a layer with no finite gain: {cmd(p)[0]} draws the others (exit 0)")
 
+# names with ESC, BEL and invalid UTF-8: every output format stays valid and shows them as escapes
+import xml.etree.ElementTree as ET  # noqa: E402
+hostile = load(sweep)
+for c in hostile["conditions"]:
+    c["label"] = "evil \x1b[31mred\x07 <b>&" + c["label"]
+hostile["manifest"]["path"] = "m\x1b]0;title\x07.json"
+p = os.path.join(work, "hostile.json")
+json.dump(hostile, open(p, "w"))
+hfigs = os.path.join(work, "hostile-figs")
+os.makedirs(hfigs, exist_ok=True)
+r1 = run(["plot", p, "-o", hfigs, "--force"], "hostile names: plot")
+r2 = run(["report", p, "-o", os.path.join(work, "hostile.html"), "--force"], "hostile names: report")
+r3 = run(["report", p, "-o", os.path.join(work, "hostile.md"), "--force"], "hostile names: markdown report")
+svgs = [f for f in os.listdir(hfigs) if f.endswith(".svg")]
+bad = []
+for f in svgs:
+    try:
+        ET.parse(os.path.join(hfigs, f))
+    except ET.ParseError as e:
+        bad.append("%s: %s" % (f, e))
+raw = [f for f in os.listdir(hfigs) + ["hostile.html", "hostile.md"]
+       if b"\x1b" in open(os.path.join(hfigs if not f.startswith("hostile.") else work, f), "rb").read()
+       or b"\x07" in open(os.path.join(hfigs if not f.startswith("hostile.") else work, f), "rb").read()]
+check(all(r is not None and r.returncode == 0 for r in (r1, r2, r3)) and svgs and not bad and not raw,
+      "names with ESC/BEL: %d SVGs parse as XML, no raw control byte in SVG, CSV, HTML or Markdown %s" % (len(svgs), bad[:1] + raw[:2]))
+
 # big but flat: 300,000 empty objects in a free-form field parse in linear time (nlohmann's depth
 # callback made this O(n^2): 26 s for 620 kB) -- run() gives each command 30 s
 flat = load(profile)
