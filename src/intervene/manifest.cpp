@@ -295,7 +295,13 @@ std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& 
     if (c.contains("targets")) r.fail(p + "/targets", std::string(info.name) + " acts on Q and K together: it takes no targets");
     targets = {json("qk")};
   }
+  // the size before the expansion: each condition is a full evaluation pass
+  const double n = static_cast<double>(params.size()) * static_cast<double>(seeds.size()) * static_cast<double>(targets.size());
+  if (n > static_cast<double>(kMaxConditions))
+    r.fail(p, "expands into " + output::wholeNumber(n) + " conditions (values x seeds x targets), more than the " +
+                  std::to_string(kMaxConditions) + " one manifest may hold: split it, or shard the sweep");
   std::vector<Step> out;
+  out.reserve(static_cast<std::size_t>(n));
   for (std::size_t a = 0; a < params.size(); ++a)
     for (std::size_t e = 0; e < seeds.size(); ++e)
       for (std::size_t t = 0; t < targets.size(); ++t) {
@@ -388,6 +394,8 @@ void parseConditions(const Reader& r, const json& j, Manifest& m) {
   if (!cs.is_array() || cs.empty()) r.fail("/conditions", "expected a non-empty array of conditions");
   std::set<std::string> labels;
   auto add = [&](Condition x, const std::string& p) {
+    if (m.conditions.size() >= kMaxConditions)
+      r.fail(p, "brings the manifest past " + std::to_string(kMaxConditions) + " conditions: split it, or shard the sweep");
     if (!labels.insert(x.label).second) r.fail(p, "duplicates the condition \"" + x.label + "\"");
     x.id = "c" + std::to_string(m.conditions.size());
     m.conditions.push_back(std::move(x));

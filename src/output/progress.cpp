@@ -19,8 +19,10 @@ void ProgressBar::update(std::uint64_t done, const std::string& extra) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   if (done < total_ && now - last_ < std::chrono::milliseconds(100)) return;
-  last_ = now;
   const double secs = std::chrono::duration<double>(now - start_).count();
+  if (secs < quiet_s_) return;
+  last_ = now;
+  shown_ = true;
   const double frac = total_ ? static_cast<double>(done) / static_cast<double>(total_) : 1.0;
   const double rate = secs > 0 ? static_cast<double>(done) / secs : 0.0;
   const double eta = rate > 0 ? static_cast<double>(total_ - std::min(done, total_)) / rate : 0.0;
@@ -40,6 +42,7 @@ void ProgressBar::update(std::uint64_t done, const std::string& extra) {
 void ProgressBar::finish() {
   if (!enabled_ || finished_) return;
   finished_ = true;
+  if (!shown_) return;
   std::fprintf(stderr, "\r\033[K");
   std::fflush(stderr);
 }

@@ -60,6 +60,12 @@ std::string csvField(const std::string& text) {
   return q + "\"";
 }
 
+std::string wholeNumber(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.0f", v);
+  return b;
+}
+
 std::string ciLabel(double confidence) { return significant(100 * confidence, 4) + "% CI"; }
 
 std::string general(double v) {

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <unordered_map>
 
 #include "omn/data/corpus.h"
 #include "omn/errors.h"
+#include "omn/output/table.h"
 #include "omn/io/json_document.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
@@ -129,6 +131,14 @@ StudyManifest parseStudyManifest(const json& j, const std::string& path, const s
                                  base["optimizer"]["lr"].is_number()
                              ? base["optimizer"]["lr"].get<double>()
                              : 0.0;
+  // the size first: every cell is a training run, and a grid past the cap is a typo, not a plan
+  const double n_cells = static_cast<double>(optimizers.size()) * static_cast<double>(depths.size()) *
+                         static_cast<double>(qk.size()) * static_cast<double>(m.lrs.size()) * static_cast<double>(seeds.size());
+  if (n_cells > static_cast<double>(kMaxStudyCells))
+    r.fail("/grid", "expands into " + output::wholeNumber(n_cells) + " cells (optimizers x depths x QK-norm x learning rates x seeds), more than " +
+                        std::to_string(kMaxStudyCells) + " training runs: split the study into several manifests");
+  m.cells.reserve(static_cast<std::size_t>(n_cells));
+  std::unordered_map<std::string, double> lr_of_id;  // the runs' names must differ: linear, not a scan per cell
   for (const std::string& opt : optimizers)
     for (int depth : depths)
       for (bool on : qk) {
@@ -175,10 +185,9 @@ StudyManifest parseStudyManifest(const json& j, const std::string& path, const s
             } catch (const UsageError& e) {
               throw UsageError(std::string("study manifest ") + path + ": cell " + c.id + " (the base config with /set and the grid applied): " + e.what());
             }
-            for (const Cell& other : m.cells)
-              if (other.id == c.id)
-                r.fail("/grid/lr", "learning rates " + json(other.lr).dump() + " and " + json(c.lr).dump() +
-                                       " are the same to 4 significant digits (the runs' names): make them differ more");
+            if (const auto [it, fresh] = lr_of_id.emplace(c.id, c.lr); !fresh)
+              r.fail("/grid/lr", "learning rates " + json(it->second).dump() + " and " + json(c.lr).dump() +
+                                     " are the same to 4 significant digits (the runs' names): make them differ more");
             c.config = std::move(cfg);
             m.cells.push_back(std::move(c));
           }

@@ -224,6 +224,13 @@ r = run("merge", "-o", os.path.join(work, "c", "m2.json"), os.path.join(work, "c
 check("duplicate" in r.stderr, "merge: the same shard twice is refused")
 r = run("study", "--manifest", m_c, "--shard", "1x/2y", expect=2)
 check("expected i/N" in r.stderr, "--shard 1x/2y is refused, not read as 1/2")
+# a grid past the cap (10,000 runs) is refused at /grid before anything is expanded or trained
+m_big = manifest("big", grid={"qk_norm": [True, False], "lr": {"from": 1e-4, "to": 1.0, "points": 1000}, "seeds": list(range(6))})
+t0 = time.time()
+r = run("study", "--manifest", m_big, expect=2)
+check("/grid" in r.stderr and "12000 cells" in r.stderr and not os.path.exists(os.path.join(work, "big", "runs")),
+      "a 12,000-cell grid: exit 2 naming /grid in %.1f s, nothing run (%s)" % (time.time() - t0, r.stderr.strip()[-100:]))
+
 # one output rule: no output over an input reached through the configs, nor inside the runs directory
 corpus_json = os.path.join(work, "data", "corpus.json")
 before = open(corpus_json, "rb").read()

@@ -150,3 +150,21 @@ TEST(InterveneManifest, SchemaAgreesWithTheTables) {
   EXPECT_EQ(enumOf(props.at("model").at("properties").at("attention")), names(omn::model::kAttentionRequests));
   EXPECT_EQ(enumOf(props.at("model").at("properties").at("dtype")), names(omn::model::kDtypeRequests));
 }
+
+TEST(InterveneManifest, ExpansionPastTheCapIsRefusedAtItsEntry) {
+  // one entry: 40,000 values x 3 targets, refused before a condition is built
+  json values = json::array();
+  for (int i = 0; i < 40000; ++i) values.push_back(1.0 + i * 1e-6);
+  json one = json::array({{{"op", "constant"}, {"values", values}, {"targets", {"qk", "q", "k"}}, {"layers", "all"}}});
+  std::string msg = usageError([&] { parseManifest(demoWith(one), "m.json", "", true); });
+  EXPECT_NE(msg.find("/conditions/0: expands into 120000 conditions"), std::string::npos) << msg;
+  // three entries of 40,000 each: the third passes the cap, and is the one named
+  json three = json::array();
+  for (int k = 0; k < 3; ++k) {
+    json v = json::array();
+    for (int i = 0; i < 40000; ++i) v.push_back(k + 1.0 + i * 1e-6);
+    three.push_back({{"op", "constant"}, {"values", v}, {"layers", "all"}});
+  }
+  msg = usageError([&] { parseManifest(demoWith(three), "m.json", "", true); });
+  EXPECT_NE(msg.find("/conditions/2: brings the manifest past 100000 conditions"), std::string::npos) << msg;
+}

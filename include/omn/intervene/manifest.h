@@ -79,6 +79,10 @@ struct Condition {
   nlohmann::json describe() const;
 };
 
+// The most conditions one manifest may expand into (each is a full evaluation pass); more is refused
+// at the entry that passes it, before anything is expanded further.
+constexpr std::size_t kMaxConditions = 100000;
+
 struct Manifest {
   std::string path, sha256;
   std::string bytes;         // the file exactly as read (its SHA-256 is `sha256`); empty when parsed from memory

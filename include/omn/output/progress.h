@@ -15,13 +15,16 @@ class ProgressBar {
   ~ProgressBar();
   void update(std::uint64_t done, const std::string& extra = "");  // thread-safe, throttled to ~10 Hz
   void finish();
+  // nothing is shown until the work has taken this long (a quick job prints no bar at all)
+  void quietFor(double seconds) { quiet_s_ = seconds; }
 
   static bool stderrIsTerminal();
 
  private:
   std::string label_, unit_;
   std::uint64_t total_;
-  bool enabled_, bytes_, finished_ = false;
+  bool enabled_, bytes_, finished_ = false, shown_ = false;
+  double quiet_s_ = 0;
   std::chrono::steady_clock::time_point start_, last_;
   std::mutex mu_;
 };

@@ -28,4 +28,6 @@ std::string significant(double v, int digits);  // "%.*g": differences and toler
 std::string ciLabel(double confidence);
 // A CSV field (RFC 4180): quoted, with quotes doubled, only where it holds a comma, quote or line break.
 std::string csvField(const std::string& s);
+// A count held in a double (a product of list sizes that may overflow an integer) as a whole number.
+std::string wholeNumber(double v);
 }  // namespace omn::output

@@ -40,6 +40,9 @@ struct StudyManifest {
   std::string output_json, output_csv, runs_dir;  // resolved against the manifest
 };
 
+// The most cells (training runs) one manifest may expand into; larger grids are refused at /grid.
+constexpr std::size_t kMaxStudyCells = 10000;
+
 StudyManifest loadStudyManifest(const std::string& path);
 StudyManifest parseStudyManifest(const nlohmann::json& j, const std::string& path, const std::string& sha256,
                                  const std::string& verbatim);

@@ -38,10 +38,14 @@ int printPlan(intervene::Manifest& m, const intervene::SweepOptions& o) {
   f.n_layers = s->config.n_layers;
   f.rows = s->rows.size();
   f.seq_len = m.session.seq_len;
-  for (const auto& c : cs) {
-    gains.check(c);
-    f.first_layers.push_back(gains.firstLayer(c));
+  output::ProgressBar bar("plan", cs.size(), o.progress && output::ProgressBar::stderrIsTerminal(), false, "conditions");
+  bar.quietFor(1.0);  // a plan that takes more than a second says how far it is
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    gains.check(cs[i]);
+    f.first_layers.push_back(gains.firstLayer(cs[i]));
+    bar.update(i + 1);
   }
+  bar.finish();
   intervene::printPlan(std::cout, m, cs, f);
   return 0;
 }
