@@ -35,14 +35,25 @@ std::vector<Document> collect(const CorpusConfig& c) {
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
     const std::string& in = c.inputs[i];
     std::error_code ec;
+    const std::string where = "corpus config " + c.source + ": /inputs/" + std::to_string(i) + ": ";
     if (fs::is_directory(in, ec)) {
-      for (const auto& e : fs::directory_iterator(in))
-        if (e.is_regular_file() && e.path().extension() == c.extension) docs.push_back({e.path().filename(), e.path(), "", "", false, 0});
+      fs::directory_iterator it(in, ec), end;
+      if (ec) throw UsageError(where + in + ": cannot list it: " + ec.message());
+      for (; it != end; it.increment(ec)) {
+        if (ec) throw UsageError(where + in + ": cannot list it: " + ec.message());
+        const fs::path& f = it->path();
+        if (f.extension() != c.extension) continue;
+        // an entry that cannot be followed (a symbolic-link loop, a dangling link) is named, not skipped
+        const fs::file_status st = fs::status(f, ec);
+        if (ec && ec != std::errc::no_such_file_or_directory) throw UsageError(where + f.string() + ": " + ec.message());
+        if (ec) throw UsageError(where + f.string() + ": a symbolic link to nothing");
+        if (fs::is_regular_file(st)) docs.push_back({f.filename(), f, "", "", false, 0});
+      }
     } else if (fs::is_regular_file(in, ec)) {
       docs.push_back({fs::path(in).filename(), in, "", "", false, 0});
     } else {
-      throw UsageError("corpus config " + c.source + ": /inputs/" + std::to_string(i) + ": " + in +
-                       " is neither a file nor a directory (the default corpus is installed by tools/deps.sh: "
+      if (ec && ec != std::errc::no_such_file_or_directory) throw UsageError(where + in + ": " + ec.message());
+      throw UsageError(where + in + " is neither a file nor a directory (the default corpus is installed by tools/deps.sh: "
                        "bash tools/fetch-corpus.sh)");
     }
   }

@@ -60,6 +60,16 @@ TrainableModel wrap(model::ModelConfig config, model::Weights w) {
 
 }  // namespace
 
+double parameterCount(const ModelShape& s, std::int64_t vocab) {
+  const double D = static_cast<double>(s.d_model), hd = static_cast<double>(s.head_dim), F = static_cast<double>(s.ffn_hidden);
+  const double q = static_cast<double>(s.n_heads) * hd, kv = static_cast<double>(s.n_kv_heads) * hd;
+  const double layer = 2 * D                              // attention_norm, ffn_norm
+                       + q * D + 2 * kv * D + D * q          // wq, wk, wv, wo
+                       + (s.qk_norm ? 2 * hd : 0)            // q_norm, k_norm
+                       + 2 * F * D + D * F;                  // w13, w2
+  return 2 * static_cast<double>(vocab) * D + D + static_cast<double>(s.n_layers) * layer;  // embedding, output, final_norm
+}
+
 TrainableModel initModel(const TrainConfig& c, std::int64_t vocab, std::uint64_t seed, const at::Device& device) {
   const model::ModelConfig cfg = modelConfig(c.model, vocab);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);

@@ -3,11 +3,14 @@
 #include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <regex>
 #include <thread>
+
+#include <unistd.h>
 
 #include "omn/data/corpus.h"
 #include "omn/errors.h"
@@ -162,6 +165,28 @@ json runTraining(const TrainOptions& o) {
                      std::to_string(train_set.tokens.size()) + " tokens");
   rows.resize(std::min<std::size_t>(rows.size(), static_cast<std::size_t>(c.eval_rows)));
 
+  // the token ids the streams hold must be rows of the embedding: a corpus.json whose vocab_size is
+  // below them is refused here, not by an index error inside the first step
+  for (const auto* set : {&train_set, &heldout_set}) {
+    const auto top = std::max_element(set->tokens.begin(), set->tokens.end());
+    if (top != set->tokens.end() && static_cast<std::int64_t>(*top) >= corpus.vocab_size)
+      throw FormatError(corpus.json_path + ": /tokenizer/vocab_size " + std::to_string(corpus.vocab_size) + " is below token id " +
+                        std::to_string(*top) + " in " + (set == &train_set ? corpus.train_path : corpus.heldout_path));
+  }
+  // sizes before any allocation: the checkpoint writer has no ZIP64 (weights and the two AdamW
+  // moments must each stay under 4 GiB), and the logits of one batch must fit in memory
+  const double n_params = parameterCount(c.model, corpus.vocab_size);
+  if (n_params * 4 * 3 >= 4294967295.0)
+    throw UsageError("training config " + c.path + ": /model: " + output::wholeNumber(n_params) + " parameters (vocabulary " +
+                     std::to_string(corpus.vocab_size) + ") make checkpoints past 4 GiB, which this writer cannot write (no ZIP64)");
+  const double logits_bytes = 4.0 * static_cast<double>(c.batch_size) * static_cast<double>(c.seq_len) * static_cast<double>(corpus.vocab_size);
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (memory > 0 && logits_bytes * 3 > memory)  // the logits, their softmax and their gradient
+    throw UsageError("training config " + c.path + ": /batch_size x /seq_len x the vocabulary (" + std::to_string(c.batch_size) + " x " +
+                     std::to_string(c.seq_len) + " x " + std::to_string(corpus.vocab_size) + ") needs " +
+                     output::wholeNumber(3 * logits_bytes / (1 << 20)) + " MiB for the logits alone; this machine has " +
+                     output::wholeNumber(memory / (1 << 20)) + " MiB");
+
   // --- the model and its optimizers ---------------------------------------------------------------
   // a resume continues from its last checkpoint (step 0's included); no checkpoint yet: from the start
   const bool from_checkpoint = o.resume && resume.has_checkpoint;
@@ -169,10 +194,8 @@ json runTraining(const TrainOptions& o) {
   TrainableModel m = from_checkpoint   ? loadModel(paths.stepCheckpoint(start), c, corpus.vocab_size, device)
                      : c.init_from ? loadModel(*c.init_from, c, corpus.vocab_size, device)
                                    : initModel(c, corpus.vocab_size, c.seed, device);
-  // 4 GiB: the checkpoint writer has no ZIP64 (weights, and the optimizer's two AdamW moments)
-  if (static_cast<double>(m.count()) * 4 * 3 >= 4294967295.0)
-    throw UsageError("training config " + c.path + ": /model: " + std::to_string(m.count()) +
-                     " parameters make checkpoints past 4 GiB, which this writer cannot write (no ZIP64)");
+  if (static_cast<double>(m.count()) != n_params)  // the count the size check used is the model's
+    throw std::logic_error("parameterCount " + output::wholeNumber(n_params) + " != the model's " + std::to_string(m.count()));
   // the weights are loaded (init.from may lie in the old run), now the old run's files can go
   if (!o.resume && has_run) removeRunFiles(paths, c.path);
   // what a killed writer left (NAME.tmp.PID): the run lock is held, so nothing of this run is mid-write

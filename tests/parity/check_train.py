@@ -79,6 +79,19 @@ bad_corpus(dict(good, colour=1), "/colour: unknown key")
 bad_corpus(dict(good, inputs=["missing-dir"]), "missing-dir")
 bad_corpus(dict(good, heldout_fraction=1.5), "/heldout_fraction")
 bad_corpus(dict(good, tokenizer={"vocab_size": 2 ** 70}), "/tokenizer/vocab_size")
+# symbolic-link loops: an input that is one, and one among a directory's entries, each named (exit 2, not 1)
+for name in ("loop-a", "loop-b"):
+    if os.path.lexists(os.path.join(work, name)):
+        os.remove(os.path.join(work, name))
+os.symlink("loop-b", os.path.join(work, "loop-a"))
+os.symlink("loop-a", os.path.join(work, "loop-b"))
+bad_corpus(dict(good, inputs=[os.path.join(work, "loop-a")]), "loop-a: Too many levels of symbolic links")
+looped = os.path.join(work, "text-looped")
+shutil.rmtree(looped, ignore_errors=True)
+shutil.copytree(os.path.join(work, "text"), looped)
+os.symlink("y.txt", os.path.join(looped, "x.txt"))
+os.symlink("x.txt", os.path.join(looped, "y.txt"))
+bad_corpus(dict(good, inputs=[looped]), "x.txt: Too many levels of symbolic links")
 before = open(os.path.join(work, "data", "train.bin"), "rb").read()
 bad_corpus(good, "exists", out="data")
 check(open(os.path.join(work, "data", "train.bin"), "rb").read() == before, "corpus: an existing corpus is left as it was")
@@ -437,6 +450,23 @@ ref_final = torch.load(os.path.join(ref_out, "final.pt"), weights_only=True)["mo
 check(not any(os.path.exists(f) for f in stale) and os.path.exists(live) and all(torch.equal(ref_final[k], b[k]) for k in b),
       "train --resume removes the temporaries of dead writers, keeps a live one's, and finishes bitwise as the uninterrupted run")
 os.remove(live)
+
+# sizes checked before anything is allocated, and token ids against the vocabulary (exit 2 or 4, not 1)
+huge = json.load(open(cpath))
+huge["model"].update({"n_layers": 1024, "d_model": 65536, "n_heads": 1024, "n_kv_heads": 1024, "head_dim": 1024, "ffn_hidden": 262144})
+json.dump(huge, open(os.path.join(work, "train-huge.json"), "w"))
+t0 = time.time()
+r = run("train", "--config", os.path.join(work, "train-huge.json"), "--out", os.path.join(work, "run-huge"), expect=2)
+check("parameters" in r.stderr and "4 GiB" in r.stderr and time.time() - t0 < 30, "a model of 3e14 parameters: exit 2 before allocating")
+for vocab, code, want in ((2 ** 24, 2, "parameters (vocabulary 16777216)"), (40, 2, "/tokenizer/vocab_size 40 is below token id")):
+    vdir = os.path.join(work, "data-vocab-%d" % vocab)
+    shutil.rmtree(vdir, ignore_errors=True)
+    shutil.copytree(os.path.join(work, "data"), vdir)
+    cj = json.load(open(os.path.join(vdir, "corpus.json")))
+    cj["tokenizer"]["vocab_size"] = vocab
+    json.dump(cj, open(os.path.join(vdir, "corpus.json"), "w"))
+    r = run("train", "--config", cpath, "--corpus", vdir, "--out", os.path.join(work, "run-vocab-%d" % vocab), expect=code)
+    check(want in r.stderr, "a corpus.json claiming a vocabulary of %d: exit %d naming it (%s)" % (vocab, code, r.stderr.strip()[-100:]))
 
 # one output rule: --dump-grads over a corpus file, /init/from a file of the run --force would delete
 train_bin = os.path.join(work, "data", "train.bin")

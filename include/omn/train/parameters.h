@@ -32,6 +32,10 @@ model::ModelConfig modelConfig(const ModelShape& s, std::int64_t vocab_size);
 
 // Every norm gain (RMSNorm and Q/K) 1.0; matrices N(0, std²), the residual projections wo and w2
 // N(0, std²/(2·n_layers)) (GPT-2's scheme); seeded, the same on every machine with this libtorch.
+// The parameters initModel makes for this shape and vocabulary, counted without allocating (as a
+// double: a config may describe more than an integer holds). Equal to initModel(...).count().
+double parameterCount(const ModelShape& s, std::int64_t vocab_size);
+
 TrainableModel initModel(const TrainConfig& c, std::int64_t vocab_size, std::uint64_t seed, const at::Device& device);
 
 // Weights from a checkpoint (owned fp32 copies); its architecture must equal the config's.
