@@ -29,7 +29,8 @@ bool heldOut(const std::string& name, const std::string& salt, double fraction) 
 CorpusConfig loadCorpusConfig(const std::string& path) {
   const json j = output::readJsonFile(path, "corpus config");
   const io::JsonReader r("corpus config " + path);
-  r.object(j, "", {"schema", "name", "inputs", "extension", "heldout_fraction", "split_salt", "tokenizer", "max_sentence_bytes"});
+  r.object(j, "", {"schema", "name", "inputs", "extension", "heldout_fraction", "split_salt", "tokenizer", "max_sentence_bytes",
+                   "encode_chunk_bytes"});
   r.schema(j, "omn-audit/corpus-config@1");
   CorpusConfig c;
   c.source = path;
@@ -44,6 +45,7 @@ CorpusConfig loadCorpusConfig(const std::string& path) {
   if (const json* v = r.opt(j, "heldout_fraction")) c.heldout_fraction = r.num(*v, "/heldout_fraction", 0, 1, true, true);
   if (const json* v = r.opt(j, "split_salt")) c.split_salt = r.str(*v, "/split_salt");
   if (const json* v = r.opt(j, "max_sentence_bytes")) c.max_sentence_bytes = r.integer(*v, "/max_sentence_bytes", 256, 1 << 24);
+  if (const json* v = r.opt(j, "encode_chunk_bytes")) c.encode_chunk_bytes = r.integer(*v, "/encode_chunk_bytes", 16, 1 << 30);
   if (const json* t = r.opt(j, "tokenizer")) {
     r.object(*t, "/tokenizer", {"vocab_size", "model_type", "character_coverage"});
     if (const json* v = r.opt(*t, "vocab_size")) c.vocab_size = r.integer(*v, "/tokenizer/vocab_size", 300, 1 << 20);

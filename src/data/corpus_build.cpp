@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "omn/data/corpus.h"
 #include "omn/data/tokenizer_model.h"
@@ -23,9 +24,43 @@ using nlohmann::json;
 namespace {
 
 struct Document {
-  std::string name, path, text, sha256;
+  std::string name, path, sha256;
+  std::uint64_t bytes = 0;
   bool heldout = false;
   std::size_t tokens = 0;
+};
+
+// A document read in pieces of at most `chunk` bytes, each cut just after its last line break (else
+// its last space or tab; a piece with neither is cut where it is). Only one piece is in memory.
+class ChunkReader {
+ public:
+  ChunkReader(const std::string& path, std::size_t chunk) : in_(path, std::ios::binary), chunk_(chunk) {
+    if (!in_) throw IoError("document " + path + ": cannot open it");
+  }
+  // false at the end of the document
+  bool next(std::string& piece) {
+    while (buf_.size() < chunk_ && in_) {
+      const std::size_t had = buf_.size();
+      buf_.resize(chunk_);
+      in_.read(&buf_[had], static_cast<std::streamsize>(chunk_ - had));
+      buf_.resize(had + static_cast<std::size_t>(in_.gcount()));
+    }
+    if (buf_.empty()) return false;
+    std::size_t cut = buf_.size();
+    if (in_ || buf_.size() >= chunk_) {  // more may follow: cut at a boundary no piece spans
+      std::size_t at = buf_.rfind('\n');
+      if (at == std::string::npos) at = buf_.find_last_of(" \t");
+      if (at != std::string::npos) cut = at + 1;
+    }
+    piece.assign(buf_, 0, cut);
+    buf_.erase(0, cut);
+    return true;
+  }
+
+ private:
+  std::ifstream in_;
+  std::size_t chunk_;
+  std::string buf_;
 };
 
 // Every input file: the files named, and the files with the extension in each directory named,
@@ -47,10 +82,10 @@ std::vector<Document> collect(const CorpusConfig& c) {
         const fs::file_status st = fs::status(f, ec);
         if (ec && ec != std::errc::no_such_file_or_directory) throw UsageError(where + f.string() + ": " + ec.message());
         if (ec) throw UsageError(where + f.string() + ": a symbolic link to nothing");
-        if (fs::is_regular_file(st)) docs.push_back({f.filename(), f, "", "", false, 0});
+        if (fs::is_regular_file(st)) docs.push_back({f.filename(), f, "", 0, false, 0});
       }
     } else if (fs::is_regular_file(in, ec)) {
-      docs.push_back({fs::path(in).filename(), in, "", "", false, 0});
+      docs.push_back({fs::path(in).filename(), in, "", 0, false, 0});
     } else {
       if (ec && ec != std::errc::no_such_file_or_directory) throw UsageError(where + in + ": " + ec.message());
       throw UsageError(where + in + " is neither a file nor a directory (the default corpus is installed by tools/deps.sh: "
@@ -63,15 +98,16 @@ std::vector<Document> collect(const CorpusConfig& c) {
       throw UsageError("corpus config " + c.source + ": two documents named " + docs[i].name + " (" + docs[i - 1].path +
                        ", " + docs[i].path + "): the held-out split keys on the name");
   if (docs.empty()) throw UsageError("corpus config " + c.source + ": /inputs: no documents (files ending in " + c.extension + ")");
-  for (auto& d : docs) {
-    d.text = readTextFile(d.path, "document");
-    d.sha256 = io::sha256Bytes(d.text.data(), d.text.size());
+  for (auto& d : docs) {  // hashed as a stream: no document is held in memory whole
+    d.sha256 = io::sha256File(d.path);
+    d.bytes = fs::file_size(d.path);
     d.heldout = heldOut(d.name, c.split_salt, c.heldout_fraction);
   }
   return docs;
 }
 
-// The training documents, one line (paragraph) at a time, for the SentencePiece trainer.
+// The training documents, one line (paragraph) at a time, for the SentencePiece trainer; read from
+// the files a line at a time (a line longer than max_bytes is cut there, its rest skipped).
 class LineIterator : public sentencepiece::SentenceIterator {
  public:
   LineIterator(const std::vector<Document>& docs, std::size_t max_bytes) : docs_(docs), max_(max_bytes) { advance(); }
@@ -83,21 +119,38 @@ class LineIterator : public sentencepiece::SentenceIterator {
  private:
   void advance() {
     while (d_ < docs_.size()) {
-      const Document& d = docs_[d_];
-      if (d.heldout || pos_ >= d.text.size()) {
+      if (docs_[d_].heldout) {
         ++d_;
-        pos_ = 0;
         continue;
       }
-      std::size_t end = d.text.find('\n', pos_);
-      if (end == std::string::npos) end = d.text.size();
-      line_ = d.text.substr(pos_, std::min(end - pos_, max_));
-      pos_ = end + 1;
-      if (!line_.empty()) return;
+      if (!in_.is_open()) {
+        in_.open(docs_[d_].path, std::ios::binary);
+        if (!in_) throw IoError("document " + docs_[d_].path + ": cannot open it");
+      }
+      if (readLine()) {
+        if (!line_.empty()) return;
+        continue;
+      }
+      in_.close();
+      in_.clear();
+      ++d_;
     }
   }
+  // the next line, at most max_ bytes of it; false at the end of the file
+  bool readLine() {
+    line_.clear();
+    char ch;
+    bool any = false;
+    while (in_.get(ch)) {
+      any = true;
+      if (ch == '\n') return true;
+      if (line_.size() < max_) line_ += ch;
+    }
+    return any;
+  }
   const std::vector<Document>& docs_;
-  std::size_t max_, d_ = 0, pos_ = 0;
+  std::size_t max_, d_ = 0;
+  std::ifstream in_;
   std::string line_;
 };
 
@@ -160,16 +213,21 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
   // Token streams, each document followed by EOS, and the unigram baseline.
   std::vector<std::uint32_t> train, heldout;
   std::vector<double> counts(static_cast<std::size_t>(sp.GetPieceSize()), 0.0);
+  std::string piece;
+  std::vector<int> ids;
   for (auto& d : docs) {
-    std::vector<int> ids;
-    if (const auto st = sp.Encode(d.text, &ids); !st.ok()) throw FormatError("document " + d.path + ": " + st.ToString());
-    ids.push_back(eos);
-    d.tokens = ids.size();
     auto& dst = d.heldout ? heldout : train;
-    for (int id : ids) {
+    auto add = [&](int id) {
       dst.push_back(static_cast<std::uint32_t>(id));
       if (!d.heldout) counts[static_cast<std::size_t>(id)] += 1;
+      ++d.tokens;
+    };
+    ChunkReader reader(d.path, static_cast<std::size_t>(c.encode_chunk_bytes));
+    while (reader.next(piece)) {
+      if (const auto st = sp.Encode(piece, &ids); !st.ok()) throw FormatError("document " + d.path + ": " + st.ToString());
+      for (int id : ids) add(id);
     }
+    add(eos);
   }
   // Unigram model of the training tokens (add-one smoothed): its entropy, and its cross-entropy
   // on the held-out tokens -- the loss a model that ignores context achieves.
@@ -190,7 +248,7 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
   json documents = json::array();
   for (const auto& d : docs)
     documents.push_back({{"name", d.name}, {"split", d.heldout ? "heldout" : "train"}, {"sha256", d.sha256},
-                         {"bytes", d.text.size()}, {"tokens", d.tokens}});
+                         {"bytes", d.bytes}, {"tokens", d.tokens}});
   auto stream = [&](const std::string& p, const std::vector<std::uint32_t>& ids, std::size_t n_docs) {
     return json{{"path", fs::path(p).filename().string()}, {"sha256", io::sha256File(p)}, {"n_tokens", ids.size()},
                 {"n_documents", n_docs}};

@@ -60,6 +60,17 @@ for threads in ("1", "3"):
 check(all(open(os.path.join(work, "data-u1", f), "rb").read() == open(os.path.join(work, "data-u3", f), "rb").read()
           for f in ("train.bin", "heldout.bin", "tokenizer.model")),
       "corpus: a unigram tokenizer built on 1 and on 3 threads, byte for byte the same")
+# documents tokenized in 16-byte pieces (cut after a line break or a space): the same streams as whole
+# documents (the default piece, 1 MiB, holds each of these documents whole), for BPE and unigram
+for conf, ref in ((cconf, "data"), (uconf, "data-u1")):
+    kconf = os.path.join(work, "corpus-chunked.json")
+    json.dump(dict(json.load(open(conf)), encode_chunk_bytes=16), open(kconf, "w"))
+    run("corpus", "--config", kconf, "--out", os.path.join(work, ref + "-chunked"), "--force")
+    cj = json.load(open(os.path.join(work, ref, "corpus.json")))
+    same = all(open(os.path.join(work, ref, f), "rb").read() == open(os.path.join(work, ref + "-chunked", f), "rb").read()
+               for f in ("train.bin", "heldout.bin", "tokenizer.model"))
+    check(same and max(d["bytes"] for d in cj["documents"]) < 2 ** 20 and cj["train"]["n_tokens"] > 1000,
+          "corpus (%s): 16-byte pieces give the whole-document token streams, byte for byte" % cj["tokenizer"]["model_type"])
 here = os.path.dirname(os.path.abspath(__file__))
 schema_dir = os.path.join(here, "..", "..", "docs", "schema")
 check(subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"), schema_dir, "corpus.schema.json",

@@ -23,6 +23,10 @@ struct CorpusConfig {
   std::string model_type = "bpe";  // bpe | unigram
   double character_coverage = 1.0;
   std::int64_t max_sentence_bytes = 65536;  // longer lines are cut for the tokenizer trainer only
+  // documents are read and tokenized in pieces of at most this many bytes, cut after a line break
+  // (else after a space): memory per document is bounded, and the tokens are those of the whole
+  // document, since SentencePiece pieces never span whitespace
+  std::int64_t encode_chunk_bytes = 1 << 20;
 };
 
 // Strict: an unknown key, a wrong type or an impossible value is a UsageError naming the file and
