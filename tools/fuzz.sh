@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets with clang + ASan/UBSan (no libtorch) and runs each for SECONDS
 # (default 60), seeded with the tests' files: the pickle and checkpoint parsers, every document
 # omn-audit reads back (documents), baselines and tolerances against a real profile (gate), the
-# intervention/study manifests and training configs (config), and resumed journals (journal).
+# intervention/study manifests and training configs (config), resumed journals (journal), and what
+# train --resume reads back: the run record, the log and the optimizer state (train).
 # Prints executions and findings; exit 1 on a finding.
 #   tools/fuzz.sh [SECONDS] [TARGET...]
 # SECONDS 0 means no time limit; OMN_FUZZ_RUNS=N stops each target after N executions (the
@@ -35,7 +36,7 @@ whole SECONDS "$secs" 0
 for v in OMN_FUZZ_RUNS OMN_FUZZ_TIMEOUT OMN_FUZZ_FORK; do [ -z "${!v:-}" ] || whole "$v" "${!v}" 1; done
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(pickle checkpoint documents gate config journal)
+[ ${#targets[@]} -gt 0 ] || targets=(pickle checkpoint documents gate config journal train)
 build="${OMN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 main="${OMN_BUILD_DIR:-$root/build}"
 if [ ! -f "$build/build.ninja" ]; then
@@ -47,7 +48,7 @@ cmake --build "$build" -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}
 
 # --- seeds -----------------------------------------------------------------------------------
 c="$build/corpus"
-mkdir -p "$c"/{pickle,checkpoint,documents,gate,config,journal} "$build/findings"
+mkdir -p "$c"/{pickle,checkpoint,documents,gate,config,journal,train} "$build/findings"
 fx="$main/fixtures/interop"
 if [ ! -d "$fx" ]; then /usr/bin/python3 "$root/tests/interop/make_fixtures.py" "$fx" >/dev/null; fi
 cp "$fx"/*.pt "$fx"/*.safetensors "$c/checkpoint/" 2>/dev/null || true
@@ -90,6 +91,18 @@ with open(sys.argv[1], "w") as f:
     f.write(line({"id": "control", "nll_sum": [1, 2, 3], "tokens": [4, 5, 6]}))
     f.write('{"id": "c1", "torn')
 PY
+# what a resume reads: the first byte picks the reader (0 train.json, 1 log.jsonl, 2 an optimizer
+# state), seeded from the parity tests' interrupted run when it is there
+run_seed="$main/fixtures/train/run-cut-killed"
+if [ -f "$run_seed/train.json" ]; then
+  { printf '\x00'; cat "$run_seed/train.json"; } >"$c/train/record.json"
+  { printf '\x01'; head -c 60000 "$run_seed/log.jsonl"; } >"$c/train/log.jsonl"
+  for f in "$run_seed"/checkpoints/step-000000.optim.pt "$run_seed"/checkpoints/step-000004.optim.pt; do
+    [ -f "$f" ] && { printf '\x02'; head -c 65000 "$f"; } >"$c/train/$(basename "$f")"
+  done
+else
+  printf '\x01{"step":0,"eval":{"heldout_loss":5.1}}\n{"step":1,"train_loss":5.0}\n' >"$c/train/log.jsonl"
+fi
 
 # --- run ---------------------------------------------------------------------------------------
 status=0

@@ -5,6 +5,7 @@
 #include "omn/errors.h"
 #include "omn/io/json_document.h"
 #include "omn/io/sha256.h"
+#include "omn/train/run_records.h"
 
 namespace omn::train {
 
@@ -25,8 +26,8 @@ void requireDigest(const std::string& path, const json& entry, const char* field
 ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data::CorpusFiles& corpus) {
   const std::string& rec = paths.train_json;
   if (!fs::exists(rec)) throw UsageError("--resume: " + rec + " does not exist (nothing to resume)");
-  const json doc = io::readJsonFile(rec, "training record");
-  io::checkDocument(doc, rec, {io::DocumentKind::train});  // types, ranges, checkpoint order
+  const RunRecord rr = checkRunRecord(io::readJsonFile(rec, "training record"), rec);  // schema, ranges, checkpoint names
+  const json& doc = rr.doc;
   if (doc["status"] != "running")
     throw UsageError("--resume: the run in " + paths.dir + " is " + doc["status"].get<std::string>() + ", not running");
   const std::string old_config = doc["config"]["sha256"];
@@ -38,15 +39,9 @@ ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data
     throw FormatError(rec + ": /steps: expected the config's " + std::to_string(c.steps) + ", got " + doc["steps"].dump());
 
   ResumePoint rp;
-  rp.checkpoints = doc["checkpoints"];
-  rp.has_checkpoint = !rp.checkpoints.empty();
-  rp.step = rp.has_checkpoint ? rp.checkpoints.back()["step"].get<std::int64_t>() : 0;
-  for (std::size_t i = 0; i < rp.checkpoints.size(); ++i) {  // each entry names its own step's file, nothing else
-    const json& e = rp.checkpoints[i];
-    const std::string want = RunPaths::checkpointName(e["step"].get<std::int64_t>());
-    if (e["path"] != want)
-      throw FormatError(rec + ": /checkpoints/" + std::to_string(i) + "/path: expected " + want + ", got " + e["path"].dump());
-  }
+  rp.checkpoints = rr.checkpoints;
+  rp.has_checkpoint = rr.has_checkpoint;
+  rp.step = rr.last_step;
   if (rp.has_checkpoint) {
     const json& last = rp.checkpoints.back();
     requireDigest(paths.stepCheckpoint(rp.step), last, "sha256", rec);

@@ -16,6 +16,7 @@
 #include "omn/io/sha256.h"
 #include "omn/model/weights.h"
 #include "omn/output/json_file.h"
+#include "omn/train/run_records.h"
 
 namespace omn::train {
 namespace fs = std::filesystem;
@@ -33,11 +34,7 @@ RunPaths::RunPaths(const std::string& out) : dir(out) {
 
 std::string RunPaths::stepCheckpoint(std::int64_t step) const { return (fs::path(dir) / checkpointName(step)).string(); }
 
-std::string RunPaths::checkpointName(std::int64_t step) {
-  char b[48];
-  std::snprintf(b, sizeof b, "checkpoints/step-%06lld.pt", static_cast<long long>(step));
-  return b;
-}
+std::string RunPaths::checkpointName(std::int64_t step) { return checkpointFileName(step); }
 
 std::string RunPaths::stepOptimizer(std::int64_t step) const {
   char b[40];
@@ -102,10 +99,7 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
   io::OpenOptions oo;
   oo.state_key = "state";
   const auto ck = io::openCheckpoint(path, oo);
-  const json& md = ck->metadata;
-  if (!md.contains("step") || md["step"] != step)
-    throw FormatError(path + ": optimizer state of step " + (md.contains("step") ? md["step"].dump() : "?") + ", expected " +
-                      std::to_string(step));
+  const std::int64_t adamw_steps = optimizerSteps(ck->metadata, path, step);
   auto get = [&](const std::string& name, const at::Tensor& like) {
     const io::TensorRef* r = ck->index.find(name);
     if (!r) throw FormatError(path + ": tensor '" + name + "' is missing (the optimizer state does not match the model)");
@@ -117,10 +111,7 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
   std::vector<AdamWState> st;
   for (std::size_t i = 0; i < adamw_params.size(); ++i)
     st.push_back({get("adamw.exp_avg." + adamw_names[i], adamw_params[i]), get("adamw.exp_avg_sq." + adamw_names[i], adamw_params[i])});
-  const json& n = md.contains("adamw_steps") ? md["adamw_steps"] : json();
-  if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > step)
-    throw FormatError(path + ": adamw_steps: expected a count from 0 to the step " + std::to_string(step) + ", got " + n.dump());
-  s.adamw->setState(std::move(st), n.get<std::int64_t>());
+  s.adamw->setState(std::move(st), adamw_steps);
   if (s.muon) {
     std::vector<at::Tensor> mom;
     for (std::size_t i = 0; i < muon_params.size(); ++i) mom.push_back(get("muon.momentum." + muon_names[i], muon_params[i]));
@@ -129,29 +120,7 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
 }
 
 std::vector<json> restoreLog(const std::string& path, const std::string& text) {
-  std::vector<json> kept;
-  std::int64_t previous = -1;  // step 0 (the evaluation at initialisation) comes first
-  std::size_t line_no = 0;
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t end = text.find('\n', at);
-    const std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    at = end == std::string::npos ? text.size() : end + 1;
-    const std::string where = path + ": line " + std::to_string(++line_no);
-    json j;
-    try {
-      j = io::parseJson(line, where);
-    } catch (const FormatError& e) {
-      throw IntegrityError(std::string(e.what()) + " (within the part the checkpoint's digest covers)");
-    }
-    if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer() || j["step"].get<std::int64_t>() <= previous ||
-        (j.contains("train_loss") && !j["train_loss"].is_number() && !j["train_loss"].is_null()) ||
-        (j.contains("eval") && (!j["eval"].is_object() || !j["eval"].contains("heldout_loss") ||
-                                !(j["eval"]["heldout_loss"].is_number() || j["eval"]["heldout_loss"].is_null()))))
-      throw IntegrityError(where + ": expected a training log record with an integer \"step\" after " + std::to_string(previous) +
-                           " (and a numeric train_loss, an eval with a numeric heldout_loss)");
-    previous = j["step"].get<std::int64_t>();
-    kept.push_back(std::move(j));
-  }
+  std::vector<json> kept = parseLog(path, text);
   output::writeFileAtomic(path, text);
   return kept;
 }

@@ -1,0 +1,36 @@
+// The records a run writes and a resume reads back, checked without libtorch: the training log
+// (log.jsonl, line by line), the run record (train.json) as a resume uses it, and the optimizer
+// state's envelope. Fuzzed (tests/fuzz/fuzz_train.cpp): any bytes end in a record or an omn::Error
+// naming the file and the place.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace omn::train {
+
+// "checkpoints/step-NNNNNN.pt": the name train.json records for a step's checkpoint.
+std::string checkpointFileName(std::int64_t step);
+
+// Every line of `text` (the log's verified prefix) as a record: an object with an integer "step"
+// after the previous one's (step 0 first), a numeric or null train_loss, an eval with a numeric or
+// null heldout_loss. IntegrityError naming `path` and the line otherwise.
+std::vector<nlohmann::json> parseLog(const std::string& path, const std::string& text);
+
+// train.json as a resume reads it: an omn-audit/train@1 document (schema, ranges, checkpoint order),
+// each checkpoint entry naming its own step's file. FormatError naming the pointer otherwise.
+struct RunRecord {
+  nlohmann::json doc;
+  nlohmann::json checkpoints;  // /checkpoints, as written
+  bool has_checkpoint = false;
+  std::int64_t last_step = 0;  // the last checkpoint's step (0: step 0's, or none)
+};
+RunRecord checkRunRecord(const nlohmann::json& doc, const std::string& path);
+
+// The optimizer state's envelope (omn-audit/optimizer@1 metadata): its step must be `step` and its
+// adamw_steps a count in [0, step]; returns adamw_steps. FormatError naming the file otherwise.
+std::int64_t optimizerSteps(const nlohmann::json& metadata, const std::string& path, std::int64_t step);
+
+}  // namespace omn::train

@@ -1,0 +1,71 @@
+#include "omn/train/run_records.h"
+
+#include <cstdio>
+
+#include "omn/errors.h"
+#include "omn/io/json_document.h"
+
+namespace omn::train {
+
+using nlohmann::json;
+
+std::vector<json> parseLog(const std::string& path, const std::string& text) {
+  std::vector<json> kept;
+  std::int64_t previous = -1;  // step 0 (the evaluation at initialisation) comes first
+  std::size_t line_no = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at = end == std::string::npos ? text.size() : end + 1;
+    const std::string where = path + ": line " + std::to_string(++line_no);
+    json j;
+    try {
+      j = io::parseJson(line, where);
+    } catch (const FormatError& e) {
+      throw IntegrityError(std::string(e.what()) + " (within the part the checkpoint's digest covers)");
+    }
+    if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer() || j["step"].get<std::int64_t>() <= previous ||
+        (j.contains("train_loss") && !j["train_loss"].is_number() && !j["train_loss"].is_null()) ||
+        (j.contains("eval") && (!j["eval"].is_object() || !j["eval"].contains("heldout_loss") ||
+                                !(j["eval"]["heldout_loss"].is_number() || j["eval"]["heldout_loss"].is_null()))))
+      throw IntegrityError(where + ": expected a training log record with an integer \"step\" after " + std::to_string(previous) +
+                           " (and a numeric train_loss, an eval with a numeric heldout_loss)");
+    previous = j["step"].get<std::int64_t>();
+    kept.push_back(std::move(j));
+  }
+  return kept;
+}
+
+std::string checkpointFileName(std::int64_t step) {
+  char b[48];
+  std::snprintf(b, sizeof b, "checkpoints/step-%06lld.pt", static_cast<long long>(step));
+  return b;
+}
+
+RunRecord checkRunRecord(const json& doc, const std::string& path) {
+  io::checkDocument(doc, path, {io::DocumentKind::train});  // types, ranges, checkpoint order
+  RunRecord rr;
+  rr.doc = doc;
+  rr.checkpoints = doc["checkpoints"];
+  rr.has_checkpoint = !rr.checkpoints.empty();
+  rr.last_step = rr.has_checkpoint ? rr.checkpoints.back()["step"].get<std::int64_t>() : 0;
+  for (std::size_t i = 0; i < rr.checkpoints.size(); ++i) {  // each entry names its own step's file, nothing else
+    const json& e = rr.checkpoints[i];
+    const std::string want = checkpointFileName(e["step"].get<std::int64_t>());
+    if (e["path"] != want)
+      throw FormatError(path + ": /checkpoints/" + std::to_string(i) + "/path: expected " + want + ", got " + e["path"].dump());
+  }
+  return rr;
+}
+
+std::int64_t optimizerSteps(const json& md, const std::string& path, std::int64_t step) {
+  if (!md.is_object() || !md.contains("step") || md["step"] != step)
+    throw FormatError(path + ": optimizer state of step " + (md.is_object() && md.contains("step") ? md["step"].dump() : "?") +
+                      ", expected " + std::to_string(step));
+  const json& n = md.contains("adamw_steps") ? md["adamw_steps"] : json();
+  if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > step)
+    throw FormatError(path + ": adamw_steps: expected a count from 0 to the step " + std::to_string(step) + ", got " + n.dump());
+  return n.get<std::int64_t>();
+}
+
+}  // namespace omn::train
