@@ -120,8 +120,10 @@ double rangeEnd(std::string t, const std::string& text, const std::string& flag)
   const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || std::isnan(v))
     throw UsageError(flag + " '" + text + "': expected a number, inf or -inf, got '" + t + "'");
-  if (errno == ERANGE)  // 1e400 would become inf, 1e-400 zero: not the number written
-    throw UsageError(flag + " '" + text + "': " + t + " is beyond the range of a double");
+  if (errno == ERANGE && std::isinf(v))  // 1e400 would become inf: not the number written
+    throw UsageError(flag + " '" + text + "': " + t + " is beyond the range of a double (at most ~1.8e308)");
+  if (errno == ERANGE)  // 1e-400 would become zero or a denormal: not the number written either
+    throw UsageError(flag + " '" + text + "': " + t + " is too close to zero for a double (below ~2.2e-308; write 0 for zero)");
   return v == 0 ? 0.0 : v;  // -0 is 0: one range, one label
 }
 
@@ -169,6 +171,7 @@ void validate(const ProfileOptions& o) {
                        num(o.hist_edges[i]));
   }
   if (!std::isfinite(o.threshold)) throw UsageError("--threshold: expected a finite number");
+  if (!std::isfinite(o.pivot)) throw UsageError("--hist-pivot: expected a finite number, got " + num(o.pivot));
   if (o.top_k < 0) throw UsageError("--top-k: expected a count >= 0, got " + std::to_string(o.top_k));
   if (o.count_ranges.size() > kMaxCountRanges)
     throw UsageError("--count-range: at most " + std::to_string(kMaxCountRanges) + " ranges, got " +

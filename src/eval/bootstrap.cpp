@@ -120,11 +120,15 @@ std::vector<double> holmAdjusted(const std::vector<double>& p) {
   return out;
 }
 
-std::vector<Group> groupPerplexities(const SequenceScores& s, int groups) {
-  const std::size_t n = s.nll_sum.size();
+void checkGroups(int groups, std::size_t n) {
   if (groups < 1 || static_cast<std::size_t>(groups) > n)
     throw UsageError("--groups must be between 1 and the number of sequences (" + std::to_string(n) + "), got " +
                      std::to_string(groups));
+}
+
+std::vector<Group> groupPerplexities(const SequenceScores& s, int groups) {
+  const std::size_t n = s.nll_sum.size();
+  checkGroups(groups, n);
   std::vector<Group> out(static_cast<std::size_t>(groups));
   for (std::size_t i = 0; i < n; ++i) {
     Group& g = out[i * static_cast<std::size_t>(groups) / n];

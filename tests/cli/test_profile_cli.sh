@@ -100,6 +100,9 @@ expect 2 "$tmp/p.json: /statistics/counts/\(32,inf\)/count: .* add --count-range
   "$omn" profile "$mini" --count-range '[1,2]' --baseline "$tmp/p.json" --sha256 "$(printf '0%.0s' {1..64})" --no-tables
 expect 2 "omn-1-reference: /options/threshold: .* pass --threshold 1.43" -- "$omn" profile "$mini" --threshold 2 --baseline omn-1-reference
 expect 2 "--count-range '\[2,1\]': the range holds no value" -- "$omn" profile "$mini" --count-range '[2,1]'
+expect 2 "1e-400 is too close to zero for a double" -- "$omn" profile "$mini" --count-range '>=1e-400'
+expect 2 "1e400 is beyond the range of a double" -- "$omn" profile "$mini" --count-range '<1e400'
+expect 2 "--hist-pivot: expected a finite number" -- "$omn" profile "$mini" --hist-pivot nan
 expect 2 "--count-range '\[-inf,0\)': an infinite end is open" -- "$omn" profile "$mini" --count-range '[-inf,0)'
 expect 2 "--count-range: \[1,2\] is given twice" -- "$omn" profile "$mini" --count-range '[1,2]' --count-range '[1, 2]'
 # compare lists what only B has (a range counted in B alone), both ways round

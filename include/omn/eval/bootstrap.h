@@ -63,6 +63,8 @@ struct Group {
   std::int64_t tokens = 0;
   double perplexity = 0;
 };
+// UsageError unless 1 <= groups <= n (the sequences scored): checked before scoring, and again here.
+void checkGroups(int groups, std::size_t n);
 std::vector<Group> groupPerplexities(const SequenceScores& s, int groups);
 
 // The q-quantile of sorted values, linear interpolation between order statistics (type 7).

@@ -13,6 +13,7 @@
 #include "model_commands.h"
 #include "omn/errors.h"
 #include "omn/model/threads.h"
+#include "omn/eval/bootstrap.h"
 #include "omn/eval/evaluator.h"
 #include "omn/output/json_file.h"
 #include "omn/output/npy.h"
@@ -55,6 +56,7 @@ Command addEvalCommand(CLI::App& root) {
             prov.started_utc = output::utcNow();
             prepareSession(a->o.session, pluginHost());  // threads and BLAS facts, at the edge
             auto s = eval::openSession(a->o.session);  // weights load outside inference mode
+            eval::checkGroups(a->o.groups, s->rows.size());  // before any row is scored
             c10::InferenceMode guard;
             // the trace is collected in memory and written like every output (atomically, a failed
             // write is exit 5): libtorch's own file writer ignores write errors
