@@ -176,6 +176,27 @@ void checkShape(const json& doc, DocumentKind k, const std::string& label) {
     const json want = cs.empty() ? json(nullptr) : cs.back()["step"];
     if (doc["last_checkpoint_step"] != want && !(cs.empty() && doc["last_checkpoint_step"] == 0))
       fail("/last_checkpoint_step", "expected the last checkpoint's step " + want.dump() + ", got " + doc["last_checkpoint_step"].dump());
+  } else if (k == DocumentKind::study) {
+    // every run in an arm of its own QK-norm setting, and its trajectories walked in step
+    std::map<std::string, bool> arm_qk;
+    for (const json& a : doc["arms"]) arm_qk[a["arm"].get<std::string>()] = a["qk_norm"].get<bool>();
+    for (std::size_t i = 0; i < doc["runs"].size(); ++i) {
+      const json& r = doc["runs"][i];
+      const std::string ptr = "/runs/" + std::to_string(i);
+      const auto it = arm_qk.find(r["arm"].get<std::string>());
+      if (!doc["arms"].empty() && it == arm_qk.end()) fail(ptr + "/arm", "no arm of the study is named " + r["arm"].dump());
+      if (it != arm_qk.end() && it->second != r["qk_norm"].get<bool>())
+        fail(ptr + "/qk_norm", std::string("expected ") + (it->second ? "true" : "false") + ", the QK-norm setting of its arm " + r["arm"].dump());
+      const json& t = r["trajectory"]["train"];
+      if (t["loss"].size() != t["step"].size())
+        fail(ptr + "/trajectory/train/loss", "expected one value per step (" + std::to_string(t["step"].size()) + "), got " +
+                                                 std::to_string(t["loss"].size()));
+      const json& e = r["trajectory"]["eval"];
+      for (const auto& [key, series] : e.items())
+        if (key != "step" && series.size() != e["step"].size())
+          fail(ptr + "/trajectory/eval/" + key, "expected one entry per evaluation step (" + std::to_string(e["step"].size()) + "), got " +
+                                                    std::to_string(series.size()));
+    }
   } else if (k == DocumentKind::track) {
     const json& cs = doc["checkpoints"];
     for (std::size_t i = 0; i < cs.size(); ++i)

@@ -220,6 +220,17 @@ r = run("merge", "-o", os.path.join(work, "c", "m4.json"), "--csv", os.path.join
 check("same file" in r.stderr, "merge: -o and --csv naming one file is refused")
 r = run("study", "--manifest", m_c, "-o", os.path.join(work, "c", "x.json"), "--csv", os.path.join(work, "c", "x.json"), expect=2)
 check("same file" in r.stderr, "study: -o and --csv naming one file is refused")
+# inconsistent study documents: a run whose qk_norm is not its arm's, trajectories of unequal length
+os.makedirs(os.path.join(work, "c", "figs-incons"), exist_ok=True)
+for what, edit, ptr in (("qk_norm of another arm", lambda d: d["runs"][0].update(qk_norm=not d["runs"][0]["qk_norm"]), "/runs/0/qk_norm"),
+                        ("a held-out series one short", lambda d: d["runs"][0]["trajectory"]["eval"]["heldout_loss"].pop(),
+                         "/runs/0/trajectory/eval/heldout_loss")):
+    bad = json.load(open(os.path.join(work, "c", "s1.json")))
+    edit(bad)
+    json.dump(bad, open(os.path.join(work, "c", "s1-incons.json"), "w"))
+    r1 = run("merge", "-o", os.path.join(work, "c", "m5.json"), os.path.join(work, "c", "s0.json"), os.path.join(work, "c", "s1-incons.json"), expect=2)
+    r2 = run("plot", os.path.join(work, "c", "s1-incons.json"), "-o", os.path.join(work, "c", "figs-incons"), expect=2)
+    check(ptr in r1.stderr and ptr in r2.stderr, "merge and plot refuse a study document with %s, naming %s" % (what, ptr))
 r = run("merge", "-o", os.path.join(work, "c", "m2.json"), os.path.join(work, "c", "s0.json"), os.path.join(work, "c", "s0.json"), expect=2)
 check("duplicate" in r.stderr, "merge: the same shard twice is refused")
 r = run("study", "--manifest", m_c, "--shard", "1x/2y", expect=2)
