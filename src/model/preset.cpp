@@ -246,7 +246,12 @@ void adoptCheckpointArchitecture(Preset& p, const nlohmann::json& metadata, cons
 
 Preset resolvePreset(const std::string& requested, const io::TensorIndex& index, const nlohmann::json& metadata,
                      const std::string& where) {
-  Preset p = requested.empty() ? detectPreset(index) : loadPreset(requested);
+  Preset p;
+  try {
+    p = requested.empty() ? detectPreset(index) : loadPreset(requested);
+  } catch (const FormatError& e) {  // which checkpoint: track and eval read many
+    throw FormatError(where + ": " + e.what());
+  }
   adoptCheckpointArchitecture(p, metadata, where);
   return p;
 }

@@ -188,6 +188,7 @@ expect 2 "header length 9223372036854775808 exceeds" -- "$omn" profile "$fx/inte
 expect 2 "overlaps" -- "$omn" profile "$fx/interop/overlap.safetensors"
 expect 2 "legacy" -- "$omn" profile "$fx/interop/legacy.pt"
 expect 2 "no built-in preset matches" -- "$omn" profile "$fx/interop/tied.pt"
+expect 2 "interop/tied.pt: no built-in preset matches" -- "$omn" track "$fx/interop/tied.pt"
 
 # HF-style checkpoints through their presets
 expect 0 "preset +qwen3 \(detected\)" -- "$omn" profile "$fx/interop/qwen3.safetensors"
