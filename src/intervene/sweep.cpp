@@ -76,9 +76,8 @@ struct Resumed {
 };
 
 Resumed openJournal(const std::string& jpath, const json& header, bool resume) {
-  const bool have = ::access(jpath.c_str(), F_OK) == 0;
-  if (have && !resume) throw UsageError("journal " + jpath + " of an interrupted run exists: continue it with --resume, or remove it");
-  Resumed r{have ? io::Journal::resume(jpath) : io::Journal::create(jpath, header), {}};
+  bool have = false;
+  Resumed r{io::Journal::openForRun(jpath, header, resume, "run", have), {}};
   if (!have) return r;
   const std::string diff = io::journalMismatch(r.journal.header(), header,
                                                {"manifest_sha256", "checkpoint_sha256", "tokens_sha256", "model_code_fingerprint",

@@ -95,6 +95,23 @@ Journal::Journal(Journal&& o) noexcept
   o.fd_ = -1;
 }
 
+Journal Journal::openForRun(const std::string& path, const nlohmann::json& header, bool resume, const std::string& what,
+                            bool& resumed) {
+  resumed = false;
+  if (::access(path.c_str(), F_OK) != 0) return create(path, header);
+  Journal j = Journal::resume(path);  // locks (another process's journal is refused as in use) and checks every line
+  if (resume) {
+    resumed = true;
+    return j;
+  }
+  if (!j.records().empty())
+    throw UsageError("journal " + path + " of an interrupted " + what + " exists (" + std::to_string(j.records().size()) +
+                     " finished record(s)): continue it with --resume, or remove it");
+  // only a header: the run failed before it finished anything; a fresh one takes its place
+  ::unlink(path.c_str());
+  return create(path, header);
+}
+
 Journal::~Journal() {
   if (fd_ >= 0) ::close(fd_);
 }

@@ -85,11 +85,9 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
                        {"manifest_sha256", m.sha256},       {"base_sha256", m.base_sha256},
                        {"corpus_sha256", corpus.json_sha256}, {"model_code_fingerprint", modelCodeFingerprint()},
                        {"shard", shard}};
-  const bool have_journal = ::access(jpath.c_str(), F_OK) == 0;
-  if (have_journal && !o.resume)
-    throw UsageError("journal " + jpath + " of an interrupted study exists: continue it with --resume, or remove it");
-  if (!have_journal && o.resume) spdlog::info("--resume: no journal at {}: starting the study", jpath);
-  io::Journal journal = have_journal ? io::Journal::resume(jpath) : io::Journal::create(jpath, header);
+  if (o.resume && ::access(jpath.c_str(), F_OK) != 0) spdlog::info("--resume: no journal at {}: starting the study", jpath);
+  bool have_journal = false;
+  io::Journal journal = io::Journal::openForRun(jpath, header, o.resume, "study", have_journal);
   std::map<std::string, json> done;
   if (have_journal) {
     const std::string diff = io::journalMismatch(journal.header(), header,

@@ -148,3 +148,35 @@ TEST(TrainConfig, SchemasListTheOptimizerKindsOfTheTable) {
   EXPECT_EQ(sorted(train.at("properties").at("optimizer").at("properties").at("kind").at("enum")), kinds);
   EXPECT_EQ(omn::io::parseChoice(omn::train::kDecays, "linear", "/schedule/decay"), omn::train::Decay::Linear);
 }
+
+TEST(Journal, OpenForRunReplacesAHeaderOnlyJournalAndNamesAnInUseOne) {
+  omn::test::TempDir dir;
+  const std::string path = dir.path() + "/j.journal";
+  const nlohmann::json header = {{"schema", "omn-audit/journal@1"}, {"k", 1}};
+  bool resumed = true;
+  { omn::io::Journal j = omn::io::Journal::openForRun(path, header, false, "run", resumed); }  // a run that failed at once
+  EXPECT_FALSE(resumed);
+  {
+    // header only: a fresh run takes its place, no --resume needed
+    omn::io::Journal j = omn::io::Journal::openForRun(path, header, false, "run", resumed);
+    EXPECT_FALSE(resumed);
+    j.append({{"id", "a"}});
+    // held by a running process: "in use", not "interrupted"
+    try {
+      omn::io::Journal::openForRun(path, header, false, "run", resumed);
+      ADD_FAILURE() << "a journal in use was opened";
+    } catch (const omn::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("in use by another omn-audit process"), std::string::npos) << e.what();
+    }
+  }
+  // with a finished record: refused without --resume, naming how many; continued with it
+  try {
+    omn::io::Journal::openForRun(path, header, false, "study", resumed);
+    ADD_FAILURE() << "an interrupted journal was replaced";
+  } catch (const omn::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("of an interrupted study exists (1 finished record(s))"), std::string::npos) << e.what();
+  }
+  omn::io::Journal j = omn::io::Journal::openForRun(path, header, true, "study", resumed);
+  EXPECT_TRUE(resumed);
+  EXPECT_EQ(j.records().size(), 1u);
+}

@@ -24,6 +24,13 @@ class Journal {
   // Locks an existing journal, checks every line, cuts a torn tail; header() and records() are
   // what it held. Nothing is appended until append() is called.
   static Journal resume(const std::string& path);
+  // The journal of a run that `what` names ("run", "study"): created when there is none. One that
+  // exists is locked and checked first (a running process's journal is "in use", never called
+  // interrupted); then it is continued with `resume`, replaced when it holds only its header (a run
+  // that failed before its first record has nothing to keep), and otherwise refused (UsageError).
+  // `resumed` says whether the journal's records continue.
+  static Journal openForRun(const std::string& path, const nlohmann::json& header, bool resume, const std::string& what,
+                            bool& resumed);
 
   ~Journal();
   Journal(Journal&& other) noexcept;
