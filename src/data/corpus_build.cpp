@@ -30,36 +30,52 @@ struct Document {
   std::size_t tokens = 0;
 };
 
-// A document read in pieces of at most `chunk` bytes, each cut just after its last line break (else
-// its last space or tab; a piece with neither is cut where it is). Only one piece is in memory.
+// A document read in pieces of about `chunk` bytes, each cut just after its last line break (else its
+// last space or tab): SentencePiece pieces never span whitespace, so the pieces' tokens are the whole
+// document's. A stretch with no whitespace is never cut: the piece grows until one comes (or the
+// document ends), up to kMaxStretch bytes, past which the document is refused (no text has such a
+// word; cutting it would change its tokens, or split a UTF-8 sequence). One piece is in memory.
 class ChunkReader {
  public:
-  ChunkReader(const std::string& path, std::size_t chunk) : in_(path, std::ios::binary), chunk_(chunk) {
+  static constexpr std::size_t kMaxStretch = std::size_t{64} << 20;
+  ChunkReader(const std::string& path, std::size_t chunk) : path_(path), in_(path, std::ios::binary), chunk_(chunk) {
     if (!in_) throw IoError("document " + path + ": cannot open it");
   }
   // false at the end of the document
   bool next(std::string& piece) {
-    while (buf_.size() < chunk_ && in_) {
-      const std::size_t had = buf_.size();
-      buf_.resize(chunk_);
-      in_.read(&buf_[had], static_cast<std::streamsize>(chunk_ - had));
-      buf_.resize(had + static_cast<std::size_t>(in_.gcount()));
-    }
-    if (buf_.empty()) return false;
-    std::size_t cut = buf_.size();
-    if (in_ || buf_.size() >= chunk_) {  // more may follow: cut at a boundary no piece spans
+    std::size_t want = chunk_, cut = std::string::npos;
+    for (;;) {
+      while (buf_.size() < want && in_) {
+        const std::size_t had = buf_.size();
+        buf_.resize(want);
+        in_.read(&buf_[had], static_cast<std::streamsize>(want - had));
+        buf_.resize(had + static_cast<std::size_t>(in_.gcount()));
+      }
+      if (in_.bad()) throw IoError("document " + path_ + ": read failed at byte " + std::to_string(offset_ + buf_.size()));
+      if (!in_) break;  // the document's end is in the buffer: the rest is the last piece
       std::size_t at = buf_.rfind('\n');
       if (at == std::string::npos) at = buf_.find_last_of(" \t");
-      if (at != std::string::npos) cut = at + 1;
+      if (at != std::string::npos) {
+        cut = at + 1;
+        break;
+      }
+      if (buf_.size() >= kMaxStretch)
+        throw FormatError("document " + path_ + ": " + std::to_string(buf_.size()) + " bytes from byte " + std::to_string(offset_) +
+                          " without a line break, space or tab: not text the tokenizer can take in pieces");
+      want = 2 * buf_.size();
     }
+    if (buf_.empty()) return false;
+    if (cut == std::string::npos) cut = buf_.size();
     piece.assign(buf_, 0, cut);
     buf_.erase(0, cut);
+    offset_ += cut;
     return true;
   }
 
  private:
+  std::string path_;
   std::ifstream in_;
-  std::size_t chunk_;
+  std::size_t chunk_, offset_ = 0;
   std::string buf_;
 };
 

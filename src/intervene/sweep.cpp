@@ -111,6 +111,22 @@ bool planCache(const std::vector<Condition>& conditions, const GainState& gains,
   return true;
 }
 
+}  // namespace
+
+bool planMemory(const std::vector<Condition>& conditions, const GainState& gains, const eval::Evaluator& ev, int n_layers,
+                const SweepOptions& o, eval::ActivationCache& cache) {
+  const bool use_cache = planCache(conditions, gains, ev, n_layers, o, cache);
+  // --kl keeps the control's final hidden states (the working dtype, every row) for the whole sweep
+  // (the activation cache, when used, takes as much again: every row's [T, D] at its layer)
+  if (o.kl && ev.cacheBytes() * (use_cache ? 2 : 1) > o.cache_budget_bytes)
+    throw UsageError("--kl keeps the control's final hidden states: " + output::significant(static_cast<double>(ev.cacheBytes()) / (1 << 20), 3) +
+                     " MiB" + (use_cache ? " beside the activation cache" : "") + ", over the --cache-budget of " +
+                     output::significant(static_cast<double>(o.cache_budget_bytes) / (1 << 20), 3) + " MiB: raise --cache-budget or evaluate fewer rows");
+  return use_cache;
+}
+
+namespace {
+
 // --- run: scoring passes, with one progress line and the sweep's ETA --------------------------------
 
 struct Pass {
@@ -268,13 +284,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
                        {"options", {{"mechanism", o.mechanism}, {"kl", o.kl}}}};
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   eval::ActivationCache cache;
-  const bool use_cache = planCache(conditions, gains, ev, s.config.n_layers, o, cache);
-  // --kl keeps the control's final hidden states (the working dtype, every row) for the whole sweep
-  // (the activation cache, when used, takes as much again: every row's [T, D] at its layer)
-  if (o.kl && ev.cacheBytes() * (use_cache ? 2 : 1) > o.cache_budget_bytes)
-    throw UsageError("--kl keeps the control's final hidden states: " + output::significant(static_cast<double>(ev.cacheBytes()) / (1 << 20), 3) +
-                     " MiB" + (use_cache ? " beside the activation cache" : "") + ", over the --cache-budget of " +
-                     output::significant(static_cast<double>(o.cache_budget_bytes) / (1 << 20), 3) + " MiB: raise --cache-budget or evaluate fewer rows");
+  const bool use_cache = planMemory(conditions, gains, ev, s.config.n_layers, o, cache);
   Resumed resumed = openJournal(jpath, header, o.resume);
   PassRunner passes(ev, cache, o, conditions.size() + 2, jpath);
 

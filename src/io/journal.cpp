@@ -99,6 +99,11 @@ Journal Journal::openForRun(const std::string& path, const nlohmann::json& heade
                             bool& resumed) {
   resumed = false;
   if (::access(path.c_str(), F_OK) != 0) return create(path, header);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {  // died before its header: nothing to keep
+    ::unlink(path.c_str());
+    return create(path, header);
+  }
   Journal j = Journal::resume(path);  // locks (another process's journal is refused as in use) and checks every line
   if (resume) {
     resumed = true;

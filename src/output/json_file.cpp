@@ -124,14 +124,15 @@ void writeAll(int fd, const std::string& text, const std::string& name) {
 
 }  // namespace
 
-std::vector<std::string> removeStaleTemporaries(const std::string& dir) {
+std::vector<std::string> removeStaleTemporaries(const std::string& dir, const std::string& only) {
   std::vector<std::string> removed;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     const std::size_t at = name.rfind(".tmp.");
     if (at == std::string::npos || at == 0 || at + 5 >= name.size() ||
-        name.find_first_not_of("0123456789", at + 5) != std::string::npos || !e.is_regular_file(ec))
+        name.find_first_not_of("0123456789", at + 5) != std::string::npos || !e.is_regular_file(ec) ||
+        (!only.empty() && name.compare(0, at, only) != 0) || (!only.empty() && at != only.size()))
       continue;
     const long pid = std::strtol(name.c_str() + at + 5, nullptr, 10);
     // a writer that still runs (kill(pid, 0) succeeds or is merely not permitted) keeps its file

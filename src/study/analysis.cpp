@@ -347,7 +347,7 @@ std::string studyCsv(const json& study) {
         thresholds.push_back(t.at("threshold").get<double>());
   auto cell = [](const json& v) {
     if (v.is_null()) return std::string();
-    if (v.is_string()) return output::csvField(v.get<std::string>());  // RFC 4180: quotes doubled, newlines kept inside quotes
+    if (v.is_string()) return output::csvField(v.get<std::string>());  // RFC 4180 quoting; control characters as visible escapes
     return v.dump();
   };
   std::ostringstream o;

@@ -62,20 +62,24 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
   for (const Cell& c : m.cells)
     if (c.config.contains("init") && c.config["init"].contains("from")) inputs.push_back(c.config["init"]["from"].get<std::string>());
   std::error_code ec;
-  fs::path runs_dir = fs::weakly_canonical(fs::path(m.runs_dir).lexically_normal(), ec);
+  fs::path runs_dir = fs::weakly_canonical(fs::absolute(m.runs_dir).lexically_normal(), ec);
+  if (ec) throw UsageError("/output/runs " + m.runs_dir + ": " + ec.message());
   if (runs_dir.filename().empty()) runs_dir = runs_dir.parent_path();  // "runs/": no empty last element
   for (const auto& p : {out, csv}) {
     if (p.empty()) continue;
     // the runs directory is the study's alone: a document inside it (a run's train.json) is refused
-    const fs::path w = fs::weakly_canonical(p, ec);
+    const fs::path w = fs::weakly_canonical(fs::absolute(p), ec);
+    if (ec) throw UsageError("output " + p + ": " + ec.message());
     const auto [end, it] = std::mismatch(runs_dir.begin(), runs_dir.end(), w.begin(), w.end());
     if (end == runs_dir.end())
       throw UsageError("output " + p + " lies in the study's runs directory " + m.runs_dir + " (/output/runs), whose files are the runs'");
     // a study's outputs may name directories still to be made (they are the study's own)
     if (!fs::path(p).parent_path().empty()) fs::create_directories(fs::path(p).parent_path(), ec);
     output::checkOutputPath(p, o.force || own_outputs, inputs);
-    if (o.resume || o.force)  // what a killed writer of these outputs left (NAME.tmp.PID of a dead PID)
-      output::removeStaleTemporaries(fs::path(p).parent_path().empty() ? "." : fs::path(p).parent_path().string());
+    if (o.resume || o.force)  // what a killed writer of this output left (OUTPUT.tmp.PID of a dead PID)
+      for (const auto& f : output::removeStaleTemporaries(fs::path(p).parent_path().empty() ? "." : fs::path(p).parent_path().string(),
+                                                          fs::path(p).filename().string()))
+        spdlog::info("removed the stale temporary {}", f);
   }
   const std::vector<Cell> cells = shardCells(m.cells, o.shard_index, o.shard_count);
   const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);

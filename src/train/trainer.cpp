@@ -143,9 +143,15 @@ json runTraining(const TrainOptions& o) {
   for (const std::string& f : runFiles(paths))  // (the run's config copy may be the --config given: it is not rewritten)
     if (f != paths.config) output::checkOutputPath(f, true, inputs);
   if (!o.dump_grads.empty()) {
-    std::vector<std::string> others = inputs;
-    for (const std::string& f : runFiles(paths)) others.push_back(f);  // the run's own files too
-    output::checkOutputPath(o.dump_grads, o.force, others);
+    output::checkOutputPath(o.dump_grads, o.force, inputs);
+    // nor one of the files the run writes, existing or still to come: its record, log, config copy,
+    // final weights, or anything in its checkpoints directory
+    const fs::path g = fs::weakly_canonical(fs::absolute(o.dump_grads), ec);
+    for (const auto& f : {paths.log, paths.final_checkpoint, paths.train_json, paths.config, paths.lock})
+      if (g == fs::weakly_canonical(fs::absolute(f), ec))
+        throw UsageError("--dump-grads " + o.dump_grads + " is " + f + ", a file of the run in --out " + o.out_dir);
+    if (g.parent_path() == fs::weakly_canonical(fs::absolute(paths.checkpoints), ec))
+      throw UsageError("--dump-grads " + o.dump_grads + " lies in the run's checkpoints directory " + paths.checkpoints);
   }
 
   const int threads = model::useThreads(o.threads);  // process-wide: the run's own setting
@@ -320,6 +326,7 @@ json runTraining(const TrainOptions& o) {
     trainJson("running", step, loss, "");
   };
   if (!from_checkpoint) {
+    trainJson("running", 0, NAN, "");  // resumable from here on: killed before step 0's checkpoint, it starts over
     // step 0: the held-out loss at initialisation (L0) and the starting weights, in every run
     const json e0 = evaluate(ev, m);
     const json rec0 = {{"step", 0}, {"tokens_seen", 0}, {"eval", e0}};
@@ -329,6 +336,16 @@ json runTraining(const TrainOptions& o) {
     log_text += appendLog(paths.log, rec0);
     log.push_back(rec0);
     saveCheckpoint(0, NAN);
+  }
+  if (!std::isfinite(initial_loss)) {
+    // no L0 (the starting weights' held-out loss is not finite, or a log written before step-0
+    // evaluations): nothing to judge divergence against; a diverged start, not a finished run
+    const std::string why = log.empty() || log.front()["step"] != 0
+                                ? "the log has no step-0 evaluation (written before 2026-12-02): start over with --force"
+                                : "the held-out loss at step 0 (L0) is not finite";
+    if (log.empty() || log.front()["step"] != 0) throw UsageError("--resume: " + paths.log + ": " + why);
+    spdlog::warn("train {}: diverged at step 0: {}", c.name, why);
+    return trainJson("diverged", 0, NAN, why);
   }
 
   spdlog::info("train {}: {} parameters ({}), {} steps of {}x{} tokens, {} threads{}", c.name, m.count(),

@@ -88,9 +88,11 @@ cp "$tmp/sweep.json" "$tmp/full.json"
 # outputs are never overwritten without --force; a stale journal is not silently ignored
 expect 2 "exists: refusing to overwrite" -- "$omn" -q intervene --manifest "$tmp/m.json"
 mk m2.json 'm["output"] = {"json": "two.json"}'
+# an empty journal (a run that died before its header) holds nothing to keep: a fresh run replaces it
+# (a journal with finished records is refused without --resume: tests/unit Journal.OpenForRun...)
 : >"$tmp/two.json.journal"
-expect 2 "journal .* of an interrupted run exists: continue it with --resume" -- "$omn" -q intervene --manifest "$tmp/m2.json"
-rm "$tmp/two.json.journal"
+expect 0 "" -- "$omn" -q intervene --manifest "$tmp/m2.json"
+check "the empty journal replaced and removed after success" -- test -e "$tmp/two.json" -a ! -e "$tmp/two.json.journal"
 
 # kill -9 in the middle, resume: the same result as the uninterrupted run
 "$omn" -q intervene --manifest "$tmp/m.json" -o "$tmp/killed.json" 2>/dev/null &
@@ -180,6 +182,9 @@ mk k1.json 'm["output"] = {"json": "k1o.json"}'
 expect 2 "--kl keeps the control's final hidden states: .* over the --cache-budget of 0 MiB" -- \
   "$omn" -q intervene --manifest "$tmp/k1.json" --kl --cache-budget 0
 check "no output and no journal after a refused --kl" -- test ! -e "$tmp/k1o.json" -a ! -e "$tmp/k1o.json.journal"
+# --plan refuses the budget the run would refuse (it used to accept it)
+expect 2 "--kl keeps the control's final hidden states: .* over the --cache-budget of 0 MiB" -- \
+  "$omn" -q intervene --manifest "$tmp/k1.json" --kl --cache-budget 0 --plan
 # the fp32 confirmation arm: conditions below the bf16 noise floor run again in fp32, ids kept
 mk f1.json 'm["model"]["dtype"] = "bf16"; m["model"]["confirm_fp32"] = True; m["conditions"] = [{"op": "compensate", "values": [2]}, {"op": "constant", "values": [2.0]}]; m["output"] = {"json": "f1o.json"}'
 expect 0 "confirmation in fp32 of the conditions below the noise floor" -- "$omn" -q intervene --manifest "$tmp/f1.json"

@@ -60,17 +60,29 @@ for threads in ("1", "3"):
 check(all(open(os.path.join(work, "data-u1", f), "rb").read() == open(os.path.join(work, "data-u3", f), "rb").read()
           for f in ("train.bin", "heldout.bin", "tokenizer.model")),
       "corpus: a unigram tokenizer built on 1 and on 3 threads, byte for byte the same")
-# documents tokenized in 16-byte pieces (cut after a line break or a space): the same streams as whole
-# documents (the default piece, 1 MiB, holds each of these documents whole), for BPE and unigram
-for conf, ref in ((cconf, "data"), (uconf, "data-u1")):
-    kconf = os.path.join(work, "corpus-chunked.json")
-    json.dump(dict(json.load(open(conf)), encode_chunk_bytes=16), open(kconf, "w"))
-    run("corpus", "--config", kconf, "--out", os.path.join(work, ref + "-chunked"), "--force")
-    cj = json.load(open(os.path.join(work, ref, "corpus.json")))
-    same = all(open(os.path.join(work, ref, f), "rb").read() == open(os.path.join(work, ref + "-chunked", f), "rb").read()
+# documents tokenized in 16-byte pieces (cut after a line break or a space; a longer word, ASCII or
+# multi-byte UTF-8, is never cut): the same streams as whole documents (the default piece, 1 MiB,
+# holds each of these documents whole), for BPE and unigram
+ltext = os.path.join(work, "text-long-words")
+shutil.rmtree(ltext, ignore_errors=True)
+shutil.copytree(os.path.join(work, "text"), ltext)
+for i in range(12):
+    open(os.path.join(ltext, "long-%02d.txt" % i), "w", encoding="utf-8").write(
+        ("supercalifragilisticexpialidocious Überstraßenbahnhaltestellenüberdachung\n" * 3 +
+         "antidisestablishmentarianism, floccinaucinihilipilification. ") * (i + 1) + "\n")
+for model in ("bpe", "unigram"):
+    base = dict(json.load(open(cconf)), inputs=[ltext], tokenizer={"vocab_size": 300, "model_type": model})
+    outs = []
+    for piece in (None, 16):
+        kconf = os.path.join(work, "corpus-chunked.json")
+        json.dump(base if piece is None else dict(base, encode_chunk_bytes=piece), open(kconf, "w"))
+        outs.append(os.path.join(work, "data-long-%s-%s" % (model, piece)))
+        run("corpus", "--config", kconf, "--out", outs[-1], "--force")
+    cj = json.load(open(os.path.join(outs[0], "corpus.json")))
+    same = all(open(os.path.join(outs[0], f), "rb").read() == open(os.path.join(outs[1], f), "rb").read()
                for f in ("train.bin", "heldout.bin", "tokenizer.model"))
     check(same and max(d["bytes"] for d in cj["documents"]) < 2 ** 20 and cj["train"]["n_tokens"] > 1000,
-          "corpus (%s): 16-byte pieces give the whole-document token streams, byte for byte" % cj["tokenizer"]["model_type"])
+          "corpus (%s): 16-byte pieces give the whole-document token streams, byte for byte, long words included" % model)
 here = os.path.dirname(os.path.abspath(__file__))
 schema_dir = os.path.join(here, "..", "..", "docs", "schema")
 check(subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"), schema_dir, "corpus.schema.json",
@@ -478,6 +490,12 @@ for vocab, code, want in ((2 ** 24, 2, "parameters (vocabulary 16777216)"), (40,
     json.dump(cj, open(os.path.join(vdir, "corpus.json"), "w"))
     r = run("train", "--config", cpath, "--corpus", vdir, "--out", os.path.join(work, "run-vocab-%d" % vocab), expect=code)
     check(want in r.stderr, "a corpus.json claiming a vocabulary of %d: exit %d naming it (%s)" % (vocab, code, r.stderr.strip()[-100:]))
+
+# --dump-grads over a file the run is still to write (its log): refused before anything is written
+r = run("train", "--config", cpath, "--out", os.path.join(work, "run-dump-log"), "--dump-grads",
+        os.path.join(work, "run-dump-log", "log.jsonl"), expect=2)
+check("a file of the run" in r.stderr and not os.path.exists(os.path.join(work, "run-dump-log", "log.jsonl")),
+      "train --dump-grads OUT/log.jsonl on a fresh run: exit 2 (%s)" % r.stderr.strip()[-80:])
 
 # one output rule: --dump-grads over a corpus file, /init/from a file of the run --force would delete
 train_bin = os.path.join(work, "data", "train.bin")

@@ -10,8 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/eval/evaluator.h"
 #include "omn/eval/session.h"
 #include "omn/intervene/manifest.h"
+#include "omn/intervene/ops.h"
 
 namespace omn::intervene {
 
@@ -34,6 +36,12 @@ struct SweepOptions {
 // The JSON and CSV outputs the sweep will write, checked (distinct, not an input, --force, directory
 // writable); called before the checkpoint is opened, and again by runSweep. Returns {json, csv}.
 std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const SweepOptions& o, const std::vector<std::string>& inputs);
+
+// The sweep's memory plan, decided once for the run and for --plan: whether the activation cache is
+// kept (it fits --cache-budget and no condition touches layer 0; `cache` gets its layer), and a
+// UsageError when --kl's hidden states (beside the cache) would not fit the budget.
+bool planMemory(const std::vector<Condition>& conditions, const GainState& gains, const eval::Evaluator& ev, int n_layers,
+                const SweepOptions& o, eval::ActivationCache& cache);
 
 nlohmann::json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o);
 

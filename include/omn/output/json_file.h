@@ -38,8 +38,8 @@ void writeFileAtomic(const std::string& path, const std::string& text);
 
 // Removes the temporaries writeFileAtomic leaves in `dir` when its process dies mid-write
 // (kill -9, SIGXFSZ, power loss): files named NAME.tmp.PID whose PID is not a running process.
-// Returns the paths removed. Not recursive.
-std::vector<std::string> removeStaleTemporaries(const std::string& dir);
+// Returns the paths removed. Not recursive. `name`: only the temporaries of that file (NAME.tmp.PID).
+std::vector<std::string> removeStaleTemporaries(const std::string& dir, const std::string& name = "");
 
 // dump() with full precision, invalid UTF-8 replaced, two-space indent, trailing newline.
 std::string dumpJson(const nlohmann::json& j);

@@ -46,6 +46,10 @@ int printPlan(intervene::Manifest& m, const intervene::SweepOptions& o) {
     bar.update(i + 1);
   }
   bar.finish();
+  // the budget the run would refuse is refused here too
+  const eval::Evaluator ev(*s->model, s->rows, s->path, s->spec.batch, s->device);
+  eval::ActivationCache cache;
+  (void)intervene::planMemory(cs, gains, ev, s->config.n_layers, o, cache);
   intervene::printPlan(std::cout, m, cs, f);
   return 0;
 }
