@@ -132,15 +132,16 @@ json runTraining(const TrainOptions& o) {
   // no output may be an input, whatever --force says: the config, the corpus's files, /init/from
   std::vector<std::string> inputs = data::inputFiles(corpus);
   inputs.push_back(c.path);
+  const std::vector<std::string> existing = runFiles(paths);  // listed once: the run's files as they stand
   if (c.init_from) {
     inputs.push_back(*c.init_from);
     // a fresh start over an old run deletes its files: /init/from must not be one of them
-    for (const std::string& f : runFiles(paths))
+    for (const std::string& f : existing)
       if (!o.resume && fs::equivalent(f, *c.init_from, ec))
         throw UsageError("training config " + c.path + ": /init/from " + *c.init_from + " is " + f +
                          ", a file of the run in --out " + o.out_dir + " that starting over deletes: copy it elsewhere first");
   }
-  for (const std::string& f : runFiles(paths))  // (the run's config copy may be the --config given: it is not rewritten)
+  for (const std::string& f : existing)  // (the run's config copy may be the --config given: it is not rewritten)
     if (f != paths.config) output::checkOutputPath(f, true, inputs);
   if (!o.dump_grads.empty()) {
     output::checkOutputPath(o.dump_grads, o.force, inputs);
