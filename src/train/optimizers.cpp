@@ -18,7 +18,8 @@ at::Tensor newtonSchulz5(const at::Tensor& g, int steps) {
   return tall ? x.t() : x;
 }
 
-void AdamW::step(const std::vector<at::Tensor>& params, const std::vector<double>& weight_decay, double lr) {
+void AdamW::step(const std::vector<at::Tensor>& params, const std::vector<double>& weight_decay,
+                 const std::vector<double>& lr_scale, double peak) {
   at::NoGradGuard no_grad;
   if (state_.empty())
     for (const auto& p : params) state_.push_back({at::zeros_like(p), at::zeros_like(p)});
@@ -29,6 +30,7 @@ void AdamW::step(const std::vector<at::Tensor>& params, const std::vector<double
     at::Tensor p = params[i];
     const at::Tensor& g = p.grad();
     AdamWState& s = state_[i];
+    const double lr = peak * lr_scale[i];
     p.mul_(1.0 - lr * weight_decay[i]);
     s.exp_avg.lerp_(g, 1.0 - b1_);
     s.exp_avg_sq.mul_(b2_).addcmul_(g, g, 1.0 - b2_);

@@ -49,8 +49,10 @@ TrainableModel wrap(model::ModelConfig config, model::Weights w) {
   for (const auto& [name, t] : model::namedTensors(w, m.config)) {
     t->set_requires_grad(true);
     Parameter p{name, *t, false, t->dim() == 2};
-    for (const auto& role : hidden)
-      for (int i = 0; i < m.config.n_layers; ++i) p.hidden_matrix = p.hidden_matrix || name == m.config.name(role, i);
+    for (int i = 0; i < m.config.n_layers; ++i) {
+      for (const auto& role : hidden) p.hidden_matrix = p.hidden_matrix || name == m.config.name(role, i);
+      if (m.config.qk_norm) p.qk_gain = p.qk_gain || name == m.config.name("q_norm", i) || name == m.config.name("k_norm", i);
+    }
     params.push_back(std::move(p));
   }
   m.params = std::move(params);

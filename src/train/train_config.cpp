@@ -62,7 +62,7 @@ TrainConfig parseTrainConfig(const json& j, const std::string& path, const std::
 
   const json& o = r.need(j, "", "optimizer");
   r.object(o, "/optimizer", {"kind", "lr", "muon_lr", "betas", "eps", "weight_decay", "muon_momentum", "muon_weight_decay",
-                             "ns_steps"});
+                             "ns_steps", "qk_gain_lr_scale", "qk_gain_weight_decay"});
   OptimizerConfig& op = c.optimizer;
   op.kind = r.choice(r.need(o, "/optimizer", "kind"), "/optimizer/kind", kOptimizerKinds);
   op.lr = r.num(r.need(o, "/optimizer", "lr"), "/optimizer/lr", 0, 100, true);
@@ -80,6 +80,8 @@ TrainConfig parseTrainConfig(const json& j, const std::string& path, const std::
   if (const json* v = r.opt(o, "muon_momentum")) op.muon_momentum = r.num(*v, "/optimizer/muon_momentum", 0, 1, false, true);
   if (const json* v = r.opt(o, "muon_weight_decay")) op.muon_weight_decay = r.num(*v, "/optimizer/muon_weight_decay", 0, 10);
   if (const json* v = r.opt(o, "ns_steps")) op.ns_steps = static_cast<int>(r.integer(*v, "/optimizer/ns_steps", 1, 100));
+  if (const json* v = r.opt(o, "qk_gain_lr_scale")) op.qk_gain_lr_scale = r.num(*v, "/optimizer/qk_gain_lr_scale", 0, 1e4);
+  if (const json* v = r.opt(o, "qk_gain_weight_decay")) op.qk_gain_weight_decay = r.num(*v, "/optimizer/qk_gain_weight_decay", 0, 10);
 
   c.steps = r.integer(r.need(j, "", "steps"), "/steps", 1, 100'000'000);
   if (const json* sc = r.opt(j, "schedule")) {

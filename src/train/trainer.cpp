@@ -211,7 +211,7 @@ json runTraining(const TrainOptions& o) {
       for (const auto& f : output::removeStaleTemporaries(d)) spdlog::info("removed the stale temporary {}", f);
   std::vector<at::Tensor> adamw_params, muon_params;
   std::vector<std::string> adamw_names, muon_names;
-  std::vector<double> adamw_decay;
+  std::vector<double> adamw_decay, adamw_lr_scale;
   const bool use_muon = c.optimizer.kind == OptimizerKind::MuonAdamW;
   for (const auto& p : m.params) {
     if (use_muon && p.hidden_matrix) {
@@ -220,7 +220,8 @@ json runTraining(const TrainOptions& o) {
     } else {
       adamw_params.push_back(p.value);
       adamw_names.push_back(p.name);
-      adamw_decay.push_back(p.matrix ? c.optimizer.weight_decay : 0.0);
+      adamw_decay.push_back(p.qk_gain ? c.optimizer.qk_gain_weight_decay : p.matrix ? c.optimizer.weight_decay : 0.0);
+      adamw_lr_scale.push_back(p.qk_gain ? c.optimizer.qk_gain_lr_scale : 1.0);
     }
   }
   AdamW adamw(c.optimizer.beta1, c.optimizer.beta2, c.optimizer.eps);
@@ -386,7 +387,7 @@ json runTraining(const TrainOptions& o) {
       for (auto& p : m.params) p.value.mutable_grad().mul_(c.clip_grad_norm / (gnorm + 1e-6));
     }
     const double mult = lrMultiplier(c.schedule, step, c.steps);
-    adamw.step(adamw_params, adamw_decay, c.optimizer.lr * mult);
+    adamw.step(adamw_params, adamw_decay, adamw_lr_scale, c.optimizer.lr * mult);
     if (use_muon) muon.step(muon_params, c.optimizer.muon_lr * mult);
     for (auto& p : m.params) p.value.mutable_grad().zero_();
 

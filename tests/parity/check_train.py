@@ -207,7 +207,8 @@ for qk in (True, False):
             "model": {"n_layers": L, "d_model": D, "n_heads": H, "n_kv_heads": KV, "head_dim": HD, "ffn_hidden": F,
                       "qk_norm": qk, "rope_theta": 10000.0},
             "optimizer": {"kind": "muon+adamw", "lr": 0.01, "muon_lr": 0.05, "betas": [0.9, 0.95], "eps": 1e-8,
-                          "weight_decay": 0.1, "muon_weight_decay": 0.05},
+                          "weight_decay": 0.1, "muon_weight_decay": 0.05,
+                          "qk_gain_lr_scale": 3.0, "qk_gain_weight_decay": 0.2},
             "schedule": {"warmup_steps": 0, "decay": "constant"}, "clip_grad_norm": 0, "steps": 3, "batch_size": B,
             "seq_len": T, "seed": 7, "log_every": 1, "eval": {"every": 3, "rows": 4}, "checkpoint_every": 1}
     cpath = os.path.join(work, "train-%s.json" % tag)
@@ -257,13 +258,17 @@ for qk in (True, False):
     step1 = torch.load(os.path.join(out, "checkpoints", "step-000001.pt"), weights_only=True)["model"]
     adam_names = [k for k in sd0 if not any(k == NAMES[r].replace("{i}", str(i)) for r in HIDDEN for i in range(L))]
     params = {k: torch.nn.Parameter(sd0[k].clone()) for k in adam_names}
-    groups = [{"params": [params[k]], "weight_decay": 0.1 if sd0[k].dim() == 2 else 0.0} for k in adam_names]
+    # the QK-norm gains in their own group: rate 3 × 0.01, decay 0.2 (qk_gain_lr_scale, qk_gain_weight_decay)
+    qk_gains = {NAMES[r].replace("{i}", str(i)) for r in ("q_norm", "k_norm") for i in range(L)} if qk else set()
+    check(len(qk_gains & set(adam_names)) == (2 * L if qk else 0), tag + ": the QK-norm gains are AdamW's")
+    groups = [{"params": [params[k]], "lr": 0.03 if k in qk_gains else 0.01,
+               "weight_decay": 0.2 if k in qk_gains else 0.1 if sd0[k].dim() == 2 else 0.0} for k in adam_names]
     opt = torch.optim.AdamW(groups, lr=0.01, betas=(0.9, 0.95), eps=1e-8, foreach=False)
     for k in adam_names:
         params[k].grad = ours[k].clone()
     opt.step()
     worst_adam = max(float((params[k].detach() - step1[k]).abs().max()) for k in adam_names)
-    check(worst_adam <= 1e-6, "%s: one AdamW step equals torch.optim.AdamW's (max abs diff %.2e)" % (tag, worst_adam))
+    check(worst_adam <= 1e-6, "%s: one AdamW step equals torch.optim.AdamW's, the QK gains' group at its own rate and decay (max abs diff %.2e)" % (tag, worst_adam))
     worst_muon = 0.0
     for k in sd0:
         if k in adam_names:

@@ -27,8 +27,10 @@ struct AdamWState {
 class AdamW {
  public:
   AdamW(double beta1, double beta2, double eps) : b1_(beta1), b2_(beta2), eps_(eps) {}
-  // One step for every parameter of the group (their .grad() must be defined).
-  void step(const std::vector<at::Tensor>& params, const std::vector<double>& weight_decay, double lr);
+  // One step for every parameter (their .grad() must be defined); parameter i at rate
+  // lr × lr_scale[i] with decoupled decay weight_decay[i] (torch.optim.AdamW's parameter groups).
+  void step(const std::vector<at::Tensor>& params, const std::vector<double>& weight_decay,
+            const std::vector<double>& lr_scale, double lr);
   std::int64_t steps() const { return t_; }
   std::vector<AdamWState>& state() { return state_; }
   void setState(std::vector<AdamWState> s, std::int64_t t) { state_ = std::move(s), t_ = t; }

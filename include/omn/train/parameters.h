@@ -18,6 +18,7 @@ struct Parameter {
   at::Tensor value;  // the same tensor the Transformer reads (requires_grad)
   bool hidden_matrix = false;  // wq, wk, wv, wo, w13, w2: Muon's under "muon+adamw"
   bool matrix = false;         // 2-D (weight decay applies to matrices only)
+  bool qk_gain = false;        // q_norm, k_norm (their own AdamW rate and decay: qk_gain_lr_scale, qk_gain_weight_decay)
 };
 
 struct TrainableModel {

@@ -34,6 +34,9 @@ struct OptimizerConfig {
   double weight_decay = 0.0;      // AdamW, decoupled, on matrices only (embedding, head; hidden ones for "adamw")
   double muon_momentum = 0.95, muon_weight_decay = 0.0;
   int ns_steps = 5;
+  // the QK-norm gains' own AdamW group (the routing experiment, docs/results.md): rate lr × this
+  // scale, decoupled decay toward 0 at this rate (the other gains are never decayed)
+  double qk_gain_lr_scale = 1.0, qk_gain_weight_decay = 0.0;
 };
 
 struct ScheduleConfig {
