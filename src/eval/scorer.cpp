@@ -52,34 +52,40 @@ std::vector<RowScore> scoreRows(const model::Transformer& m, const at::Tensor& f
   at::Tensor kl_per_row = at::zeros({B}, dbl), agree_per_row = at::zeros({B}, dbl), dp_per_row = at::zeros({B}, dbl);
   const at::Tensor h_ref = compare ? reference_hidden.to(dev).narrow(1, 0, T - 1).reshape({B * (T - 1), D}).index_select(0, idx) : at::Tensor();
   const std::int64_t n = idx.size(0);
-  // one float32 buffer for every chunk: a fresh tensor per chunk would cost page faults each time
+  // float32 buffers for every chunk, allocated once: a fresh [chunk, V] tensor per chunk costs its
+  // page faults every time (at the default chunk, 32 MiB is above glibc's mmap threshold: each one is
+  // mapped and faulted in anew, which made a --kl pass 6x a plain one on a 4,096-token vocabulary)
   const std::int64_t rows_max = std::min(chunk_tokens, std::max<std::int64_t>(n, 1));
   at::Tensor buf = at::empty({rows_max, V}, at::TensorOptions().dtype(at::kFloat).device(dev));
   at::Tensor ref_buf = compare ? at::empty({rows_max, V}, buf.options()) : at::Tensor();
+  at::Tensor keep_buf = compare ? at::empty({rows_max, V}, buf.options()) : at::Tensor();
   for (std::int64_t s = 0; s < n; s += chunk_tokens) {
     const std::int64_t len = std::min(chunk_tokens, n - s);
     at::Tensor z = buf.narrow(0, 0, len);  // the logits of this chunk, float32 [len, V]
     chunkLogits(head, h.narrow(0, s, len), z);
     const at::Tensor y = target.narrow(0, s, len).unsqueeze(1);
     const at::Tensor rows_here = row.narrow(0, s, len);
-    const at::Tensor logits = compare ? z.clone() : at::Tensor();  // kept for the comparison: z is consumed below
+    at::Tensor logp = compare ? keep_buf.narrow(0, 0, len).copy_(z) : at::Tensor();  // kept: z is consumed below
     // −log softmax(z)[y] = logsumexp(z) − z[y], computed in place: max, exp(z − max), sum
     const at::Tensor target_logit = z.gather(1, y).squeeze(1);
     const at::Tensor lse = logSumExpInPlace(z);
     nll_per_row.index_add_(0, rows_here, (lse - target_logit).to(at::kDouble));
     if (!compare) continue;
-    // the reference's log-probabilities by the same head and the same log-sum-exp
-    at::Tensor zr = ref_buf.narrow(0, 0, len);
-    chunkLogits(head, h_ref.narrow(0, s, len), zr);
-    const at::Tensor ref_logits = zr.clone();
-    const at::Tensor lse_ref = logSumExpInPlace(zr);
-    const at::Tensor logp = logits.sub_(lse.unsqueeze(1));
-    const at::Tensor logp_ref = ref_logits.sub_(lse_ref.unsqueeze(1));
-    // KL(reference || this) in nats, >= 0: a negative sum is float32 rounding between two nearly
-    // equal distributions, clamped (NaN stays NaN)
-    const at::Tensor kl = (logp_ref.exp() * (logp_ref - logp)).sum(-1).clamp_min_(0);
+    // the reference's log-probabilities by the same head and the same log-sum-exp (on a copy in z's
+    // buffer, free now); then every [len, V] step in place or into a buffer
+    at::Tensor logp_ref = ref_buf.narrow(0, 0, len);
+    chunkLogits(head, h_ref.narrow(0, s, len), logp_ref);
+    at::Tensor scratch = z.copy_(logp_ref);
+    const at::Tensor lse_ref = logSumExpInPlace(scratch);
+    logp.sub_(lse.unsqueeze(1));
+    logp_ref.sub_(lse_ref.unsqueeze(1));
     const at::Tensor agree = logp.argmax(-1).eq(logp_ref.argmax(-1));
     const at::Tensor dp = logp.gather(1, y).squeeze(1).exp() - logp_ref.gather(1, y).squeeze(1).exp();
+    // KL(reference || this) = Σ p_ref · (log p_ref − log p) in nats, >= 0: a negative sum is float32
+    // rounding between two nearly equal distributions, clamped (NaN stays NaN)
+    at::sub_out(scratch, logp_ref, logp);
+    scratch.mul_(at::exp_out(logp, logp_ref));  // logp is no longer needed: it holds p_ref now
+    const at::Tensor kl = scratch.sum(-1).clamp_min_(0);
     kl_per_row.index_add_(0, rows_here, kl.to(at::kDouble));
     agree_per_row.index_add_(0, rows_here, agree.to(at::kDouble));
     dp_per_row.index_add_(0, rows_here, dp.to(at::kDouble));
