@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""What issue 29's experiments run on the models a study trained (configs/studies/experiments.json):
+
+  after_training.py OMN_AUDIT STUDY_JSON SWEEP_KIND TRACK(0|1) THREADS
+
+Into STUDY_DIR/after/:
+  panel.bin            the evaluation panel: the corpus's held-out tokens without the rows every run
+                       evaluated during training (the first eval.rows rows of seq_len tokens, which
+                       chose the best LR and judged divergence), so nothing selected on it is scored on it
+  RUN.eval.json        `omn-audit eval` of each finished run's final.pt on the first `rows` rows of the panel
+  RUN.manifest.json    for each finished QK-on run: the post-training sweep (the SWEEP_KIND list of
+  RUN.sweep.json         experiments.json: constants, controls), run by `omn-audit intervene --kl`
+  RUN.digests, RUN.track.json   `omn-audit track` of the run's checkpoints, verified against the digests its
+                       train.json records (TRACK=1)
+Each output is written by the tool itself (atomically); one that exists is kept, so the script resumes
+after any interruption (an interrupted sweep continues from its journal).
+"""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+omn, study_json, sweep_kind, track, threads = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1", sys.argv[5]
+here = os.path.dirname(os.path.abspath(__file__))
+conf = json.load(open(os.path.join(here, "..", "..", "configs", "studies", "experiments.json")))
+panel_conf = dict(conf["panel"])
+if os.environ.get("OMN_PANEL_ROWS"):  # a smaller panel, for trying the pipeline on a toy study only
+    panel_conf["rows"] = int(os.environ["OMN_PANEL_ROWS"])
+study = json.load(open(study_json))
+sdir = os.path.dirname(os.path.abspath(study_json))
+out = os.path.join(sdir, "after")
+os.makedirs(out, exist_ok=True)
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def run(*args):
+    print("after-training:", " ".join(args), flush=True)
+    subprocess.run([omn, *args], check=True)
+
+
+def write_json(path, doc):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+runs = [r for r in study["runs"] if r["status"] == "finished"]
+records = {r["id"]: json.load(open(os.path.join(sdir, r["dir"], "train.json"))) for r in runs}
+first = next(iter(records.values()))
+corpus_json = first["corpus"]["path"]
+corpus = json.load(open(corpus_json))
+heldout = os.path.join(os.path.dirname(corpus_json), "heldout.bin")
+if sha256(heldout) != first["corpus"]["heldout_sha256"]:
+    sys.exit("after-training: %s is not the held-out set the runs were trained beside" % heldout)
+seq_len = {rec["config"]["values"]["seq_len"] for rec in records.values()}
+if len(seq_len) != 1:
+    sys.exit("after-training: the runs differ in seq_len %s" % sorted(seq_len))
+seq_len = seq_len.pop()
+skip_rows = max(rec["config"]["values"].get("eval", {}).get("rows", 16) for rec in records.values())
+skip_bytes = skip_rows * seq_len * 2  # u16 tokens; packed rows are consecutive seq_len-token pieces
+panel = os.path.join(out, "panel.bin")
+if not os.path.exists(panel):
+    data = open(heldout, "rb").read()
+    with open(panel + ".tmp", "wb") as f:
+        f.write(data[skip_bytes:])
+    os.replace(panel + ".tmp", panel)
+panel_sha = sha256(panel)
+if panel_sha != hashlib.sha256(open(heldout, "rb").read()[skip_bytes:]).hexdigest():
+    sys.exit("after-training: %s is not the held-out set without its first %d rows: delete it" % (panel, skip_rows))
+tok = corpus["tokenizer"]
+revision = "%s sha256:%s" % (corpus.get("name", "corpus"), tok["sha256"])
+write_json(os.path.join(out, "panel.json"), {
+    "path": "panel.bin", "sha256": panel_sha, "derived_from": {"path": heldout, "sha256": first["corpus"]["heldout_sha256"]},
+    "skipped_rows": skip_rows, "seq_len": seq_len, "rows": panel_conf["rows"], "eos": tok["eos_id"], "tokenizer_revision": revision})
+
+for r in runs:
+    rid, rec = r["id"], records[r["id"]]
+    final = os.path.join(sdir, r["dir"], "final.pt")
+    ev = os.path.join(out, rid + ".eval.json")
+    if not os.path.exists(ev):
+        run("eval", final, "--sha256", r["final_checkpoint_sha256"], "--tokens", panel, "--token-format", "u16",
+            "--eos", str(tok["eos_id"]), "--tokenizer-revision", revision, "--seq-len", str(seq_len),
+            "--num-seqs", str(panel_conf["rows"]), "--dtype", "fp32", "--batch", str(panel_conf["batch"]),
+            "--threads", threads, "--groups", str(panel_conf["groups"]),
+            "--bootstrap-resamples", str(panel_conf["bootstrap_resamples"]), "--bootstrap-seed", "1", "--json", ev)
+    if not r["qk_norm"]:
+        continue
+    sw = os.path.join(out, rid + ".sweep.json")
+    if not os.path.exists(sw):
+        manifest = os.path.join(out, rid + ".manifest.json")
+        write_json(manifest, {
+            "schema": "omn-audit/manifest@1",
+            "description": "Issue 29: the post-training sweep (%s) of %s on the held-out panel (docs/results.md)" % (sweep_kind, rid),
+            "checkpoint": {"path": os.path.relpath(final, out), "sha256": r["final_checkpoint_sha256"], "preset": "omn"},
+            "tokens": {"path": "panel.bin", "sha256": panel_sha, "format": "u16", "eos": tok["eos_id"], "tokenizer_revision": revision},
+            "rows": {"seq_len": seq_len, "num_seqs": panel_conf["rows"], "selection": "first", "form": "packed"},
+            "groups": panel_conf["groups"],
+            "bootstrap": {"resamples": panel_conf["bootstrap_resamples"], "seed": 1, "confidence": 0.95},
+            "model": {"attention": "auto", "dtype": "fp32", "device": "cpu", "batch": panel_conf["batch"], "threads": int(threads)},
+            "conditions": conf["sweeps"][sweep_kind],
+            "output": {"json": rid + ".sweep.json", "csv": rid + ".sweep.csv"}})
+        resume = ["--resume"] if os.path.exists(sw + ".journal") else []
+        run("intervene", "--manifest", manifest, "--kl", *resume)
+    if track:
+        tr = os.path.join(out, rid + ".track.json")
+        if not os.path.exists(tr):
+            digests = os.path.join(out, rid + ".digests")
+            rdir = os.path.join(sdir, r["dir"])
+            with open(digests, "w") as f:
+                for c in rec["checkpoints"]:
+                    f.write("%s  %s\n" % (c["sha256"], os.path.join(rdir, c["path"])))
+                f.write("%s  %s\n" % (r["final_checkpoint_sha256"], final))
+            run("track", rdir, "--digests", digests, "--json", tr)
+with open(os.path.join(out, "DONE"), "w") as f:  # the runner's mark: every output above exists
+    f.write("%d runs\n" % len(runs))
+print("after-training: %s done (%d runs)" % (study_json, len(runs)), flush=True)

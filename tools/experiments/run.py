@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""Runs issue 29's experiments (configs/studies/experiments.json), called by tools/run-experiments.sh:
+
+  run.py [EXPERIMENT ...]        every experiment in the file's order, or the named ones
+
+Each experiment: its studies (`omn-audit study`, journaled: an interrupted one continues with
+--resume), then what runs on the trained models (after_training.py: the held-out panel, eval, the
+post-training sweep, track), then its analysis (analyse.py: the table and the figure). Every step is
+skipped when its output exists, so rerunning after any interruption continues where it stopped.
+
+A study runs on the frozen build it started on: STUDY_DIR/BUILD names a commit of runs/builds/
+(tools/run-experiments.sh --freeze), since its journal pins the model-code fingerprint. A new study
+takes runs/builds/CURRENT. After-training steps verify every checkpoint by its digest and run on
+CURRENT. Environment: OMN_EXPERIMENT_THREADS (1), OMN_SHARD=i/N (the study step only, one shard;
+merge the shards with `omn-audit merge`, then rerun without OMN_SHARD).
+"""
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+os.chdir(root)
+conf = json.load(open("configs/studies/experiments.json"))
+threads = os.environ.get("OMN_EXPERIMENT_THREADS", "1")
+shard = os.environ.get("OMN_SHARD", "")
+log_path = "runs/experiments.log"
+os.makedirs("runs", exist_ok=True)
+
+
+def cpu():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def note(msg):
+    with open(log_path, "a") as f:
+        f.write("%s %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), msg))
+
+
+def account(experiment, step, seconds, build, rc):
+    """One line per step and invocation in runs/experiments.jsonl: the compute each took."""
+    with open("runs/experiments.jsonl", "a") as f:
+        f.write(json.dumps({"experiment": experiment, "step": step, "seconds": round(seconds, 1), "rc": rc,
+                            "build": build, "threads": int(threads), "cpu": cpu(), "cores": os.cpu_count(),
+                            "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n")
+
+
+def build_dir(commit):
+    d = os.path.join("runs", "builds", commit)
+    if not os.path.isfile(os.path.join(d, "omn-audit")):
+        sys.exit("run-experiments: %s has no omn-audit: tools/run-experiments.sh --freeze %s" % (d, commit))
+    return d
+
+
+def current():
+    try:
+        return open("runs/builds/CURRENT").read().strip()
+    except FileNotFoundError:
+        sys.exit("run-experiments: no frozen build: tools/run-experiments.sh --freeze")
+
+
+def step(experiment, name, build, cmd):
+    note("%s: %s: start %s" % (experiment, name, " ".join(cmd)))
+    start = time.time()
+    with open(log_path, "a") as logf:
+        rc = subprocess.run(["nice", "-n", "19", *cmd], stdout=logf, stderr=subprocess.STDOUT).returncode
+    account(experiment, name, time.time() - start, build, rc)
+    if rc != 0:
+        note("%s: %s: exit %d; rerun tools/run-experiments.sh %s to continue" % (experiment, name, rc, experiment))
+        sys.exit(rc)
+    note("%s: %s: done in %.0f s" % (experiment, name, time.time() - start))
+
+
+def study_output(name):
+    manifest = os.path.join("configs", "studies", name + ".json")
+    if not os.path.isfile(manifest):
+        sys.exit("run-experiments: %s: no such manifest" % manifest)
+    out = os.path.normpath(os.path.join(os.path.dirname(manifest), json.load(open(manifest))["output"]["json"]))
+    return manifest, out
+
+
+def run_study(experiment, name):
+    manifest, out = study_output(name)
+    sdir = os.path.dirname(out)
+    pin = os.path.join(sdir, "BUILD")
+    if os.path.exists(out) and not os.path.exists(out + ".journal") and not shard:
+        return out
+    os.makedirs(sdir, exist_ok=True)
+    if not os.path.exists(pin):
+        with open(pin, "w") as f:
+            f.write(current() + "\n")
+    commit = open(pin).read().strip()
+    omn = os.path.join(build_dir(commit), "omn-audit")
+    args = [omn, "study", "--manifest", manifest, "--threads", threads]
+    if shard:
+        out = "%s.shard-%s.json" % (out[:-5], shard.split("/")[0])
+        args += ["--shard", shard, "-o", out]
+    if os.path.exists(out + ".journal"):
+        args.append("--resume")
+    step(experiment, "study " + name, commit, args)
+    return out
+
+
+def main():
+    names = sys.argv[1:] or list(conf["experiments"])
+    for n in names:
+        if n not in conf["experiments"]:
+            sys.exit("run-experiments: %s: not an experiment of configs/studies/experiments.json (%s)"
+                     % (n, ", ".join(conf["experiments"])))
+    if not os.path.isfile("data/sotu/corpus.json"):  # the corpus every training config names
+        omn = os.path.join(build_dir(current()), "omn-audit")
+        subprocess.run(["bash", "tools/fetch-corpus.sh"], check=True)
+        subprocess.run([omn, "corpus", "--config", "configs/corpus/sotu.json", "--out", "data/sotu"], check=True)
+    for n in names:
+        e = conf["experiments"][n]
+        outs = [run_study(n, s) for s in e["studies"]]
+        if shard:
+            note("%s: shard %s done; merge the shards, then rerun without OMN_SHARD" % (n, shard))
+            continue
+        cur = current()
+        omn = os.path.join(build_dir(cur), "omn-audit")
+        for s, out in zip(e["studies"], outs):
+            if not os.path.exists(os.path.join(os.path.dirname(out), "after", "DONE")):
+                step(n, "after-training " + s, cur, ["/usr/bin/python3", "tools/experiments/after_training.py", omn, out,
+                                                     e["sweep"], "1" if e["track"] else "0", threads])
+        step(n, "analysis", cur, ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n, *outs])
+    note("experiments %s: done" % ", ".join(names))
+
+
+main()
