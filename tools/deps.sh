@@ -15,6 +15,8 @@ OMN_PACKAGES=(
   libopenblas0-openmp
   # the real producer of torch.save files for tests and fixtures, and the independent reference
   python3-torch python3-numpy python3-jsonschema
+  # issue 29's experiment analysis draws its figures (tools/experiments/analyse.py)
+  python3-matplotlib
   # tests and benchmarks: XML well-formedness, peak RSS, SVG -> PNG for the README figures
   libxml2-utils time librsvg2-bin fonts-dejavu-core
 )

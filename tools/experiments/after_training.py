@@ -23,7 +23,7 @@ import sys
 
 omn, study_json, sweep_kind, track, threads = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1", sys.argv[5]
 here = os.path.dirname(os.path.abspath(__file__))
-conf = json.load(open(os.path.join(here, "..", "..", "configs", "studies", "experiments.json")))
+conf = json.load(open(os.environ.get("OMN_EXPERIMENTS_CONFIG", os.path.join(here, "..", "..", "configs", "studies", "experiments.json"))))
 panel_conf = dict(conf["panel"])
 if os.environ.get("OMN_PANEL_ROWS"):  # a smaller panel, for trying the pipeline on a toy study only
     panel_conf["rows"] = int(os.environ["OMN_PANEL_ROWS"])

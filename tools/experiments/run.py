@@ -23,11 +23,15 @@ import time
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 os.chdir(root)
-conf = json.load(open("configs/studies/experiments.json"))
+# another experiments file (its studies are manifests beside it) and another folder for the builds,
+# the log and the compute journal: for tests/parity/check_experiments.py
+conf_path = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_CONFIG", "configs/studies/experiments.json"))
+conf = json.load(open(conf_path))
+runs_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_RUNS", "runs"))
 threads = os.environ.get("OMN_EXPERIMENT_THREADS", "1")
 shard = os.environ.get("OMN_SHARD", "")
-log_path = "runs/experiments.log"
-os.makedirs("runs", exist_ok=True)
+log_path = os.path.join(runs_root, "experiments.log")
+os.makedirs(runs_root, exist_ok=True)
 
 
 def cpu():
@@ -44,14 +48,14 @@ def note(msg):
 
 def account(experiment, step, seconds, build, rc):
     """One line per step and invocation in runs/experiments.jsonl: the compute each took."""
-    with open("runs/experiments.jsonl", "a") as f:
+    with open(os.path.join(runs_root, "experiments.jsonl"), "a") as f:
         f.write(json.dumps({"experiment": experiment, "step": step, "seconds": round(seconds, 1), "rc": rc,
                             "build": build, "threads": int(threads), "cpu": cpu(), "cores": os.cpu_count(),
                             "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n")
 
 
 def build_dir(commit):
-    d = os.path.join("runs", "builds", commit)
+    d = os.path.join(runs_root, "builds", commit)
     if not os.path.isfile(os.path.join(d, "omn-audit")):
         sys.exit("run-experiments: %s has no omn-audit: tools/run-experiments.sh --freeze %s" % (d, commit))
     return d
@@ -59,7 +63,7 @@ def build_dir(commit):
 
 def current():
     try:
-        return open("runs/builds/CURRENT").read().strip()
+        return open(os.path.join(runs_root, "builds", "CURRENT")).read().strip()
     except FileNotFoundError:
         sys.exit("run-experiments: no frozen build: tools/run-experiments.sh --freeze")
 
@@ -77,7 +81,7 @@ def step(experiment, name, build, cmd):
 
 
 def study_output(name):
-    manifest = os.path.join("configs", "studies", name + ".json")
+    manifest = os.path.join(os.path.dirname(conf_path), name + ".json")
     if not os.path.isfile(manifest):
         sys.exit("run-experiments: %s: no such manifest" % manifest)
     out = os.path.normpath(os.path.join(os.path.dirname(manifest), json.load(open(manifest))["output"]["json"]))
@@ -112,7 +116,7 @@ def main():
         if n not in conf["experiments"]:
             sys.exit("run-experiments: %s: not an experiment of configs/studies/experiments.json (%s)"
                      % (n, ", ".join(conf["experiments"])))
-    if not os.path.isfile("data/sotu/corpus.json"):  # the corpus every training config names
+    if "OMN_EXPERIMENTS_CONFIG" not in os.environ and not os.path.isfile("data/sotu/corpus.json"):  # the corpus every config names
         omn = os.path.join(build_dir(current()), "omn-audit")
         subprocess.run(["bash", "tools/fetch-corpus.sh"], check=True)
         subprocess.run([omn, "corpus", "--config", "configs/corpus/sotu.json", "--out", "data/sotu"], check=True)

@@ -1,0 +1,186 @@
+#!/usr/bin/python3
+"""Issue 29's experiment pipeline (tools/run-experiments.sh → tools/experiments/) on a toy study:
+
+  check_experiments.py OMN_AUDIT WORKDIR
+
+A two-arm, two-LR, two-seed ablation of a 2-layer model on a generated corpus runs through run.py
+(study, then eval / post-training sweep / track, then the analysis), and every number the analysis
+reports is recomputed here from the raw documents with independent code: the panel is the held-out
+set without the rows the runs evaluated on, off − on per seed from the eval documents, the cost of
+gains → 1.0 from the sweep's per-sequence sums, the Student-t intervals, the fast-learning criterion
+from each train.json. Then: a rerun does nothing; a deleted output is remade; a study pins its build;
+an unknown experiment is refused.
+"""
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import xml.dom.minidom
+
+import numpy as np
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from harness import Harness, write_corpus_config  # noqa: E402
+
+omn, work = sys.argv[1], sys.argv[2]
+h = Harness(omn, work)
+check, run = h.check, h.run
+root = os.path.abspath(os.path.join(here, "..", ".."))
+runner = os.path.join(root, "tools", "experiments", "run.py")
+
+cconf = write_corpus_config(work)
+run("corpus", "--config", cconf, "--out", os.path.join(work, "data"))
+corpus = json.load(open(os.path.join(work, "data", "corpus.json")))
+T, EVAL_ROWS, PANEL_ROWS = 16, 3, 6
+conf = {"schema": "omn-audit/train-config@1", "name": "toy", "corpus": "data",
+        "model": {"n_layers": 2, "d_model": 32, "n_heads": 2, "n_kv_heads": 1, "head_dim": 16, "ffn_hidden": 64,
+                  "qk_norm": True, "rope_theta": 10000.0},
+        "optimizer": {"kind": "muon+adamw", "lr": 0.003, "muon_lr": 0.02},
+        "schedule": {"warmup_steps": 2, "decay": "cosine"}, "steps": 16, "batch_size": 2, "seq_len": T, "seed": 0,
+        "log_every": 4, "eval": {"every": 4, "rows": EVAL_ROWS}, "checkpoint_every": 8}
+json.dump(conf, open(os.path.join(work, "toy.json"), "w"))
+manifest = {"schema": "omn-audit/study-manifest@1", "base": "toy.json",
+            "grid": {"qk_norm": [True, False], "lr": [0.003, 0.03], "seeds": [0, 1]},
+            "output": {"json": "out/toy/study.json", "runs": "out/toy/runs"}}
+json.dump(manifest, open(os.path.join(work, "toy-study.json"), "w"))
+experiments = {"panel": {"rows": PANEL_ROWS, "batch": 2, "bootstrap_resamples": 200, "groups": 2},
+               "experiments": {"toy": {"studies": ["toy-study"], "sweep": "full", "track": True, "analysis": "ablation"}},
+               "sweeps": json.load(open(os.path.join(root, "configs", "studies", "experiments.json")))["sweeps"]}
+econf = os.path.join(work, "experiments.json")
+json.dump(experiments, open(econf, "w"))
+# a frozen build: the binary under test, as tools/run-experiments.sh --freeze lays it out
+builds = os.path.join(work, "runs", "builds", "test")
+os.makedirs(builds)
+for f in os.listdir(os.path.dirname(omn)):
+    if f == "omn-audit" or (f.startswith("omn-audit-") and f.endswith(".so")):
+        os.symlink(os.path.join(os.path.dirname(os.path.abspath(omn)), f), os.path.join(builds, f))
+open(os.path.join(work, "runs", "builds", "CURRENT"), "w").write("test\n")
+env = dict(os.environ, OMN_EXPERIMENTS_CONFIG=econf, OMN_EXPERIMENTS_RUNS=os.path.join(work, "runs"),
+           OMN_EXPERIMENTS_OUT=work, OMP_NUM_THREADS="1")
+
+
+def runner_call(*names):
+    return subprocess.run(["/usr/bin/python3", runner, *names], env=env, capture_output=True, text=True)
+
+
+p = runner_call("toy")
+if p.returncode != 0:
+    print(p.stdout, p.stderr, open(os.path.join(work, "runs", "experiments.log")).read()[-3000:])
+check(p.returncode == 0, "run.py toy: study, after-training and analysis exit 0")
+sdir = os.path.join(work, "out", "toy")
+study = json.load(open(os.path.join(sdir, "study.json")))
+after = os.path.join(sdir, "after")
+check(open(os.path.join(sdir, "BUILD")).read().strip() == "test", "the study records the build it started on (STUDY_DIR/BUILD)")
+acct = [json.loads(x) for x in open(os.path.join(work, "runs", "experiments.jsonl"))]
+check([a["step"] for a in acct] == ["study toy-study", "after-training toy-study", "analysis"] and all(a["rc"] == 0 for a in acct),
+      "runs/experiments.jsonl accounts the compute of each step")
+
+# --- the panel: the held-out set without the rows the runs evaluated during training --------------
+held = open(os.path.join(work, "data", "heldout.bin"), "rb").read()
+panel = open(os.path.join(after, "panel.bin"), "rb").read()
+check(panel == held[EVAL_ROWS * T * 2:], "panel.bin is heldout.bin without its first %d rows of %d tokens" % (EVAL_ROWS, T))
+pj = json.load(open(os.path.join(after, "panel.json")))
+check(pj["sha256"] == hashlib.sha256(panel).hexdigest() and pj["skipped_rows"] == EVAL_ROWS, "panel.json records its digest and the rows skipped")
+
+# --- every run's documents ------------------------------------------------------------------------
+runs = study["runs"]
+fin = [r for r in runs if r["status"] == "finished"]
+check(len(fin) >= 6, "the toy study trains (%d of %d runs finished)" % (len(fin), len(runs)))
+loss = {}
+for r in fin:
+    e = json.load(open(os.path.join(after, r["id"] + ".eval.json")))
+    check(e["checkpoint"]["sha256"] == r["final_checkpoint_sha256"] and e["selection"]["num_seqs"] == PANEL_ROWS,
+          "%s: eval of its final.pt (digest verified) on %d panel rows" % (r["id"], PANEL_ROWS))
+    seqs = e["result"]["sequences"]
+    loss[r["id"]] = sum(seqs["nll_sum"]) / sum(seqs["tokens"])
+    if r["qk_norm"]:
+        sw = json.load(open(os.path.join(after, r["id"] + ".sweep.json")))
+        check(len(sw["conditions"]) == 19 and all("divergence" in c for c in sw["conditions"]),
+              "%s: the full post-training sweep, 19 conditions, each with KL" % r["id"])
+        tr = json.load(open(os.path.join(after, r["id"] + ".track.json")))
+        check([c["step"] for c in tr["checkpoints"]] == [0, 8, 16] and all(c["sha256_verified"] for c in tr["checkpoints"]),
+              "%s: track of steps 0, 8, 16, every checkpoint verified against train.json's digests" % r["id"])
+
+# --- the analysis, recomputed -------------------------------------------------------------------
+an = json.load(open(os.path.join(work, "runs", "toy", "analysis.json")))
+T975 = {1: 12.706, 2: 4.303}
+
+
+def ci(v):
+    v = np.array(v, dtype=float)
+    m = v.mean()
+    if len(v) < 2:
+        return m, None, None
+    half = T975[len(v) - 1] * v.std(ddof=1) / math.sqrt(len(v))
+    return m, m - half, m + half
+
+
+by = {(r["qk_norm"], r["lr"], r["seed"]): r for r in runs}
+worst = 0.0
+for row in an["by_lr"]:
+    lr = row["lr"]
+    diffs, removes = [], []
+    for sd in (0, 1):
+        on, off = by[(True, lr, sd)], by[(False, lr, sd)]
+        if on["status"] == "finished" and off["status"] == "finished":
+            diffs.append(loss[off["id"]] - loss[on["id"]])
+        if on["status"] == "finished":
+            sw = json.load(open(os.path.join(after, on["id"] + ".sweep.json")))
+            c = next(c for c in sw["conditions"] if c["label"] == "constant 1 qk all")
+            ctl = sw["control"]["open"]["result"]["sequences"]
+            removes.append((sum(c["result"]["sequences"]["nll_sum"]) - sum(ctl["nll_sum"])) / sum(ctl["tokens"]))
+    for mine, theirs in ((diffs, row["off_minus_on"]), (removes, row["gains_to_1"])):
+        if not mine:
+            check(theirs["mean"] is None, "LR %g: no pair, no value" % lr)
+            continue
+        m, lo, hi = ci(mine)
+        worst = max(worst, abs(m - theirs["mean"]), abs((lo or 0) - (theirs["low"] or 0)), abs((hi or 0) - (theirs["high"] or 0)))
+check(worst <= 1e-9, "every off − on and gains → 1.0 value and its t-interval recomputed from the raw documents (worst %.1e)" % worst)
+best_on = next(a for a in study["arms"] if a["qk_norm"])["best_lr"]
+check(an["best_lr"]["qk_on"] == best_on, "the best LR is the study's (chosen on the training-time rows)")
+for qk, key in ((True, "qk_on"), (False, "qk_off")):
+    for sd, got in zip((0, 1), an["fast_learning"][key]):
+        rec = json.load(open(os.path.join(sdir, by[(qk, an["best_lr"][key], sd)]["dir"], "train.json")))
+        ev = [(e["step"], e["heldout_loss"]) for e in rec["evals"]]
+        l0, lend, q = ev[0][1], ev[-1][1], [x for s, x in ev if s <= 12][-1]
+        check(abs(got["share"] - (q - lend) / (l0 - lend)) < 1e-12 and got["past_fast_learning"] == ((q - lend) < 0.05 * (l0 - lend)),
+              "%s seed %d: the fast-learning criterion from train.json's evaluations" % (key, sd))
+svg = os.path.join(work, "docs", "figures", "experiments", "toy.svg")
+doc = xml.dom.minidom.parse(svg)
+text = open(svg).read()
+check(doc.documentElement.tagName == "svg" and "trained without QK-norm" in text and "learned gains" in text,
+      "the figure is well-formed SVG with both costs")
+md = open(os.path.join(work, "docs", "experiments", "toy.md")).read()
+check("| peak LR |" in md and "generated by" in md, "the tables are written to docs/experiments/toy.md")
+
+# --- resuming, pinning, refusing ----------------------------------------------------------------
+stamp = {f: os.path.getmtime(os.path.join(after, f)) for f in os.listdir(after)}
+os.remove(os.path.join(after, "DONE"))
+victim = fin[0]["id"] + ".eval.json"
+os.remove(os.path.join(after, victim))
+p = runner_call("toy")
+check(p.returncode == 0 and os.path.exists(os.path.join(after, victim)), "a rerun remakes a deleted output")
+check(all(os.path.getmtime(os.path.join(after, f)) == t for f, t in stamp.items() if f not in (victim, "DONE", "panel.json")),
+      "a rerun keeps every output that exists (nothing else rerun)")
+# a new build: a study started now runs on it, the finished one stays pinned to its own
+shutil.copytree(builds, os.path.join(work, "runs", "builds", "test2"), symlinks=True)
+open(os.path.join(work, "runs", "builds", "CURRENT"), "w").write("test2\n")
+json.dump(dict(manifest, grid={"qk_norm": [True], "lr": [0.003], "seeds": [0]},
+               output={"json": "out/toy2/study.json", "runs": "out/toy2/runs"}), open(os.path.join(work, "toy2-study.json"), "w"))
+experiments["experiments"]["toy2"] = {"studies": ["toy2-study"], "sweep": "dependence", "track": True, "analysis": "depth"}
+json.dump(experiments, open(econf, "w"))
+p = runner_call("toy", "toy2")
+check(p.returncode == 0 and open(os.path.join(work, "out", "toy2", "BUILD")).read().strip() == "test2" and
+      open(os.path.join(sdir, "BUILD")).read().strip() == "test",
+      "a study started after a new freeze records the new build; the finished one keeps its own")
+d2 = json.load(open(os.path.join(work, "runs", "toy2", "analysis.json")))
+tr = json.load(open(os.path.join(work, "out", "toy2", "after", "qk-on_lr-3.000e-03_seed-0.track.json")))["checkpoints"][-1]
+early = sum((l["q"]["mean"] + l["k"]["mean"]) / 2 for l in tr["layers"][:2]) / 2
+check(abs(d2["arms"]["toy2"]["early_mean"]["mean"] - early) < 1e-12, "the depth analysis reads the gains of track's last checkpoint")
+p = runner_call("nope")
+check(p.returncode != 0 and "nope: not an experiment" in p.stderr, "an unknown experiment is refused, naming the known ones")
+h.finish()
