@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs issue 29's experiments (configs/studies/experiments.json; results in docs/results.md) in the
+# Runs issue 29's experiments (configs/experiments.json; results in docs/results.md) in the
 # background-friendly way a 2-core machine needs: niced, one thread per run (OMN_EXPERIMENT_THREADS),
 # journaled. Rerun it after any interruption (Ctrl-C, kill, a new session): a finished step is
 # skipped, an interrupted study continues from its journal (`study --resume`: finished runs kept, the
@@ -20,16 +20,22 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 if [ "${1:-}" = "--freeze" ]; then
   commit=$(git rev-parse --short=7 "${2:-HEAD}")
+  dest="runs/builds/$commit"
+  if [ -f "$dest/COMMIT" ]; then  # never copied over: running studies map these files
+    echo "$commit" > runs/builds/CURRENT
+    echo "run-experiments: $dest already holds commit $commit; new studies start on it"
+    exit 0
+  fi
   src="$root/runs/src-$commit"
   [ -d "$src" ] || git worktree add -f "$src" "$commit" >/dev/null
   source tools/deps.sh
   omn_install_deps
   cmake -S "$src" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOMN_BUILD_TESTS=OFF >/dev/null
   nice cmake --build "$src/build" -j "$(nproc)" --target omn-audit omn-audit-torch omn-audit-text
-  dest="runs/builds/$commit"
-  mkdir -p "$dest"
-  cp "$src/build/omn-audit" "$src"/build/omn-audit-*.so "$dest/"
-  echo "$commit" > "$dest/COMMIT"
+  rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
+  cp "$src/build/omn-audit" "$src"/build/omn-audit-*.so "$dest.tmp/"
+  echo "$commit" > "$dest.tmp/COMMIT"
+  mv "$dest.tmp" "$dest"
   echo "$commit" > runs/builds/CURRENT
   echo "run-experiments: runs/builds/$commit holds commit $commit; new studies start on it"
   exit 0

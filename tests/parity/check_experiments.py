@@ -4,20 +4,24 @@
   check_experiments.py OMN_AUDIT WORKDIR
 
 A two-arm, two-LR, two-seed ablation of a 2-layer model on a generated corpus runs through run.py
-(study, then eval / post-training sweep / track, then the analysis), and every number the analysis
-reports is recomputed here from the raw documents with independent code: the panel is the held-out
-set without the rows the runs evaluated on, off − on per seed from the eval documents, the cost of
-gains → 1.0 from the sweep's per-sequence sums, the Student-t intervals, the fast-learning criterion
-from each train.json. Then: a rerun does nothing; a deleted output is remade; a study pins its build;
-an unknown experiment is refused.
+(study, then eval / post-training sweep / track, then the analysis), and the analysis's main numbers
+are recomputed here from the raw documents with independent code: the panel is the held-out set
+without the rows the runs evaluated on, off − on per seed from the eval documents, the cost of gains
+→ 1.0 from the sweep's per-sequence sums, the Student-t intervals, the fast-learning criterion (the
+loss at 3/4 of training interpolated) from each train.json; the routing analysis's paired difference
+and the depth analysis's early-layer mean likewise. Then: a rerun does nothing; a deleted output is
+remade; a study killed mid-way is resumed by the build it started on after a new freeze; an unknown
+experiment is refused.
 """
 import hashlib
 import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import xml.dom.minidom
 
 import numpy as np
@@ -41,7 +45,7 @@ conf = {"schema": "omn-audit/train-config@1", "name": "toy", "corpus": "data",
                   "qk_norm": True, "rope_theta": 10000.0},
         "optimizer": {"kind": "muon+adamw", "lr": 0.003, "muon_lr": 0.02},
         "schedule": {"warmup_steps": 2, "decay": "cosine"}, "steps": 16, "batch_size": 2, "seq_len": T, "seed": 0,
-        "log_every": 4, "eval": {"every": 4, "rows": EVAL_ROWS}, "checkpoint_every": 8}
+        "log_every": 4, "eval": {"every": 5, "rows": EVAL_ROWS}, "checkpoint_every": 8}
 json.dump(conf, open(os.path.join(work, "toy.json"), "w"))
 manifest = {"schema": "omn-audit/study-manifest@1", "base": "toy.json",
             "grid": {"qk_norm": [True, False], "lr": [0.003, 0.03], "seeds": [0, 1]},
@@ -49,7 +53,7 @@ manifest = {"schema": "omn-audit/study-manifest@1", "base": "toy.json",
 json.dump(manifest, open(os.path.join(work, "toy-study.json"), "w"))
 experiments = {"panel": {"rows": PANEL_ROWS, "batch": 2, "bootstrap_resamples": 200, "groups": 2},
                "experiments": {"toy": {"studies": ["toy-study"], "sweep": "full", "track": True, "analysis": "ablation"}},
-               "sweeps": json.load(open(os.path.join(root, "configs", "studies", "experiments.json")))["sweeps"]}
+               "sweeps": json.load(open(os.path.join(root, "configs", "experiments.json")))["sweeps"]}
 econf = os.path.join(work, "experiments.json")
 json.dump(experiments, open(econf, "w"))
 # a frozen build: the binary under test, as tools/run-experiments.sh --freeze lays it out
@@ -145,8 +149,9 @@ check(an["best_lr"]["qk_on"] == best_on, "the best LR is the study's (chosen on 
 for qk, key in ((True, "qk_on"), (False, "qk_off")):
     for sd, got in zip((0, 1), an["fast_learning"][key]):
         rec = json.load(open(os.path.join(sdir, by[(qk, an["best_lr"][key], sd)]["dir"], "train.json")))
-        ev = [(e["step"], e["heldout_loss"]) for e in rec["evals"]]
-        l0, lend, q = ev[0][1], ev[-1][1], [x for s, x in ev if s <= 12][-1]
+        ev = dict((e["step"], e["heldout_loss"]) for e in rec["evals"])
+        check(sorted(ev) == [0, 5, 10, 15, 16], "evaluations at 0, 5, 10, 15 and the last step")
+        l0, lend, q = ev[0], ev[16], ev[10] + (ev[15] - ev[10]) * 2 / 5  # 3/4 of 16 steps: 12, between 10 and 15
         check(abs(got["share"] - (q - lend) / (l0 - lend)) < 1e-12 and got["past_fast_learning"] == ((q - lend) < 0.05 * (l0 - lend)),
               "%s seed %d: the fast-learning criterion from train.json's evaluations" % (key, sd))
 svg = os.path.join(work, "docs", "figures", "experiments", "toy.svg")
@@ -166,21 +171,76 @@ p = runner_call("toy")
 check(p.returncode == 0 and os.path.exists(os.path.join(after, victim)), "a rerun remakes a deleted output")
 check(all(os.path.getmtime(os.path.join(after, f)) == t for f, t in stamp.items() if f not in (victim, "DONE", "panel.json")),
       "a rerun keeps every output that exists (nothing else rerun)")
-# a new build: a study started now runs on it, the finished one stays pinned to its own
-shutil.copytree(builds, os.path.join(work, "runs", "builds", "test2"), symlinks=True)
-open(os.path.join(work, "runs", "builds", "CURRENT"), "w").write("test2\n")
-json.dump(dict(manifest, grid={"qk_norm": [True], "lr": [0.003], "seeds": [0]},
+# pinning: a study interrupted on build "test" is continued by "test" after a new freeze ("stub", a
+# wrapper that logs each subcommand it runs), which the after-training of a study started now uses
+stub = os.path.join(work, "runs", "builds", "stub")
+os.makedirs(stub)
+for f in os.listdir(builds):
+    if f != "omn-audit":
+        os.symlink(os.path.realpath(os.path.join(builds, f)), os.path.join(stub, f))
+stub_log = os.path.join(work, "stub.log")
+with open(os.path.join(stub, "omn-audit"), "w") as f:
+    f.write("#!/bin/sh\necho \"$1\" >> %s\nexec %s \"$@\"\n" % (stub_log, os.path.realpath(omn)))
+os.chmod(os.path.join(stub, "omn-audit"), 0o755)
+json.dump(dict(manifest, grid={"qk_norm": [True], "lr": [0.001, 0.002, 0.004, 0.008], "seeds": [0]},
                output={"json": "out/toy2/study.json", "runs": "out/toy2/runs"}), open(os.path.join(work, "toy2-study.json"), "w"))
 experiments["experiments"]["toy2"] = {"studies": ["toy2-study"], "sweep": "dependence", "track": True, "analysis": "depth"}
 json.dump(experiments, open(econf, "w"))
-p = runner_call("toy", "toy2")
-check(p.returncode == 0 and open(os.path.join(work, "out", "toy2", "BUILD")).read().strip() == "test2" and
-      open(os.path.join(sdir, "BUILD")).read().strip() == "test",
-      "a study started after a new freeze records the new build; the finished one keeps its own")
+journal = os.path.join(work, "out", "toy2", "study.json.journal")
+proc = subprocess.Popen(["/usr/bin/python3", runner, "toy2"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        start_new_session=True)
+deadline = time.time() + 300
+while time.time() < deadline and proc.poll() is None:
+    if os.path.exists(journal) and len(open(journal).read().splitlines()) >= 2:  # the header and one finished run
+        break
+    time.sleep(0.05)
+os.killpg(proc.pid, signal.SIGKILL)
+proc.wait()
+check(os.path.exists(journal) and not os.path.exists(os.path.join(work, "out", "toy2", "study.json")),
+      "toy2 interrupted (SIGKILL) after its first run, its journal left behind")
+open(os.path.join(work, "runs", "builds", "CURRENT"), "w").write("stub\n")
+p = runner_call("toy2")
+ran = open(stub_log).read().split() if os.path.exists(stub_log) else []
+check(p.returncode == 0 and os.path.exists(os.path.join(work, "out", "toy2", "study.json")) and
+      open(os.path.join(work, "out", "toy2", "BUILD")).read().strip() == "test" and "study" not in ran,
+      "the interrupted study was resumed by the build it started on, not the new one (stub ran: %s)" % sorted(set(ran)))
+check(open(os.path.join(work, "out", "toy2", "after", "BUILD")).read().strip() == "stub" and "eval" in ran and "track" in ran,
+      "its after-training, started after the freeze, ran on the new build and pinned it")
 d2 = json.load(open(os.path.join(work, "runs", "toy2", "analysis.json")))
-tr = json.load(open(os.path.join(work, "out", "toy2", "after", "qk-on_lr-3.000e-03_seed-0.track.json")))["checkpoints"][-1]
-early = sum((l["q"]["mean"] + l["k"]["mean"]) / 2 for l in tr["layers"][:2]) / 2
-check(abs(d2["arms"]["toy2"]["early_mean"]["mean"] - early) < 1e-12, "the depth analysis reads the gains of track's last checkpoint")
+s2 = json.load(open(os.path.join(work, "out", "toy2", "study.json")))
+finals = []
+for r in s2["runs"]:
+    if r["status"] == "finished":
+        tr = json.load(open(os.path.join(work, "out", "toy2", "after", r["id"] + ".track.json")))["checkpoints"][-1]
+        finals.append(sum((l["q"]["mean"] + l["k"]["mean"]) / 2 for l in tr["layers"][:2]) / 2)
+check(abs(d2["arms"]["toy2"]["early_mean"]["mean"] - float(np.mean(finals))) < 1e-12,
+      "the depth analysis: the early-layer gain mean of track's last checkpoints, over the finished runs")
+
+# routing: the arms by optimizer, the differences from OMN's routing paired by seed
+open(os.path.join(work, "runs", "builds", "CURRENT"), "w").write("test\n")
+json.dump(dict(manifest, set={"optimizer": {"kind": "adamw", "muon_lr": None}},
+               grid={"qk_norm": [True], "lr": [0.003], "seeds": [0, 1], "optimizer": ["muon+adamw", "adamw"]},
+               output={"json": "out/routing-optimizer/study.json", "runs": "out/routing-optimizer/runs"}),
+          open(os.path.join(work, "routing-optimizer.json"), "w"))
+experiments["experiments"]["toy-routing"] = {"studies": ["routing-optimizer"], "sweep": "dependence", "track": True, "analysis": "routing"}
+json.dump(experiments, open(econf, "w"))
+p = runner_call("toy-routing")
+check(p.returncode == 0, "run.py toy-routing exits 0")
+ra = json.load(open(os.path.join(work, "runs", "toy-routing", "analysis.json")))
+rs = json.load(open(os.path.join(work, "out", "routing-optimizer", "study.json")))
+ra_after = os.path.join(work, "out", "routing-optimizer", "after")
+dep = {}
+for r in rs["runs"]:
+    sw = json.load(open(os.path.join(ra_after, r["id"] + ".sweep.json")))
+    c = next(c for c in sw["conditions"] if c["label"] == "constant 1 qk all")
+    ctl = sw["control"]["open"]["result"]["sequences"]
+    dep[(r["optimizer"], r["seed"])] = (sum(c["result"]["sequences"]["nll_sum"]) - sum(ctl["nll_sum"])) / sum(ctl["tokens"])
+diffs = [dep[("adamw", sd)] - dep[("muon+adamw", sd)] for sd in (0, 1)]
+m, lo, hi = ci(diffs)
+got = ra["arms"]["AdamW everywhere"]["vs_omn_dependence"]
+check(abs(got["mean"] - m) < 1e-12 and abs(got["low"] - lo) < 1e-12 and abs(got["high"] - hi) < 1e-12,
+      "routing: AdamW everywhere − OMN dependence, paired by seed, recomputed (%.2e)" % m)
+check(os.path.exists(os.path.join(work, "docs", "figures", "experiments", "toy-routing.svg")), "routing: its figure")
 p = runner_call("nope")
 check(p.returncode != 0 and "nope: not an experiment" in p.stderr, "an unknown experiment is refused, naming the known ones")
 h.finish()

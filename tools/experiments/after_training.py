@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What issue 29's experiments run on the models a study trained (configs/studies/experiments.json):
+"""What issue 29's experiments run on the models a study trained (configs/experiments.json):
 
   after_training.py OMN_AUDIT STUDY_JSON SWEEP_KIND TRACK(0|1) THREADS
 
@@ -23,7 +23,7 @@ import sys
 
 omn, study_json, sweep_kind, track, threads = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1", sys.argv[5]
 here = os.path.dirname(os.path.abspath(__file__))
-conf = json.load(open(os.environ.get("OMN_EXPERIMENTS_CONFIG", os.path.join(here, "..", "..", "configs", "studies", "experiments.json"))))
+conf = json.load(open(os.environ.get("OMN_EXPERIMENTS_CONFIG", os.path.join(here, "..", "..", "configs", "experiments.json"))))
 panel_conf = dict(conf["panel"])
 if os.environ.get("OMN_PANEL_ROWS"):  # a smaller panel, for trying the pipeline on a toy study only
     panel_conf["rows"] = int(os.environ["OMN_PANEL_ROWS"])
@@ -55,11 +55,15 @@ def write_json(path, doc):
 
 
 runs = [r for r in study["runs"] if r["status"] == "finished"]
+if not runs:
+    sys.exit("after-training: %s: no run finished, nothing to evaluate" % study_json)
 records = {r["id"]: json.load(open(os.path.join(sdir, r["dir"], "train.json"))) for r in runs}
 first = next(iter(records.values()))
 corpus_json = first["corpus"]["path"]
 corpus = json.load(open(corpus_json))
-heldout = os.path.join(os.path.dirname(corpus_json), "heldout.bin")
+if corpus.get("token_format") != "u16":  # the panel's byte offset below counts 2 bytes per token
+    sys.exit("after-training: %s: token_format %r; only u16 corpora are supported" % (corpus_json, corpus.get("token_format")))
+heldout = os.path.join(os.path.dirname(corpus_json), corpus["heldout"]["path"])
 if sha256(heldout) != first["corpus"]["heldout_sha256"]:
     sys.exit("after-training: %s is not the held-out set the runs were trained beside" % heldout)
 seq_len = {rec["config"]["values"]["seq_len"] for rec in records.values()}
@@ -79,9 +83,13 @@ if panel_sha != hashlib.sha256(open(heldout, "rb").read()[skip_bytes:]).hexdiges
     sys.exit("after-training: %s is not the held-out set without its first %d rows: delete it" % (panel, skip_rows))
 tok = corpus["tokenizer"]
 revision = "%s sha256:%s" % (corpus.get("name", "corpus"), tok["sha256"])
-write_json(os.path.join(out, "panel.json"), {
-    "path": "panel.bin", "sha256": panel_sha, "derived_from": {"path": heldout, "sha256": first["corpus"]["heldout_sha256"]},
-    "skipped_rows": skip_rows, "seq_len": seq_len, "rows": panel_conf["rows"], "eos": tok["eos_id"], "tokenizer_revision": revision})
+panel_doc = {"path": "panel.bin", "sha256": panel_sha, "derived_from": {"path": heldout, "sha256": first["corpus"]["heldout_sha256"]},
+             "skipped_rows": skip_rows, "seq_len": seq_len, "rows": panel_conf["rows"], "eos": tok["eos_id"], "tokenizer_revision": revision}
+pj = os.path.join(out, "panel.json")
+if os.path.exists(pj) and json.load(open(pj)) != panel_doc:  # outputs scored on another panel would mix silently
+    sys.exit("after-training: %s records another panel than this call's (rows %s, now %s): delete %s to start over"
+             % (pj, json.load(open(pj)).get("rows"), panel_conf["rows"], out))
+write_json(pj, panel_doc)
 
 for r in runs:
     rid, rec = r["id"], records[r["id"]]
@@ -98,18 +106,22 @@ for r in runs:
     sw = os.path.join(out, rid + ".sweep.json")
     if not os.path.exists(sw):
         manifest = os.path.join(out, rid + ".manifest.json")
-        write_json(manifest, {
-            "schema": "omn-audit/manifest@1",
-            "description": "Issue 29: the post-training sweep (%s) of %s on the held-out panel (docs/results.md)" % (sweep_kind, rid),
-            "checkpoint": {"path": os.path.relpath(final, out), "sha256": r["final_checkpoint_sha256"], "preset": "omn"},
-            "tokens": {"path": "panel.bin", "sha256": panel_sha, "format": "u16", "eos": tok["eos_id"], "tokenizer_revision": revision},
-            "rows": {"seq_len": seq_len, "num_seqs": panel_conf["rows"], "selection": "first", "form": "packed"},
-            "groups": panel_conf["groups"],
-            "bootstrap": {"resamples": panel_conf["bootstrap_resamples"], "seed": 1, "confidence": 0.95},
-            "model": {"attention": "auto", "dtype": "fp32", "device": "cpu", "batch": panel_conf["batch"], "threads": int(threads)},
-            "conditions": conf["sweeps"][sweep_kind],
-            "output": {"json": rid + ".sweep.json", "csv": rid + ".sweep.csv"}})
-        resume = ["--resume"] if os.path.exists(sw + ".journal") else []
+        journal = os.path.exists(sw + ".journal")
+        if not journal and os.path.exists(os.path.join(out, rid + ".sweep.csv")):
+            os.remove(os.path.join(out, rid + ".sweep.csv"))  # ours, from a run whose JSON was removed
+        if not journal:  # an interrupted sweep continues with the manifest its journal was written for
+            write_json(manifest, {
+                "schema": "omn-audit/manifest@1",
+                "description": "Issue 29: the post-training sweep (%s) of %s on the held-out panel (docs/results.md)" % (sweep_kind, rid),
+                "checkpoint": {"path": os.path.relpath(final, out), "sha256": r["final_checkpoint_sha256"], "preset": "omn"},
+                "tokens": {"path": "panel.bin", "sha256": panel_sha, "format": "u16", "eos": tok["eos_id"], "tokenizer_revision": revision},
+                "rows": {"seq_len": seq_len, "num_seqs": panel_conf["rows"], "selection": "first", "form": "packed"},
+                "groups": panel_conf["groups"],
+                "bootstrap": {"resamples": panel_conf["bootstrap_resamples"], "seed": 1, "confidence": 0.95},
+                "model": {"attention": "auto", "dtype": "fp32", "device": "cpu", "batch": panel_conf["batch"], "threads": int(threads)},
+                "conditions": conf["sweeps"][sweep_kind],
+                "output": {"json": rid + ".sweep.json", "csv": rid + ".sweep.csv"}})
+        resume = ["--resume"] if journal else []
         run("intervene", "--manifest", manifest, "--kl", *resume)
     if track:
         tr = os.path.join(out, rid + ".track.json")

@@ -64,6 +64,8 @@ def spread(values, digits=4):
 
 
 def verdict(iv, what):
+    if iv["mean"] is None:
+        return "no value"
     if iv["low"] is None:
         return "one value: no interval"
     if iv["low"] > 0 or iv["high"] < 0:
@@ -82,16 +84,27 @@ class Study:
     def train(self, r):
         return json.load(open(os.path.join(self.dir, r["dir"], "train.json")))
 
+    def panel_rows(self):
+        return json.load(open(os.path.join(self.after, "panel.json")))["rows"]
+
     def panel_loss(self, r):
         p = os.path.join(self.after, r["id"] + ".eval.json")
         if r["status"] != "finished" or not os.path.exists(p):
             return None
-        res = json.load(open(p))["result"]
+        doc = json.load(open(p))
+        if doc["selection"]["num_seqs"] != self.panel_rows():
+            sys.exit("analysis: %s scored %d rows, the panel has %d" % (p, doc["selection"]["num_seqs"], self.panel_rows()))
+        res = doc["result"]
         return res["nll_sum"] / res["tokens"]
 
     def sweep(self, r):
         p = os.path.join(self.after, r["id"] + ".sweep.json")
-        return json.load(open(p)) if r["qk_norm"] and r["status"] == "finished" and os.path.exists(p) else None
+        if not (r["qk_norm"] and r["status"] == "finished" and os.path.exists(p)):
+            return None
+        doc = json.load(open(p))
+        if doc["selection"]["num_seqs"] != self.panel_rows():
+            sys.exit("analysis: %s scored %d rows, the panel has %d" % (p, doc["selection"]["num_seqs"], self.panel_rows()))
+        return doc
 
     def track(self, r):
         p = os.path.join(self.after, r["id"] + ".track.json")
@@ -116,7 +129,9 @@ def fast_learning(rec):
     ev = [(e["step"], e["heldout_loss"]) for e in rec["evals"] if e["heldout_loss"] is not None]
     steps = rec["steps"]
     l0, lend = ev[0][1], ev[-1][1]
-    q = [loss for s, loss in ev if s <= 0.75 * steps][-1]
+    at = 0.75 * steps  # the loss there, linear between the evaluations on either side
+    (s0, a), (s1, b) = next((ev[i], ev[i + 1]) for i in range(len(ev) - 1) if ev[i][0] <= at <= ev[i + 1][0])
+    q = a if s1 == s0 else a + (b - a) * (at - s0) / (s1 - s0)
     total, last = l0 - lend, q - lend
     return {"l0": l0, "at_three_quarters": q, "final": lend, "last_quarter_drop": last, "total_drop": total,
             "share": last / total if total > 0 else None, "past_fast_learning": total > 0 and last < 0.05 * total}
@@ -147,7 +162,15 @@ def write(analysis, markdown):
 
 
 def compute_note(studies):
+    """the runs' own training time, the sweeps' time, and every step the runner accounted (all invocations)."""
     secs = sum(r.get("seconds") or 0 for s in studies for r in s.runs)
+    acct = os.path.join(os.environ.get("OMN_EXPERIMENTS_RUNS", os.path.join(root, "runs")), "experiments.jsonl")
+    steps = {}
+    if os.path.exists(acct):
+        for line in open(acct):
+            a = json.loads(line)
+            if a["experiment"] == experiment:
+                steps[a["step"]] = steps.get(a["step"], 0.0) + a["seconds"]
     sweep = 0.0
     for s in studies:
         for r in s.runs:
@@ -155,7 +178,7 @@ def compute_note(studies):
             if sw:
                 sweep += sw["control"]["open"]["seconds"] + sw["control"]["close"]["seconds"] + sum(c["seconds"] for c in sw["conditions"])
     cpu = studies[0].doc["provenance"].get("host", {})
-    return {"training_seconds": secs, "sweep_seconds": sweep, "host": cpu}
+    return {"training_seconds": secs, "sweep_seconds": sweep, "host": cpu, "runner_seconds_by_step": steps}
 
 
 # --- experiment 2: the matched ablation ----------------------------------------------------------
@@ -246,9 +269,9 @@ def ablation():
     analysis["figure"] = save(fig, experiment)
 
     md = ["## %s: QK-norm on vs off, and removing the learned gains after training\n" % experiment,
-          "Panel: the first %d rows of 128 tokens of the held-out addresses after the rows the runs evaluated during "
+          "Panel: the first %d rows of %d tokens of the held-out addresses after the rows the runs evaluated during "
           "training (`after/panel.json`); NLL in nats/token; intervals: 95 %% Student-t over seeds %s.\n"
-          % (json.load(open(os.path.join(s.after, "panel.json")))["rows"], seeds),
+          % (s.panel_rows(), json.load(open(os.path.join(s.after, "panel.json")))["seq_len"], seeds),
           "| peak LR | QK-norm on | QK-norm off | off − on (paired by seed) | gains → 1.0 after training (Δ, on) | diverged on / off |",
           "|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
@@ -263,14 +286,23 @@ def ablation():
            "| condition | ΔNLL (nats/token) | KL (nats/token) | top-1 agreement |", "|---|---:|---:|---:|"]
     for label, c in conds.items():
         md.append("| %s | %s | %s | %s |" % (label, fmt(c["delta_nll"], sign=True), spread(c["kl_per_token"], 5), spread(c["top1_agreement"])))
-    md += ["", "Past the fast-learning phase (the held-out loss fell by less than 5 % of its drop from L0 over the last quarter):", ""]
+    md += ["", "Past the fast-learning phase (the held-out loss fell by less than 5 % of its drop from L0 over the last "
+           "quarter of training, the loss at 3/4 interpolated between evaluations; with a cosine decay to 10 % the last "
+           "quarter runs at a small LR, which makes the criterion easier to meet):", ""]
     for qk in (True, False):
-        md.append("- QK-norm %s at LR %.3g: %s (last-quarter share of the drop: %s)" % (
-            "on" if qk else "off", best[qk], ", ".join("yes" if c["past_fast_learning"] else "no" for c in crit[qk]),
-            ", ".join("%.1f %%" % (100 * c["share"]) for c in crit[qk])))
+        short = [sd for sd, c in zip(seeds, crit[qk]) if not c["past_fast_learning"]]
+        md.append("- QK-norm %s at LR %.3g: last-quarter share of the drop %s — %s" % (
+            "on" if qk else "off", best[qk], ", ".join("—" if c["share"] is None else "%.1f %%" % (100 * c["share"]) for c in crit[qk]),
+            "past it for every seed" if not short else "**too short** for seed(s) %s: the comparison above is of models still learning fast" % short))
+    for qk in (True, False):
+        if best[qk] in (lrs[0], lrs[-1]):
+            md.append("- **QK-norm %s: the best LR (%.3g) is at the edge of the grid**: the grid does not bracket the arm's best; "
+                      "widen it before reading the best-vs-best comparison." % ("on" if qk else "off", best[qk]))
     comp = analysis["compute"]
-    md += ["", "Compute: %.2f h of training (%d runs, 1 thread each), %.2f h of post-training sweeps." % (
-        comp["training_seconds"] / 3600, len(s.runs), comp["sweep_seconds"] / 3600), "",
+    threads = sorted({s.train(r)["threads"] for r in s.runs if r["status"] == "finished"})
+    md += ["", "Compute (%s): %.2f h of training (%d runs, %s thread(s) each, the runs' own timing), %.2f h of post-training sweeps." % (
+        comp["host"].get("cpu", comp["host"]) if isinstance(comp["host"], dict) else comp["host"],
+        comp["training_seconds"] / 3600, len(s.runs), "/".join(map(str, threads)), comp["sweep_seconds"] / 3600), "",
         "![%s](../figures/experiments/%s.svg)" % (experiment, experiment), ""]
     write(analysis, "\n".join(md))
 
@@ -383,16 +415,18 @@ def depth():
     if len(arms) == 1:
         axes = [axes]
     for i, (name, a) in enumerate(arms.items()):
-        finals = [x["track"][-1] for x in a["runs"] if x["track"]]
+        done = [x for x in a["runs"] if x["status"] == "finished" and x["track"]]
+        finals = [x["track"][-1] for x in done]
         n_layers = len(finals[0]["layers"])
         early = lambda c: sum((c["layers"][li]["q"]["mean"] + c["layers"][li]["k"]["mean"]) / 2 for li in (0, 1)) / 2
         late = lambda c: sum((c["layers"][li]["q"]["mean"] + c["layers"][li]["k"]["mean"]) / 2 for li in (n_layers - 2, n_layers - 1)) / 2
         table[name] = {"layers": n_layers, "early_mean": interval([early(c) for c in finals]), "late_mean": interval([late(c) for c in finals]),
                        "early_over_late": interval([early(c) / late(c) for c in finals]), "max": interval([c["max"] for c in finals]),
-                       "negative": [c["negative"] for c in finals], "panel_loss": interval([x["panel_loss"] for x in a["runs"]]),
-                       "dependence": interval([x["effects"].get("constant 1 qk all", {}).get("delta_nll") for x in a["runs"]])}
+                       "negative": [c["negative"] for c in finals], "panel_loss": interval([x["panel_loss"] for x in done]),
+                       "dependence": interval([x["effects"].get("constant 1 qk all", {}).get("delta_nll") for x in done]),
+                       "not_finished": [x["id"] for x in a["runs"] if x["status"] != "finished"]}
         ax = axes[i]
-        for j, x in enumerate(a["runs"]):
+        for j, x in enumerate(done):
             c = x["track"][-1]
             ax.plot(range(n_layers), [l["q"]["mean"] for l in c["layers"]], color=COLOURS[0], marker="o", ms=3, lw=1, alpha=0.8,
                     label="Q gain mean" if j == 0 else None)
@@ -400,7 +434,7 @@ def depth():
                     label="K gain mean" if j == 0 else None)
             ax.plot(range(n_layers), [max(l["q"]["max"], l["k"]["max"]) for l in c["layers"]], color=COLOURS[6], ls=":", lw=1,
                     label="largest Q/K gain" if j == 0 else None)
-        ax.set_title("%s\nper-layer gains at the end, %d seeds" % (name, len(a["runs"])), fontsize=9)
+        ax.set_title("%s\nper-layer gains at the end, %d seeds" % (name, len(done)), fontsize=9)
         ax.set_xlabel("layer")
         ax.set_xticks(range(n_layers))
         ax.legend(fontsize=8, frameon=False)

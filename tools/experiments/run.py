@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Runs issue 29's experiments (configs/studies/experiments.json), called by tools/run-experiments.sh:
+"""Runs issue 29's experiments (configs/experiments.json), called by tools/run-experiments.sh:
 
   run.py [EXPERIMENT ...]        every experiment in the file's order, or the named ones
 
@@ -10,8 +10,8 @@ skipped when its output exists, so rerunning after any interruption continues wh
 
 A study runs on the frozen build it started on: STUDY_DIR/BUILD names a commit of runs/builds/
 (tools/run-experiments.sh --freeze), since its journal pins the model-code fingerprint. A new study
-takes runs/builds/CURRENT. After-training steps verify every checkpoint by its digest and run on
-CURRENT. Environment: OMN_EXPERIMENT_THREADS (1), OMN_SHARD=i/N (the study step only, one shard;
+takes runs/builds/CURRENT. Its after-training is pinned the same way (STUDY_DIR/after/BUILD: an
+interrupted sweep's journal pins the build too) and verifies every checkpoint by its digest. Environment: OMN_EXPERIMENT_THREADS (1), OMN_SHARD=i/N (the study step only, one shard;
 merge the shards with `omn-audit merge`, then rerun without OMN_SHARD).
 """
 import json
@@ -25,12 +25,22 @@ root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 os.chdir(root)
 # another experiments file (its studies are manifests beside it) and another folder for the builds,
 # the log and the compute journal: for tests/parity/check_experiments.py
-conf_path = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_CONFIG", "configs/studies/experiments.json"))
+conf_path = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_CONFIG", "configs/experiments.json"))
 conf = json.load(open(conf_path))
 runs_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_RUNS", "runs"))
 threads = os.environ.get("OMN_EXPERIMENT_THREADS", "1")
 shard = os.environ.get("OMN_SHARD", "")
 log_path = os.path.join(runs_root, "experiments.log")
+# `nice` alone does not yield to other sessions where the kernel groups tasks by session (autogroup,
+# the default on Debian): a study started with setsid then takes a whole core from a build started
+# elsewhere. Lowering the group too makes the experiments use only idle time; only when the runner
+# leads its own session (`setsid tools/run-experiments.sh`), since the group is the whole session's.
+if os.getsid(0) == os.getpid():
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("19")
+    except OSError:
+        pass
 os.makedirs(runs_root, exist_ok=True)
 
 
@@ -81,28 +91,40 @@ def step(experiment, name, build, cmd):
 
 
 def study_output(name):
-    manifest = os.path.join(os.path.dirname(conf_path), name + ".json")
+    manifest = os.path.join(os.path.dirname(conf_path), conf.get("manifests", "."), name + ".json")
     if not os.path.isfile(manifest):
         sys.exit("run-experiments: %s: no such manifest" % manifest)
     out = os.path.normpath(os.path.join(os.path.dirname(manifest), json.load(open(manifest))["output"]["json"]))
     return manifest, out
 
 
+def pinned(pin, started):
+    """The build a study (or its after-training) runs on: the one recorded in `pin` once the work has
+    started (`started`: a journal or an output exists), else CURRENT, recorded now (atomically)."""
+    if started and os.path.exists(pin):
+        commit = open(pin).read().strip()
+        build_dir(commit)
+        return commit
+    commit = current()
+    build_dir(commit)
+    with open(pin + ".tmp", "w") as f:
+        f.write(commit + "\n")
+    os.replace(pin + ".tmp", pin)
+    return commit
+
+
 def run_study(experiment, name):
     manifest, out = study_output(name)
     sdir = os.path.dirname(out)
-    pin = os.path.join(sdir, "BUILD")
-    if os.path.exists(out) and not os.path.exists(out + ".journal") and not shard:
+    if shard:
+        out = "%s.shard-%s.json" % (out[:-5], shard.split("/")[0])
+    if os.path.exists(out) and not os.path.exists(out + ".journal"):
         return out
     os.makedirs(sdir, exist_ok=True)
-    if not os.path.exists(pin):
-        with open(pin, "w") as f:
-            f.write(current() + "\n")
-    commit = open(pin).read().strip()
+    commit = pinned(os.path.join(sdir, "BUILD"), os.path.exists(out + ".journal"))
     omn = os.path.join(build_dir(commit), "omn-audit")
     args = [omn, "study", "--manifest", manifest, "--threads", threads]
     if shard:
-        out = "%s.shard-%s.json" % (out[:-5], shard.split("/")[0])
         args += ["--shard", shard, "-o", out]
     if os.path.exists(out + ".journal"):
         args.append("--resume")
@@ -114,7 +136,7 @@ def main():
     names = sys.argv[1:] or list(conf["experiments"])
     for n in names:
         if n not in conf["experiments"]:
-            sys.exit("run-experiments: %s: not an experiment of configs/studies/experiments.json (%s)"
+            sys.exit("run-experiments: %s: not an experiment of configs/experiments.json (%s)"
                      % (n, ", ".join(conf["experiments"])))
     if "OMN_EXPERIMENTS_CONFIG" not in os.environ and not os.path.isfile("data/sotu/corpus.json"):  # the corpus every config names
         omn = os.path.join(build_dir(current()), "omn-audit")
@@ -126,13 +148,17 @@ def main():
         if shard:
             note("%s: shard %s done; merge the shards, then rerun without OMN_SHARD" % (n, shard))
             continue
-        cur = current()
-        omn = os.path.join(build_dir(cur), "omn-audit")
         for s, out in zip(e["studies"], outs):
-            if not os.path.exists(os.path.join(os.path.dirname(out), "after", "DONE")):
-                step(n, "after-training " + s, cur, ["/usr/bin/python3", "tools/experiments/after_training.py", omn, out,
-                                                     e["sweep"], "1" if e["track"] else "0", threads])
-        step(n, "analysis", cur, ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n, *outs])
+            after = os.path.join(os.path.dirname(out), "after")
+            if os.path.exists(os.path.join(after, "DONE")):
+                continue
+            os.makedirs(after, exist_ok=True)
+            # pinned like a study: an interrupted sweep's journal is continued only by the build that began it
+            commit = pinned(os.path.join(after, "BUILD"), len(os.listdir(after)) > 1)
+            omn = os.path.join(build_dir(commit), "omn-audit")
+            step(n, "after-training " + s, commit, ["/usr/bin/python3", "tools/experiments/after_training.py", omn, out,
+                                                    e["sweep"], "1" if e["track"] else "0", threads])
+        step(n, "analysis", "-", ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n, *outs])
     note("experiments %s: done" % ", ".join(names))
 
 
