@@ -34,3 +34,28 @@ awk -v p1="$p1" -v p2="$p2" -v k1="$k1" -v k2="$k2" -v r1="$r1" -v r2="$r2" -v q
   printf "conditions with --kl:    %.2f s, %.2f s (peak RSS %d, %d MiB)\n", k1, k2, q1 / 1024, q2 / 1024
   printf "ratio with/without: %.3f\n", (k1 + k2) / (p1 + p2) }'
 echo "NLL bitwise the same with --kl: $same"
+
+# A real vocabulary: the demo model (4 layers, d 128, vocab 4,096, fp32), 256 packed rows of 128
+# held-out tokens, 4 conditions. Here the [chunk, vocabulary] buffers of the comparison dominate
+# (a fresh allocation per chunk made --kl 6x a plain pass before they were allocated once).
+demo="$root/demo/tiny-sotu"
+dck=$(sha256sum "$demo/final.pt" | cut -d' ' -f1)
+dtk=$(sha256sum "$demo/heldout.bin" | cut -d' ' -f1)
+cat >"$dir/manifest.json" <<JSON
+{"schema": "omn-audit/manifest@1",
+ "checkpoint": {"path": "$demo/final.pt", "sha256": "$dck", "preset": "omn"},
+ "tokens": {"path": "$demo/heldout.bin", "sha256": "$dtk", "format": "u16", "eos": 1, "tokenizer_revision": "sotu-bpe-4096"},
+ "rows": {"seq_len": 128, "num_seqs": 256, "form": "packed"},
+ "groups": 4, "bootstrap": {"resamples": 1000, "seed": 0},
+ "model": {"dtype": "fp32", "batch": 16},
+ "conditions": [{"op": "constant", "values": [2, 1], "targets": ["q", "qk"], "layers": "all"}]}
+JSON
+read -r p1 r1 < <(run dplain1)
+read -r k1 q1 < <(run dkl1 --kl)
+read -r p2 r2 < <(run dplain2)
+read -r k2 q2 < <(run dkl2 --kl)
+echo "4 conditions, 256 x 128 tokens, fp32, the demo model (4 layers, d 128, vocab 4,096)"
+awk -v p1="$p1" -v p2="$p2" -v k1="$k1" -v k2="$k2" -v r1="$r1" -v r2="$r2" -v q1="$q1" -v q2="$q2" 'BEGIN {
+  printf "conditions without --kl: %.2f s, %.2f s (peak RSS %d, %d MiB)\n", p1, p2, r1 / 1024, r2 / 1024
+  printf "conditions with --kl:    %.2f s, %.2f s (peak RSS %d, %d MiB)\n", k1, k2, q1 / 1024, q2 / 1024
+  printf "ratio with/without: %.3f\n", (k1 + k2) / (p1 + p2) }'
