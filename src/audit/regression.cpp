@@ -1,6 +1,7 @@
 #include "omn/audit/regression.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <string_view>
 
@@ -203,6 +204,36 @@ void checkComparable(const json& baseline, const json& options, const std::strin
   for (const auto& ptr : baselinePointers(baseline)) requireCountRange(ptr, options, baseline_path);
 }
 
+void checkSameArchitecture(const json& profile, const json& baseline, const std::string& baseline_path) {
+  const json* layers = at(profile, "/gains/n_layers");
+  if (layers == nullptr || !layers->is_number_integer()) return;  // a profile without them: compared statistic by statistic
+  const std::int64_t n = layers->get<std::int64_t>();
+  const std::string here = " (this checkpoint: " + std::to_string(n) + " layers";
+  const json* hd = at(profile, "/gains/head_dim");
+  const std::string here_hd = hd != nullptr ? ", head_dim " + hd->dump() + ")" : ")";
+  if (isReference(baseline)) {
+    // a reference records figures, not its shape: the deepest layer a figure names is the least it needs
+    std::int64_t need = -1;
+    std::string which;
+    for (const auto& ptr : baselinePointers(baseline)) {
+      if (ptr.rfind("/layers/", 0) != 0) continue;
+      std::int64_t l = 0;
+      std::size_t i = 8;
+      for (; i < ptr.size() && i < 14 && std::isdigit(static_cast<unsigned char>(ptr[i])); ++i) l = l * 10 + (ptr[i] - '0');
+      if (i > 8 && l > need) need = l, which = ptr;
+    }
+    if (need >= n)
+      throw UsageError(baseline_path + ": another architecture: its figure " + which + " is of layer " + std::to_string(need) +
+                       here + here_hd + "; compare a checkpoint of the reference's shape, or against a profile of its own kind");
+    return;
+  }
+  const json* bl = at(baseline, "/gains/n_layers");
+  const json* bh = at(baseline, "/gains/head_dim");
+  if ((bl != nullptr && *bl != *layers) || (bh != nullptr && hd != nullptr && *bh != *hd))
+    throw UsageError(baseline_path + ": another architecture: the baseline has " + (bl ? bl->dump() : "?") + " layers, head_dim " +
+                     (bh ? bh->dump() : "?") + here + here_hd + "; a drift check compares checkpoints of one shape");
+}
+
 std::vector<std::string> unmatchedRules(const json& baseline, const json& tolerance, const std::string& tolerance_path) {
   const Tolerances tol = parseTolerance(tolerance, tolerance_path);
   const std::vector<std::string> pointers = baselinePointers(baseline);
@@ -232,6 +263,7 @@ RegressionReport checkRegression(const json& profile, const json& baseline, cons
     rep.checks.push_back(c);
   };
   checkComparable(baseline, profile.value("options", json::object()), baseline_path);
+  checkSameArchitecture(profile, baseline, baseline_path);
   if (kind == io::DocumentKind::reference_profile) {
     rep.baseline_kind = "reference";
     const json& figs = baseline["figures"];

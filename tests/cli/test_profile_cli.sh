@@ -50,6 +50,8 @@ check "--json -: the document alone on stdout, schema first" -- bash -c '"$1" pr
 expect 0 "17 of 17 within tolerance" -- "$omn" profile "$mini" --baseline "$src/configs/omn-1-reference-profile.json"
 expect 0 "OK: every statistic" -- "$omn" profile "$mini" --baseline omn-1-reference --no-tables
 expect 3 "mean .*DRIFT" -- "$omn" profile "$fx/omn1-mini-perturbed.pt" --baseline "$src/configs/omn-1-reference-profile.json" --no-tables
+# another architecture (the 4-layer demo model against OMN-1's 28 layers) is exit 2 naming both, not drift
+expect 2 "another architecture: its figure /layers/27/.*this checkpoint: 4 layers, head_dim 32" -- "$omn" profile "$src/demo/tiny-sotu/final.pt" --baseline omn-1-reference --no-tables
 expect 0 "3.460332" -- "$omn" profile "$mini" --sha256 "$sha"
 expect 0 "\(verified\)" -- "$omn" profile "$mini" --sha256 "${sha^^}"
 

@@ -254,3 +254,35 @@ TEST(Regression, AProfileHoldsCountsOrBothOldFieldsNeverNeitherOrAMix) {
   half["statistics"]["count_above_32"] = 59;
   EXPECT_NO_THROW(omn::io::checkDocument(half, "p", {omn::io::DocumentKind::profile}));
 }
+
+// Another architecture is exit 2 naming both shapes, not a list of DRIFT rows (issue 28): a
+// 28-layer profile against a 4-layer one, and a 4-layer one against OMN-1's reference (whose
+// figures name layer 27).
+TEST(Regression, AnotherArchitectureIsAUsageErrorNotDrift) {
+  const json a = profileOf("omn1-mini.pt");  // 28 layers
+  json shallow = a;
+  shallow["gains"]["n_layers"] = 4;
+  shallow["layers"] = json::array({a["layers"][0], a["layers"][1], a["layers"][2], a["layers"][3]});
+  try {
+    omn::audit::checkRegression(shallow, a, nullptr, "b.json", "");
+    FAIL();
+  } catch (const omn::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("b.json: another architecture: the baseline has 28 layers"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(this checkpoint: 4 layers"), std::string::npos) << e.what();
+  }
+  try {
+    omn::audit::checkRegression(shallow, reference(), nullptr, "ref.json", "");
+    FAIL();
+  } catch (const omn::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("ref.json: another architecture: its figure /layers/27/"), std::string::npos) << e.what();
+  }
+  json wide = a;
+  wide["gains"]["head_dim"] = a["gains"]["head_dim"].get<int>() * 2;
+  EXPECT_THROW(omn::audit::checkRegression(wide, a, nullptr, "b.json", ""), omn::UsageError);
+  // the same shape is compared as before; a profile that does not record its shape too
+  EXPECT_NO_THROW(omn::audit::checkRegression(a, a, nullptr, "b.json", ""));
+  EXPECT_NO_THROW(omn::audit::checkRegression(a, reference(), nullptr, "ref.json", ""));
+  json unrecorded = shallow;
+  unrecorded["gains"].erase("n_layers");
+  EXPECT_NO_THROW(omn::audit::checkRegression(unrecorded, a, nullptr, "b.json", ""));
+}

@@ -35,6 +35,11 @@ std::vector<std::pair<std::string, double>> comparableStatistics(const nlohmann:
 // threshold, and every count range the baseline has. Throws UsageError naming the option; cheap,
 // so the CLI runs it before hashing a checkpoint (checkRegression runs it again).
 void checkComparable(const nlohmann::json& baseline, const nlohmann::json& options, const std::string& baseline_path);
+// A baseline of another architecture is not drift (a 4-layer model against OMN-1's 28 layers would
+// be 17 DRIFT rows and exit 3): UsageError naming both shapes. A profile baseline must have the
+// profile's n_layers and head_dim; a reference (which records figures, not its shape) needs every
+// layer a figure names. A profile that does not record its shape is compared statistic by statistic.
+void checkSameArchitecture(const nlohmann::json& profile, const nlohmann::json& baseline, const std::string& baseline_path);
 
 // The tolerance rules that match no statistic the baseline is checked on, as '/rules/2 "/x/*"': they
 // change nothing (a pattern from an older layout, a typo). Empty without a tolerance.
