@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Benchmark: what --kl costs. The same sweep (the OMN-shaped mini model, bf16, 16 packed rows of
-# 512 tokens, 8 conditions) with and without --kl, interleaved twice; prints the conditions' time
-# per run and the ratio, the peak RSS of each, and checks the NLL is bitwise the same both ways.
+# Benchmark: what --kl costs. The same sweep with and without --kl, interleaved twice, on two
+# models: the OMN-shaped mini model (bf16, 16 packed rows of 512 tokens, 8 conditions, vocab 512)
+# and the demo model (fp32, 256 rows of 128 tokens, 4 conditions, vocab 4,096); prints the conditions'
+# time per run and the ratio, the peak RSS of each, and checks the NLL is bitwise the same both ways.
 #   tools/bench-kl.sh
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
@@ -21,19 +22,24 @@ run() {  # run NAME [flags]: prints "conditions_seconds peak_rss_kib"
   /usr/bin/time -f "%M" -o "$dir/$1.rss" "$build/omn-audit" -q intervene --manifest "$dir/manifest.json" -o "$dir/$1.json" --force "${@:2}" >/dev/null
   /usr/bin/python3 -c "import json; d=json.load(open('$dir/$1.json')); print(sum(c['seconds'] for c in d['conditions']), open('$dir/$1.rss').read().strip())"
 }
-read -r p1 r1 < <(run plain1)
-read -r k1 q1 < <(run kl1 --kl)
-read -r p2 r2 < <(run plain2)
-read -r k2 q2 < <(run kl2 --kl)
-same=$(/usr/bin/python3 -c "
-import json; a=json.load(open('$dir/plain1.json')); b=json.load(open('$dir/kl1.json'))
+# compare LABEL PREFIX: the manifest in $dir with and without --kl, interleaved twice
+compare() {
+  local p1 r1 k1 q1 p2 r2 k2 q2 same
+  read -r p1 r1 < <(run "$2plain1")
+  read -r k1 q1 < <(run "$2kl1" --kl)
+  read -r p2 r2 < <(run "$2plain2")
+  read -r k2 q2 < <(run "$2kl2" --kl)
+  same=$(/usr/bin/python3 -c "
+import json; a=json.load(open('$dir/$2plain1.json')); b=json.load(open('$dir/$2kl1.json'))
 print(all(x['result']['sequences'] == y['result']['sequences'] for x, y in zip(a['conditions'], b['conditions'])))")
-echo "8 conditions, 16 x 512 tokens, bf16, the mini model (28 layers, d 256, vocab 512)"
-awk -v p1="$p1" -v p2="$p2" -v k1="$k1" -v k2="$k2" -v r1="$r1" -v r2="$r2" -v q1="$q1" -v q2="$q2" 'BEGIN {
-  printf "conditions without --kl: %.2f s, %.2f s (peak RSS %d, %d MiB)\n", p1, p2, r1 / 1024, r2 / 1024
-  printf "conditions with --kl:    %.2f s, %.2f s (peak RSS %d, %d MiB)\n", k1, k2, q1 / 1024, q2 / 1024
-  printf "ratio with/without: %.3f\n", (k1 + k2) / (p1 + p2) }'
-echo "NLL bitwise the same with --kl: $same"
+  echo "$1"
+  awk -v p1="$p1" -v p2="$p2" -v k1="$k1" -v k2="$k2" -v r1="$r1" -v r2="$r2" -v q1="$q1" -v q2="$q2" 'BEGIN {
+    printf "conditions without --kl: %.2f s, %.2f s (peak RSS %d, %d MiB)\n", p1, p2, r1 / 1024, r2 / 1024
+    printf "conditions with --kl:    %.2f s, %.2f s (peak RSS %d, %d MiB)\n", k1, k2, q1 / 1024, q2 / 1024
+    printf "ratio with/without: %.3f\n", (k1 + k2) / (p1 + p2) }'
+  echo "NLL bitwise the same with --kl: $same"
+}
+compare "8 conditions, 16 x 512 tokens, bf16, the mini model (28 layers, d 256, vocab 512)" ""
 
 # A real vocabulary: the demo model (4 layers, d 128, vocab 4,096, fp32), 256 packed rows of 128
 # held-out tokens, 4 conditions. Here the [chunk, vocabulary] buffers of the comparison dominate
@@ -50,12 +56,4 @@ cat >"$dir/manifest.json" <<JSON
  "model": {"dtype": "fp32", "batch": 16},
  "conditions": [{"op": "constant", "values": [2, 1], "targets": ["q", "qk"], "layers": "all"}]}
 JSON
-read -r p1 r1 < <(run dplain1)
-read -r k1 q1 < <(run dkl1 --kl)
-read -r p2 r2 < <(run dplain2)
-read -r k2 q2 < <(run dkl2 --kl)
-echo "4 conditions, 256 x 128 tokens, fp32, the demo model (4 layers, d 128, vocab 4,096)"
-awk -v p1="$p1" -v p2="$p2" -v k1="$k1" -v k2="$k2" -v r1="$r1" -v r2="$r2" -v q1="$q1" -v q2="$q2" 'BEGIN {
-  printf "conditions without --kl: %.2f s, %.2f s (peak RSS %d, %d MiB)\n", p1, p2, r1 / 1024, r2 / 1024
-  printf "conditions with --kl:    %.2f s, %.2f s (peak RSS %d, %d MiB)\n", k1, k2, q1 / 1024, q2 / 1024
-  printf "ratio with/without: %.3f\n", (k1 + k2) / (p1 + p2) }'
+compare "4 conditions, 256 x 128 tokens, fp32, the demo model (4 layers, d 128, vocab 4,096)" d
