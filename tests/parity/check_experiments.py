@@ -242,5 +242,10 @@ check(abs(got["mean"] - m) < 1e-12 and abs(got["low"] - lo) < 1e-12 and abs(got[
       "routing: AdamW everywhere − OMN dependence, paired by seed, recomputed (%.2e)" % m)
 check(os.path.exists(os.path.join(work, "docs", "figures", "experiments", "toy-routing.svg")), "routing: its figure")
 p = runner_call("nope")
-check(p.returncode != 0 and "nope: not an experiment" in p.stderr, "an unknown experiment is refused, naming the known ones")
+check(p.returncode == 2 and "nope: not an experiment" in p.stderr, "an unknown experiment is exit 2, naming the known ones")
+experiments["experiments"]["toy"]["sweep"] = "fll"
+json.dump(experiments, open(econf, "w"))
+p = runner_call("toy")
+check(p.returncode == 2 and "/experiments/toy/sweep: expected one of /sweeps (full, dependence), got 'fll'" in p.stderr,
+      "an experiments file naming an unknown sweep is exit 2 naming the pointer, before anything runs")
 h.finish()

@@ -21,12 +21,30 @@ import subprocess
 import sys
 import time
 
+def fail(msg):
+    """Bad input or a missing build: the message on stderr, exit 2 (as omn-audit's usage errors)."""
+    print(msg, file=sys.stderr)
+    sys.exit(2)
+
+
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 os.chdir(root)
 # another experiments file (its studies are manifests beside it) and another folder for the builds,
 # the log and the compute journal: for tests/parity/check_experiments.py
 conf_path = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_CONFIG", "configs/experiments.json"))
-conf = json.load(open(conf_path))
+try:
+    conf = json.load(open(conf_path))
+except (OSError, ValueError) as e:
+    fail("run-experiments: %s: %s" % (conf_path, e))
+for _name, _e in conf.get("experiments", {}).items():  # checked before anything runs
+    for _key, _ok in (("studies", isinstance(_e.get("studies"), list) and _e["studies"]),
+                      ("sweep", _e.get("sweep") in conf.get("sweeps", {})),
+                      ("analysis", _e.get("analysis") in ("ablation", "routing", "depth")),
+                      ("track", isinstance(_e.get("track"), bool))):
+        if not _ok:
+            fail("run-experiments: %s: /experiments/%s/%s: expected %s, got %r" % (
+                conf_path, _name, _key, {"studies": "a list of manifest names", "sweep": "one of /sweeps (%s)" % ", ".join(conf.get("sweeps", {})),
+                                         "analysis": "ablation, routing or depth", "track": "true or false"}[_key], _e.get(_key)))
 runs_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_RUNS", "runs"))
 threads = os.environ.get("OMN_EXPERIMENT_THREADS", "1")
 shard = os.environ.get("OMN_SHARD", "")
@@ -67,7 +85,7 @@ def account(experiment, step, seconds, build, rc):
 def build_dir(commit):
     d = os.path.join(runs_root, "builds", commit)
     if not os.path.isfile(os.path.join(d, "omn-audit")):
-        sys.exit("run-experiments: %s has no omn-audit: tools/run-experiments.sh --freeze %s" % (d, commit))
+        fail("run-experiments: %s has no omn-audit: tools/run-experiments.sh --freeze %s" % (d, commit))
     return d
 
 
@@ -75,7 +93,7 @@ def current():
     try:
         return open(os.path.join(runs_root, "builds", "CURRENT")).read().strip()
     except FileNotFoundError:
-        sys.exit("run-experiments: no frozen build: tools/run-experiments.sh --freeze")
+        fail("run-experiments: no frozen build: tools/run-experiments.sh --freeze")
 
 
 def step(experiment, name, build, cmd):
@@ -93,7 +111,7 @@ def step(experiment, name, build, cmd):
 def study_output(name):
     manifest = os.path.join(os.path.dirname(conf_path), conf.get("manifests", "."), name + ".json")
     if not os.path.isfile(manifest):
-        sys.exit("run-experiments: %s: no such manifest" % manifest)
+        fail("run-experiments: %s: no such manifest" % manifest)
     out = os.path.normpath(os.path.join(os.path.dirname(manifest), json.load(open(manifest))["output"]["json"]))
     return manifest, out
 
@@ -136,7 +154,7 @@ def main():
     names = sys.argv[1:] or list(conf["experiments"])
     for n in names:
         if n not in conf["experiments"]:
-            sys.exit("run-experiments: %s: not an experiment of configs/experiments.json (%s)"
+            fail("run-experiments: %s: not an experiment of configs/experiments.json (%s)"
                      % (n, ", ".join(conf["experiments"])))
     if "OMN_EXPERIMENTS_CONFIG" not in os.environ and not os.path.isfile("data/sotu/corpus.json"):  # the corpus every config names
         omn = os.path.join(build_dir(current()), "omn-audit")
