@@ -4,13 +4,16 @@
   check_experiments.py OMN_AUDIT WORKDIR
 
 A two-arm, two-LR, two-seed ablation of a 2-layer model on a generated corpus runs through run.py
-(study, then eval / post-training sweep / track, then the analysis), and the analysis's main numbers
+(cell by cell: train, eval / post-training sweep / track, publish into the store; then the merge and
+the analysis), and the analysis's main numbers
 are recomputed here from the raw documents with independent code: the panel is the held-out set
 without the rows the runs evaluated on, off − on per seed from the eval documents, the cost of gains
 → 1.0 from the sweep's per-sequence sums, the Student-t intervals, the fast-learning criterion (the
 loss at 3/4 of training interpolated) from each train.json; the routing analysis's paired difference
-and the depth analysis's early-layer mean likewise. Then: a rerun does nothing; a deleted output is
-remade; a study killed mid-way is resumed by the build it started on after a new freeze; an unknown
+and the depth analysis's early-layer mean likewise. Then: a rerun trains nothing; a new session (the
+scratch folder gone) retrains only the cell missing from the store, to the same bits; a runner killed
+mid-way is continued on the build the study started on after a new freeze; two lanes share one study's
+cells, each trained once; a cell that cannot merge with the published ones is refused; an unknown
 experiment is refused.
 """
 import hashlib
@@ -49,7 +52,7 @@ conf = {"schema": "omn-audit/train-config@1", "name": "toy", "corpus": "data",
 json.dump(conf, open(os.path.join(work, "toy.json"), "w"))
 manifest = {"schema": "omn-audit/study-manifest@1", "base": "toy.json",
             "grid": {"qk_norm": [True, False], "lr": [0.003, 0.03], "seeds": [0, 1]},
-            "output": {"json": "out/toy/study.json", "runs": "out/toy/runs"}}
+            "output": {"json": "runs/toy/study.json", "runs": "runs/toy/runs"}}
 json.dump(manifest, open(os.path.join(work, "toy-study.json"), "w"))
 experiments = {"panel": {"rows": PANEL_ROWS, "batch": 2, "bootstrap_resamples": 200, "groups": 2},
                "experiments": {"toy": {"studies": ["toy-study"], "sweep": "full", "track": True, "analysis": "ablation"}},
@@ -63,8 +66,13 @@ for f in os.listdir(os.path.dirname(omn)):
     if f == "omn-audit" or (f.startswith("omn-audit-") and f.endswith(".so")):
         os.symlink(os.path.join(os.path.dirname(os.path.abspath(omn)), f), os.path.join(builds, f))
 open(os.path.join(work, "runs", "builds", "CURRENT"), "w").write("test\n")
+store = os.path.join(work, "results")
 env = dict(os.environ, OMN_EXPERIMENTS_CONFIG=econf, OMN_EXPERIMENTS_RUNS=os.path.join(work, "runs"),
-           OMN_EXPERIMENTS_OUT=work, OMP_NUM_THREADS="1")
+           OMN_EXPERIMENTS_STORE=store, OMN_EXPERIMENTS_OUT=work, OMP_NUM_THREADS="1")
+
+
+def compute():
+    return [json.loads(x) for x in open(os.path.join(store, "compute.jsonl"))]
 
 
 def runner_call(*names):
@@ -74,18 +82,24 @@ def runner_call(*names):
 p = runner_call("toy")
 if p.returncode != 0:
     print(p.stdout, p.stderr, open(os.path.join(work, "runs", "experiments.log")).read()[-3000:])
-check(p.returncode == 0, "run.py toy: study, after-training and analysis exit 0")
-sdir = os.path.join(work, "out", "toy")
+check(p.returncode == 0, "run.py toy: cells, merge and analysis exit 0")
+scratch = os.path.join(work, "runs", "toy")
+sdir = os.path.join(store, "toy")  # the store mirrors runs/ without checkpoints
 study = json.load(open(os.path.join(sdir, "study.json")))
 after = os.path.join(sdir, "after")
-check(open(os.path.join(sdir, "BUILD")).read().strip() == "test", "the study records the build it started on (STUDY_DIR/BUILD)")
-acct = [json.loads(x) for x in open(os.path.join(work, "runs", "experiments.jsonl"))]
-check([a["step"] for a in acct] == ["study toy-study", "after-training toy-study", "analysis"] and all(a["rc"] == 0 for a in acct),
-      "runs/experiments.jsonl accounts the compute of each step")
+check(open(os.path.join(sdir, "BUILD")).read().strip() == "test", "the study records the build it started on (results/STUDY/BUILD)")
+acct = compute()
+order = (0, 2, 4, 6, 1, 3, 5, 7)  # seed-major: every cell of seed 0, then of seed 1
+want = [x for k in order for x in ("train toy-study cell %d/8" % k, "after-training toy-study cell %d/8" % k)]
+check([a["step"] for a in acct] == want + ["merge toy-study", "analysis"] and all(a["rc"] == 0 for a in acct),
+      "results/compute.jsonl accounts each step: every cell trained then evaluated, seed 0's first, then the merge and the analysis")
+stored = [os.path.join(dp, f) for dp, _, fs in os.walk(store) for f in fs]
+check(stored and not [f for f in stored if f.endswith((".pt", ".bin", ".journal", ".tmp", ".lock"))],
+      "the store holds no checkpoint, panel, journal, lock or temporary file (%d files)" % len(stored))
 
 # --- the panel: the held-out set without the rows the runs evaluated during training --------------
 held = open(os.path.join(work, "data", "heldout.bin"), "rb").read()
-panel = open(os.path.join(after, "panel.bin"), "rb").read()
+panel = open(os.path.join(scratch, "after", "panel.bin"), "rb").read()
 check(panel == held[EVAL_ROWS * T * 2:], "panel.bin is heldout.bin without its first %d rows of %d tokens" % (EVAL_ROWS, T))
 pj = json.load(open(os.path.join(after, "panel.json")))
 check(pj["sha256"] == hashlib.sha256(panel).hexdigest() and pj["skipped_rows"] == EVAL_ROWS, "panel.json records its digest and the rows skipped")
@@ -110,7 +124,7 @@ for r in fin:
               "%s: track of steps 0, 8, 16, every checkpoint verified against train.json's digests" % r["id"])
 
 # --- the analysis, recomputed -------------------------------------------------------------------
-an = json.load(open(os.path.join(work, "runs", "toy", "analysis.json")))
+an = json.load(open(os.path.join(store, "toy", "analysis.json")))
 T975 = {1: 12.706, 2: 4.303}
 
 
@@ -162,17 +176,31 @@ check(doc.documentElement.tagName == "svg" and "trained without QK-norm" in text
 md = open(os.path.join(work, "docs", "experiments", "toy.md")).read()
 check("| peak LR |" in md and "generated by" in md, "the tables are written to docs/experiments/toy.md")
 
-# --- resuming, pinning, refusing ----------------------------------------------------------------
-stamp = {f: os.path.getmtime(os.path.join(after, f)) for f in os.listdir(after)}
-os.remove(os.path.join(after, "DONE"))
-victim = fin[0]["id"] + ".eval.json"
-os.remove(os.path.join(after, victim))
+# --- a rerun, a new session, a killed runner, two lanes -------------------------------------------
+n_before = len(compute())
 p = runner_call("toy")
-check(p.returncode == 0 and os.path.exists(os.path.join(after, victim)), "a rerun remakes a deleted output")
-check(all(os.path.getmtime(os.path.join(after, f)) == t for f, t in stamp.items() if f not in (victim, "DONE", "panel.json")),
-      "a rerun keeps every output that exists (nothing else rerun)")
-# pinning: a study interrupted on build "test" is continued by "test" after a new freeze ("stub", a
-# wrapper that logs each subcommand it runs), which the after-training of a study started now uses
+check(p.returncode == 0 and [a["step"] for a in compute()[n_before:]] == ["analysis"],
+      "a rerun with every cell published trains nothing (only the analysis reruns)")
+# a new session: the scratch folder is gone (checkpoints, panel, journals), and one cell is missing
+# from the store (it was in flight when the session ended)
+victim = by[(True, 0.003, 1)]
+k = victim["index"]
+old_eval = json.load(open(os.path.join(after, victim["id"] + ".eval.json")))["result"]["nll_sum"]
+shutil.rmtree(scratch)
+os.remove(os.path.join(sdir, "cell-%03d.json" % k))
+os.remove(os.path.join(sdir, "study.json"))
+n_before = len(compute())
+p = runner_call("toy")
+check(p.returncode == 0 and [a["step"] for a in compute()[n_before:]] ==
+      ["train toy-study cell %d/8" % k, "after-training toy-study cell %d/8" % k, "merge toy-study", "analysis"],
+      "a new session trains only the cell missing from the store, then merges")
+again = next(r for r in json.load(open(os.path.join(sdir, "study.json")))["runs"] if r["id"] == victim["id"])
+check(again["final_checkpoint_sha256"] == victim["final_checkpoint_sha256"] and
+      json.load(open(os.path.join(after, victim["id"] + ".eval.json")))["result"]["nll_sum"] == old_eval,
+      "the retrained cell is the same model, bit for bit (final.pt digest, panel NLL)")
+
+# a runner killed mid-way, continued by two lanes after a new freeze ("stub", a wrapper that logs
+# each subcommand it runs): the study stays on the build it started on, each cell is trained once
 stub = os.path.join(work, "runs", "builds", "stub")
 os.makedirs(stub)
 for f in os.listdir(builds):
@@ -183,52 +211,84 @@ with open(os.path.join(stub, "omn-audit"), "w") as f:
     f.write("#!/bin/sh\necho \"$1\" >> %s\nexec %s \"$@\"\n" % (stub_log, os.path.realpath(omn)))
 os.chmod(os.path.join(stub, "omn-audit"), 0o755)
 json.dump(dict(manifest, grid={"qk_norm": [True], "lr": [0.001, 0.002, 0.004, 0.008], "seeds": [0]},
-               output={"json": "out/toy2/study.json", "runs": "out/toy2/runs"}), open(os.path.join(work, "toy2-study.json"), "w"))
+               output={"json": "runs/toy2/study.json", "runs": "runs/toy2/runs"}), open(os.path.join(work, "toy2-study.json"), "w"))
 experiments["experiments"]["toy2"] = {"studies": ["toy2-study"], "sweep": "dependence", "track": True, "analysis": "depth"}
 json.dump(experiments, open(econf, "w"))
-journal = os.path.join(work, "out", "toy2", "study.json.journal")
+store2 = os.path.join(store, "toy2")
 proc = subprocess.Popen(["/usr/bin/python3", runner, "toy2"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                         start_new_session=True)
 deadline = time.time() + 300
 while time.time() < deadline and proc.poll() is None:
-    if os.path.exists(journal) and len(open(journal).read().splitlines()) >= 2:  # the header and one finished run
+    if os.path.exists(os.path.join(store2, "cell-000.json")) and os.path.exists(os.path.join(work, "runs", "toy2", "cell-001.json.journal")):
         break
-    time.sleep(0.05)
+    time.sleep(0.02)
 os.killpg(proc.pid, signal.SIGKILL)
 proc.wait()
-check(os.path.exists(journal) and not os.path.exists(os.path.join(work, "out", "toy2", "study.json")),
-      "toy2 interrupted (SIGKILL) after its first run, its journal left behind")
+before_kill = sorted(f for f in os.listdir(store2) if f.startswith("cell-"))
+check(before_kill and len(before_kill) < 4 and not os.path.exists(os.path.join(store2, "study.json")),
+      "toy2 killed (SIGKILL) with %d of 4 cells published" % len(before_kill))
 open(os.path.join(work, "runs", "builds", "CURRENT"), "w").write("stub\n")
-p = runner_call("toy2")
+n_before = len(compute())
+lanes = [subprocess.Popen(["/usr/bin/python3", runner, "toy2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+         for _ in range(2)]
+outs = [lane.communicate(timeout=600)[0] for lane in lanes]
 ran = open(stub_log).read().split() if os.path.exists(stub_log) else []
-check(p.returncode == 0 and os.path.exists(os.path.join(work, "out", "toy2", "study.json")) and
-      open(os.path.join(work, "out", "toy2", "BUILD")).read().strip() == "test" and "study" not in ran,
-      "the interrupted study was resumed by the build it started on, not the new one (stub ran: %s)" % sorted(set(ran)))
-check(open(os.path.join(work, "out", "toy2", "after", "BUILD")).read().strip() == "stub" and "eval" in ran and "track" in ran,
-      "its after-training, started after the freeze, ran on the new build and pinned it")
-d2 = json.load(open(os.path.join(work, "runs", "toy2", "analysis.json")))
-s2 = json.load(open(os.path.join(work, "out", "toy2", "study.json")))
+trained = sorted(a["step"] for a in compute()[n_before:] if a["step"].startswith("train "))
+want = sorted("train toy2-study cell %d/4" % i for i in range(4) if "cell-%03d.json" % i not in before_kill)
+check(all(lane.returncode == 0 for lane in lanes) and trained == want,
+      "two lanes continue the study, each unpublished cell trained once (%s)" % trained)
+check(os.path.exists(os.path.join(store2, "study.json")) and open(os.path.join(store2, "BUILD")).read().strip() == "test" and not ran,
+      "the study was continued on the build it started on, not the new CURRENT (stub ran: %s)" % sorted(set(ran)))
+check([a["step"] for a in compute()[n_before:]].count("merge toy2-study") == 1, "one lane merged the cells")
+d2 = json.load(open(os.path.join(store, "toy2", "analysis.json")))
+s2 = json.load(open(os.path.join(store2, "study.json")))
 finals = []
 for r in s2["runs"]:
     if r["status"] == "finished":
-        tr = json.load(open(os.path.join(work, "out", "toy2", "after", r["id"] + ".track.json")))["checkpoints"][-1]
+        tr = json.load(open(os.path.join(store2, "after", r["id"] + ".track.json")))["checkpoints"][-1]
         finals.append(sum((l["q"]["mean"] + l["k"]["mean"]) / 2 for l in tr["layers"][:2]) / 2)
-check(abs(d2["arms"]["toy2"]["early_mean"]["mean"] - float(np.mean(finals))) < 1e-12,
+check(len(finals) == 4 and abs(d2["arms"]["toy2"]["early_mean"]["mean"] - float(np.mean(finals))) < 1e-12,
       "the depth analysis: the early-layer gain mean of track's last checkpoints, over the finished runs")
+
+# a deadline: no cell is started that the published cells say cannot finish before it
+os.remove(os.path.join(sdir, "cell-002.json"))
+os.remove(os.path.join(sdir, "study.json"))
+n_before = len(compute())
+past = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime(time.time() - 120))
+p = subprocess.run(["/usr/bin/python3", runner, "toy"], env=dict(env, OMN_EXPERIMENTS_DEADLINE=past), capture_output=True, text=True)
+check(p.returncode == 0 and len(compute()) == n_before and not os.path.exists(os.path.join(sdir, "cell-002.json")) and
+      "this lane stops" in open(os.path.join(work, "runs", "experiments.log")).read(),
+      "past OMN_EXPERIMENTS_DEADLINE a lane starts no cell and says so")
+p = subprocess.run(["/usr/bin/python3", runner, "toy"], env=dict(env, OMN_EXPERIMENTS_DEADLINE="8pm"), capture_output=True, text=True)
+check(p.returncode == 2 and "OMN_EXPERIMENTS_DEADLINE=8pm: expected a UTC time" in p.stderr, "a malformed deadline is exit 2")
+p = runner_call("toy")
+check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "study.json")), "without the deadline the cell runs and the study merges")
+
+# a cell that cannot merge with the published ones is refused before its sweep
+c0 = os.path.join(sdir, "cell-000.json")
+doc0 = json.load(open(c0))
+doc0["corpus"]["sha256"] = "0" * 64
+json.dump(doc0, open(c0, "w"))
+os.remove(os.path.join(sdir, "cell-001.json"))
+os.remove(os.path.join(sdir, "study.json"))
+shutil.rmtree(scratch)
+p = runner_call("toy")
+check(p.returncode == 2 and "/corpus/sha256" in p.stderr and not os.path.exists(os.path.join(sdir, "cell-001.json")),
+      "a cell trained on another corpus than the published cells is refused, exit 2 naming /corpus/sha256")
 
 # routing: the arms by optimizer, the differences from OMN's routing paired by seed
 open(os.path.join(work, "runs", "builds", "CURRENT"), "w").write("test\n")
 json.dump(dict(manifest, set={"optimizer": {"kind": "adamw", "muon_lr": None}},
                grid={"qk_norm": [True], "lr": [0.003], "seeds": [0, 1], "optimizer": ["muon+adamw", "adamw"]},
-               output={"json": "out/routing-optimizer/study.json", "runs": "out/routing-optimizer/runs"}),
+               output={"json": "runs/routing-optimizer/study.json", "runs": "runs/routing-optimizer/runs"}),
           open(os.path.join(work, "routing-optimizer.json"), "w"))
 experiments["experiments"]["toy-routing"] = {"studies": ["routing-optimizer"], "sweep": "dependence", "track": True, "analysis": "routing"}
 json.dump(experiments, open(econf, "w"))
 p = runner_call("toy-routing")
 check(p.returncode == 0, "run.py toy-routing exits 0")
-ra = json.load(open(os.path.join(work, "runs", "toy-routing", "analysis.json")))
-rs = json.load(open(os.path.join(work, "out", "routing-optimizer", "study.json")))
-ra_after = os.path.join(work, "out", "routing-optimizer", "after")
+ra = json.load(open(os.path.join(store, "toy-routing", "analysis.json")))
+rs = json.load(open(os.path.join(store, "routing-optimizer", "study.json")))
+ra_after = os.path.join(store, "routing-optimizer", "after")
 dep = {}
 for r in rs["runs"]:
     sw = json.load(open(os.path.join(ra_after, r["id"] + ".sweep.json")))

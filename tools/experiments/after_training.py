@@ -55,8 +55,9 @@ def write_json(path, doc):
 
 
 runs = [r for r in study["runs"] if r["status"] == "finished"]
-if not runs:
-    sys.exit("after-training: %s: no run finished, nothing to evaluate" % study_json)
+if not runs:  # a diverged run has no model to evaluate; the analysis reports it as diverged
+    print("after-training: %s: no run finished, nothing to evaluate" % study_json, flush=True)
+    sys.exit(0)
 records = {r["id"]: json.load(open(os.path.join(sdir, r["dir"], "train.json"))) for r in runs}
 first = next(iter(records.values()))
 corpus_json = first["corpus"]["path"]
@@ -133,6 +134,4 @@ for r in runs:
                     f.write("%s  %s\n" % (c["sha256"], os.path.join(rdir, c["path"])))
                 f.write("%s  %s\n" % (r["final_checkpoint_sha256"], final))
             run("track", rdir, "--digests", digests, "--json", tr)
-with open(os.path.join(out, "DONE"), "w") as f:  # the runner's mark: every output above exists
-    f.write("%d runs\n" % len(runs))
 print("after-training: %s done (%d runs)" % (study_json, len(runs)), flush=True)

@@ -3,9 +3,10 @@
 
   analyse.py ablation|routing|depth EXPERIMENT STUDY_JSON...
 
-Reads each study document, its runs' train.json (through the study) and what after_training.py wrote
-(STUDY_DIR/after/: eval, sweep, track documents), and writes
-  runs/EXPERIMENT/analysis.json          every number below, with the inputs' paths
+Reads each study document (the merged cells in the store, results/STUDY/study.json), its runs'
+train.json (through the study) and what after_training.py wrote (STUDY_DIR/after/: eval, sweep, track
+documents), and writes
+  results/EXPERIMENT/analysis.json       every number below, with the inputs' paths
   docs/experiments/EXPERIMENT.md         the tables (generated: do not edit)
   docs/figures/experiments/EXPERIMENT.svg   the figure
 Intervals over seeds are Student-t on the per-seed values (paired by seed where the comparison is:
@@ -24,7 +25,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-out_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_OUT", root))  # where runs/ and docs/ are written
+out_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_OUT", root))  # where docs/ is written
+store_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_STORE", os.path.join(root, "results")))  # analysis.json, compute.jsonl
 kind, experiment, study_paths = sys.argv[1], sys.argv[2], sys.argv[3:]
 # two-sided 95 % Student-t quantiles, df 1..30
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
@@ -147,7 +149,7 @@ def save(fig, name):
 
 
 def write(analysis, markdown):
-    out = os.path.join(out_root, "runs", experiment)
+    out = os.path.join(store_root, experiment)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "analysis.json"), "w") as f:
         json.dump(analysis, f, indent=1)
@@ -158,19 +160,20 @@ def write(analysis, markdown):
             % (experiment, kind))
     with open(os.path.join(d, experiment + ".md"), "w") as f:
         f.write(head + markdown)
-    print("analysis: runs/%s/analysis.json, docs/experiments/%s.md" % (experiment, experiment))
+    print("analysis: results/%s/analysis.json, docs/experiments/%s.md" % (experiment, experiment))
 
 
 def compute_note(studies):
     """the runs' own training time, the sweeps' time, and every step the runner accounted (all invocations)."""
     secs = sum(r.get("seconds") or 0 for s in studies for r in s.runs)
-    acct = os.path.join(os.environ.get("OMN_EXPERIMENTS_RUNS", os.path.join(root, "runs")), "experiments.jsonl")
+    acct = os.path.join(store_root, "compute.jsonl")
     steps = {}
     if os.path.exists(acct):
         for line in open(acct):
             a = json.loads(line)
             if a["experiment"] == experiment:
-                steps[a["step"]] = steps.get(a["step"], 0.0) + a["seconds"]
+                kind = a["step"].split(" cell ")[0]  # "train STUDY cell k/N" → "train STUDY"
+                steps[kind] = steps.get(kind, 0.0) + a["seconds"]
     sweep = 0.0
     for s in studies:
         for r in s.runs:

@@ -3,23 +3,43 @@
 
   run.py [EXPERIMENT ...]        every experiment in the file's order, or the named ones
 
-Each experiment: its studies (`omn-audit study`, journaled: an interrupted one continues with
---resume), then what runs on the trained models (after_training.py: the held-out panel, eval, the
-post-training sweep, track), then its analysis (analyse.py: the table and the figure). Every step is
-skipped when its output exists, so rerunning after any interruption continues where it stopped.
+A session's files do not outlive it here: only what git tracks does. So an experiment is run cell by
+cell (one training run of a study's grid: `omn-audit study --shard K/N` with N the number of cells),
+and each cell is finished whole in one go, then *published* into the tracked store (results/, which
+mirrors runs/ without checkpoints, panels and journals):
 
-A study runs on the frozen build it started on: STUDY_DIR/BUILD names a commit of runs/builds/
-(tools/run-experiments.sh --freeze), since its journal pins the model-code fingerprint. A new study
-takes runs/builds/CURRENT. Its after-training is pinned the same way (STUDY_DIR/after/BUILD: an
-interrupted sweep's journal pins the build too) and verifies every checkpoint by its digest. Environment: OMN_EXPERIMENT_THREADS (1), OMN_SHARD=i/N (the study step only, one shard;
-merge the shards with `omn-audit merge`, then rerun without OMN_SHARD).
+  1. train the cell (runs/STUDY/cell-K.json, its run directory; journaled: a runner killed within the
+     session continues the run from its last checkpoint with --resume);
+  2. after training (after_training.py): eval of its final.pt on the held-out panel, the post-training
+     sweep with --kl if QK-norm is on, track of its checkpoints where asked;
+  3. publish: the run's train.json and config, the eval/sweep/track documents, the panel's record,
+     then the cell's study document last: results/STUDY/cell-K.json present = the cell is done.
+
+A cell whose document is in the store is never rerun; any other cell starts from scratch in a new
+session (its checkpoints are gone) and from its last checkpoint within one. Two runners (lanes) may
+work on one experiment: a cell is claimed with a lock. When every cell of a study is in the store the
+cells are merged (`omn-audit merge`) into results/STUDY/study.json; when every study of an experiment
+is merged, its analysis (analyse.py) writes results/EXPERIMENT/analysis.json, docs/experiments/ and
+docs/figures/experiments/. The compute of every step is appended to results/compute.jsonl.
+
+A study runs on one build from its first cell to its merge (merge requires one git revision):
+results/STUDY/BUILD names it, a commit built into runs/builds/COMMIT by
+`tools/run-experiments.sh --freeze`; a new session rebuilds it from the commit when it is missing.
+A new study takes runs/builds/CURRENT. Environment: OMN_EXPERIMENT_THREADS (1 thread per run);
+OMN_EXPERIMENTS_DEADLINE (a UTC time, 2026-12-02T20:00Z: the session's end; a lane starts no cell
+that the study's published cells say it cannot finish by then, since an unfinished cell is lost);
+for tests, OMN_EXPERIMENTS_CONFIG, OMN_EXPERIMENTS_RUNS, OMN_EXPERIMENTS_STORE, OMN_EXPERIMENTS_OUT.
 """
+import calendar
+import fcntl
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
+
 
 def fail(msg):
     """Bad input or a missing build: the message on stderr, exit 2 (as omn-audit's usage errors)."""
@@ -29,8 +49,6 @@ def fail(msg):
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 os.chdir(root)
-# another experiments file (its studies are manifests beside it) and another folder for the builds,
-# the log and the compute journal: for tests/parity/check_experiments.py
 conf_path = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_CONFIG", "configs/experiments.json"))
 try:
     conf = json.load(open(conf_path))
@@ -46,8 +64,8 @@ for _name, _e in conf.get("experiments", {}).items():  # checked before anything
                 conf_path, _name, _key, {"studies": "a list of manifest names", "sweep": "one of /sweeps (%s)" % ", ".join(conf.get("sweeps", {})),
                                          "analysis": "ablation, routing or depth", "track": "true or false"}[_key], _e.get(_key)))
 runs_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_RUNS", "runs"))
+store_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_STORE", "results"))
 threads = os.environ.get("OMN_EXPERIMENT_THREADS", "1")
-shard = os.environ.get("OMN_SHARD", "")
 log_path = os.path.join(runs_root, "experiments.log")
 # `nice` alone does not yield to other sessions where the kernel groups tasks by session (autogroup,
 # the default on Debian): a study started with setsid then takes a whole core from a build started
@@ -59,7 +77,15 @@ if os.getsid(0) == os.getpid():
             f.write("19")
     except OSError:
         pass
+deadline = None
+if os.environ.get("OMN_EXPERIMENTS_DEADLINE"):
+    try:
+        deadline = calendar.timegm(time.strptime(os.environ["OMN_EXPERIMENTS_DEADLINE"], "%Y-%m-%dT%H:%MZ"))
+    except ValueError:
+        fail("run-experiments: OMN_EXPERIMENTS_DEADLINE=%s: expected a UTC time like 2026-12-02T20:00Z"
+             % os.environ["OMN_EXPERIMENTS_DEADLINE"])
 os.makedirs(runs_root, exist_ok=True)
+os.makedirs(store_root, exist_ok=True)
 
 
 def cpu():
@@ -71,29 +97,16 @@ def cpu():
 
 def note(msg):
     with open(log_path, "a") as f:
-        f.write("%s %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), msg))
+        f.write("%s [%d] %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), os.getpid(), msg))
 
 
 def account(experiment, step, seconds, build, rc):
-    """One line per step and invocation in runs/experiments.jsonl: the compute each took."""
-    with open(os.path.join(runs_root, "experiments.jsonl"), "a") as f:
-        f.write(json.dumps({"experiment": experiment, "step": step, "seconds": round(seconds, 1), "rc": rc,
-                            "build": build, "threads": int(threads), "cpu": cpu(), "cores": os.cpu_count(),
-                            "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n")
-
-
-def build_dir(commit):
-    d = os.path.join(runs_root, "builds", commit)
-    if not os.path.isfile(os.path.join(d, "omn-audit")):
-        fail("run-experiments: %s has no omn-audit: tools/run-experiments.sh --freeze %s" % (d, commit))
-    return d
-
-
-def current():
-    try:
-        return open(os.path.join(runs_root, "builds", "CURRENT")).read().strip()
-    except FileNotFoundError:
-        fail("run-experiments: no frozen build: tools/run-experiments.sh --freeze")
+    """One line per step in results/compute.jsonl (tracked): the compute each step took, where."""
+    line = json.dumps({"experiment": experiment, "step": step, "seconds": round(seconds, 1), "rc": rc, "build": build,
+                       "threads": int(threads), "cpu": cpu(), "cores": os.cpu_count(),
+                       "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n"
+    with open(os.path.join(store_root, "compute.jsonl"), "a") as f:  # one write: lanes append whole lines
+        f.write(line)
 
 
 def step(experiment, name, build, cmd):
@@ -108,46 +121,220 @@ def step(experiment, name, build, cmd):
     note("%s: %s: done in %.0f s" % (experiment, name, time.time() - start))
 
 
-def study_output(name):
-    manifest = os.path.join(os.path.dirname(conf_path), conf.get("manifests", "."), name + ".json")
-    if not os.path.isfile(manifest):
-        fail("run-experiments: %s: no such manifest" % manifest)
-    out = os.path.normpath(os.path.join(os.path.dirname(manifest), json.load(open(manifest))["output"]["json"]))
-    return manifest, out
+def locked(path):
+    """An exclusive lock on `path` (made if absent) or None when another lane holds it."""
+    f = open(path, "a")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return None
+    return f
 
 
-def pinned(pin, started):
-    """The build a study (or its after-training) runs on: the one recorded in `pin` once the work has
-    started (`started`: a journal or an output exists), else CURRENT, recorded now (atomically)."""
-    if started and os.path.exists(pin):
-        commit = open(pin).read().strip()
+def write_atomic(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def copy_atomic(src, dst):
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    shutil.copyfile(src, dst + ".tmp")
+    os.replace(dst + ".tmp", dst)
+
+
+# --- builds ---------------------------------------------------------------------------------------
+def current():
+    try:
+        return open(os.path.join(runs_root, "builds", "CURRENT")).read().strip()
+    except FileNotFoundError:
+        fail("run-experiments: no frozen build: tools/run-experiments.sh --freeze")
+
+
+def build_dir(commit):
+    """runs/builds/COMMIT, built from the commit when a new session lacks it (one lane builds, the
+    other waits on the lock)."""
+    d = os.path.join(runs_root, "builds", commit)
+    if os.path.isfile(os.path.join(d, "omn-audit")):
+        return d
+    if "OMN_EXPERIMENTS_RUNS" in os.environ:  # tests lay out their builds themselves
+        fail("run-experiments: %s has no omn-audit: tools/run-experiments.sh --freeze %s" % (d, commit))
+    os.makedirs(os.path.dirname(d), exist_ok=True)
+    with open(d + ".lock", "a") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        if not os.path.isfile(os.path.join(d, "omn-audit")):
+            note("build %s: missing in this session; building it from the commit" % commit)
+            with open(log_path, "a") as logf:
+                rc = subprocess.run(["bash", "tools/run-experiments.sh", "--freeze", commit, "--keep-current"],
+                                    stdout=logf, stderr=subprocess.STDOUT).returncode
+            if rc != 0 or not os.path.isfile(os.path.join(d, "omn-audit")):
+                fail("run-experiments: could not build commit %s into %s (see %s)" % (commit, d, log_path))
+    return d
+
+
+# --- studies and their cells ----------------------------------------------------------------------
+class Study:
+    def __init__(self, name):
+        self.name = name
+        self.manifest = os.path.join(os.path.dirname(conf_path), conf.get("manifests", "."), name + ".json")
+        if not os.path.isfile(self.manifest):
+            fail("run-experiments: %s: no such manifest" % self.manifest)
+        m = json.load(open(self.manifest))
+        self.out = os.path.normpath(os.path.join(os.path.dirname(self.manifest), m["output"]["json"]))
+        self.dir = os.path.dirname(self.out)
+        rel = os.path.relpath(self.dir, runs_root)
+        if rel.startswith(".."):
+            fail("run-experiments: %s: /output/json: %s is not under %s, which the store mirrors" % (self.manifest, self.out, runs_root))
+        self.store = os.path.join(store_root, rel)
+        self.cells = self.expand(m["grid"])
+
+    def expand(self, g):
+        """The cells' indices and seeds, in study_manifest.cpp's order: optimizer, depth, QK-norm, LR, seed."""
+        lr = g["lr"]
+        n_lr = lr["points"] if isinstance(lr, dict) else (len(lr) if isinstance(lr, list) else 1)
+        qk = g["qk_norm"] if isinstance(g["qk_norm"], list) else [g["qk_norm"]]
+        self.n_seeds = len(g.get("seeds", [None]))
+        outer = len(g.get("optimizer", [0])) * len(g.get("n_layers", [0])) * len(qk) * n_lr
+        return list(range(outer * self.n_seeds))
+
+    def cell_doc(self, k):
+        return os.path.join(self.dir, "cell-%03d.json" % k)
+
+    def published(self, k):
+        return os.path.exists(os.path.join(self.store, "cell-%03d.json" % k))
+
+    def pin(self):
+        """The build the study runs on: results/STUDY/BUILD, or CURRENT, recorded now."""
+        pin = os.path.join(self.store, "BUILD")
+        if os.path.exists(pin):
+            return open(pin).read().strip()
+        commit = current()
         build_dir(commit)
+        write_atomic(pin, commit + "\n")
         return commit
-    commit = current()
-    build_dir(commit)
-    with open(pin + ".tmp", "w") as f:
-        f.write(commit + "\n")
-    os.replace(pin + ".tmp", pin)
-    return commit
 
 
-def run_study(experiment, name):
-    manifest, out = study_output(name)
-    sdir = os.path.dirname(out)
-    if shard:
-        out = "%s.shard-%s.json" % (out[:-5], shard.split("/")[0])
-    if os.path.exists(out) and not os.path.exists(out + ".journal"):
-        return out
-    os.makedirs(sdir, exist_ok=True)
-    commit = pinned(os.path.join(sdir, "BUILD"), os.path.exists(out + ".journal"))
+def run_cell(experiment, e, s, k, commit):
+    """Train cell k, run what follows training on it, publish it."""
     omn = os.path.join(build_dir(commit), "omn-audit")
-    args = [omn, "study", "--manifest", manifest, "--threads", threads]
-    if shard:
-        args += ["--shard", shard, "-o", out]
-    if os.path.exists(out + ".journal"):
-        args.append("--resume")
-    step(experiment, "study " + name, commit, args)
-    return out
+    n = len(s.cells)
+    doc = s.cell_doc(k)
+    journal = doc + ".journal"
+    os.makedirs(s.dir, exist_ok=True)
+    if not os.path.exists(doc) or os.path.exists(journal):
+        args = [omn, "study", "--manifest", s.manifest, "--threads", threads, "--shard", "%d/%d" % (k, n), "-o", doc]
+        if os.path.exists(journal):  # killed within this session: the run continues from its last checkpoint
+            args.append("--resume")
+        step(experiment, "train %s cell %d/%d" % (s.name, k, n), commit, args)
+    cell = json.load(open(doc))
+    if cell["grid"]["cells"] != n:
+        fail("run-experiments: %s: the study has %d cells, the runner counted %d" % (s.manifest, cell["grid"]["cells"], n))
+    (r,) = cell["runs"]
+    consistent(s, k, cell)
+    step(experiment, "after-training %s cell %d/%d" % (s.name, k, n), commit,
+         ["/usr/bin/python3", "tools/experiments/after_training.py", omn, doc, e["sweep"], "1" if e["track"] else "0", threads])
+    publish(s, k, cell, r)
+
+
+def field(doc, pointer):
+    for part in pointer.strip("/").split("/"):
+        doc = doc.get(part) if isinstance(doc, dict) else None
+    return doc
+
+
+def consistent(s, k, cell):
+    """The cells of a study must merge: the same manifest, base config, corpus and build as the cells
+    already published (a corpus rebuilt differently in a new session would only fail at the merge)."""
+    for f in sorted(os.listdir(s.store)) if os.path.isdir(s.store) else []:
+        if f.startswith("cell-") and f.endswith(".json"):
+            ref = json.load(open(os.path.join(s.store, f)))
+            for p in ("/manifest/sha256", "/base_config/sha256", "/corpus/sha256", "/provenance/git_revision",
+                      "/provenance/model_code_fingerprint"):
+                if field(ref, p) != field(cell, p):
+                    fail("run-experiments: %s: cell %d differs from the published %s at %s (%r, published %r): it cannot be "
+                         "merged with them; find what changed (tools/fetch-corpus.sh, the manifest) before rerunning"
+                         % (s.name, k, f, p, field(cell, p), field(ref, p)))
+            return
+
+
+def publish(s, k, cell, r):
+    """Copy what the analysis reads into the store; the cell's document last, as the mark it is done."""
+    after, safter = os.path.join(s.dir, "after"), os.path.join(s.store, "after")
+    panel = os.path.join(after, "panel.json")
+    spanel = os.path.join(safter, "panel.json")
+    if os.path.exists(spanel) and json.load(open(spanel)) != json.load(open(panel)):
+        fail("run-experiments: %s: cell %d was scored on another panel than the published cells (%s)" % (s.name, k, spanel))
+    files = [panel] + [os.path.join(after, r["id"] + x) for x in (".eval.json", ".manifest.json", ".sweep.json", ".track.json")]
+    rdir = os.path.join(s.dir, r["dir"])
+    files += sorted(os.path.join(d, f) for d, _, fs in os.walk(rdir) for f in fs if not f.endswith((".pt", ".tmp", ".lock")))
+    for f in files:
+        if os.path.exists(f):
+            copy_atomic(f, os.path.join(s.store, os.path.relpath(f, s.dir)))
+    copy_atomic(s.cell_doc(k), os.path.join(s.store, os.path.basename(s.cell_doc(k))))
+    note("%s: cell %d/%d (%s) published to %s" % (s.name, k, len(s.cells), r["id"], os.path.relpath(s.store, root)))
+
+
+def merge(experiment, s, commit):
+    """Every cell published: the cells' documents → results/STUDY/study.json (one lane does it)."""
+    out = os.path.join(s.store, "study.json")
+    if os.path.exists(out):
+        return
+    with open(os.path.join(s.dir, "merge.lock"), "a") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        if not os.path.exists(out):
+            docs = [os.path.join(s.store, "cell-%03d.json" % k) for k in s.cells]
+            step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(commit), "omn-audit"), "merge", "-o", out, *docs])
+
+
+def cell_seconds(experiment, s):
+    """What one cell of the study took (training and after-training), the longest of those published;
+    None before the first."""
+    per = {}
+    path = os.path.join(store_root, "compute.jsonl")
+    for line in open(path) if os.path.exists(path) else []:
+        a = json.loads(line)
+        for kind in ("train", "after-training"):
+            pre = "%s %s cell " % (kind, s.name)
+            if a["experiment"] == experiment and a["step"].startswith(pre) and a["rc"] == 0:
+                k = a["step"][len(pre):]
+                per[k] = per.get(k, 0.0) + a["seconds"]
+    return max(per.values()) if per else None
+
+
+def run_experiment(n, e):
+    studies = [Study(name) for name in e["studies"]]
+    for s in studies:
+        os.makedirs(s.dir, exist_ok=True)
+        commit = None
+        # seed-major order (the seed is the grid's innermost axis): every arm and LR of the first seed,
+        # then of the next, so a partial study is balanced
+        for k in sorted(s.cells, key=lambda i: (i % s.n_seeds, i)):
+            if s.published(k):
+                continue
+            need = cell_seconds(n, s)
+            if deadline and need and time.time() + need > deadline:
+                note("%s: %s: a cell takes ~%.0f min, the deadline is %.0f min away: this lane stops" % (
+                    n, s.name, need / 60, (deadline - time.time()) / 60))
+                sys.exit(0)
+            lock = locked(os.path.join(s.dir, "cell-%03d.lock" % k))
+            if lock is None:
+                continue  # another lane has it
+            try:
+                if s.published(k):
+                    continue
+                commit = commit or s.pin()
+                run_cell(n, e, s, k, commit)
+            finally:
+                lock.close()
+        done = sum(s.published(k) for k in s.cells)
+        if done < len(s.cells):
+            note("%s: %s: %d of %d cells published; the rest is in another lane or failed" % (n, s.name, done, len(s.cells)))
+            return
+        merge(n, s, commit or s.pin())
+    step(n, "analysis", "-", ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n,
+                              *[os.path.join(s.store, "study.json") for s in studies]])
 
 
 def main():
@@ -155,29 +342,17 @@ def main():
     for n in names:
         if n not in conf["experiments"]:
             fail("run-experiments: %s: not an experiment of configs/experiments.json (%s)"
-                     % (n, ", ".join(conf["experiments"])))
+                 % (n, ", ".join(conf["experiments"])))
     if "OMN_EXPERIMENTS_CONFIG" not in os.environ and not os.path.isfile("data/sotu/corpus.json"):  # the corpus every config names
-        omn = os.path.join(build_dir(current()), "omn-audit")
-        subprocess.run(["bash", "tools/fetch-corpus.sh"], check=True)
-        subprocess.run([omn, "corpus", "--config", "configs/corpus/sotu.json", "--out", "data/sotu"], check=True)
+        with open(os.path.join(runs_root, "corpus.lock"), "a") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            if not os.path.isfile("data/sotu/corpus.json"):
+                omn = os.path.join(build_dir(current()), "omn-audit")
+                subprocess.run(["bash", "tools/fetch-corpus.sh"], check=True)
+                subprocess.run([omn, "corpus", "--config", "configs/corpus/sotu.json", "--out", "data/sotu"], check=True)
     for n in names:
-        e = conf["experiments"][n]
-        outs = [run_study(n, s) for s in e["studies"]]
-        if shard:
-            note("%s: shard %s done; merge the shards, then rerun without OMN_SHARD" % (n, shard))
-            continue
-        for s, out in zip(e["studies"], outs):
-            after = os.path.join(os.path.dirname(out), "after")
-            if os.path.exists(os.path.join(after, "DONE")):
-                continue
-            os.makedirs(after, exist_ok=True)
-            # pinned like a study: an interrupted sweep's journal is continued only by the build that began it
-            commit = pinned(os.path.join(after, "BUILD"), len(os.listdir(after)) > 1)
-            omn = os.path.join(build_dir(commit), "omn-audit")
-            step(n, "after-training " + s, commit, ["/usr/bin/python3", "tools/experiments/after_training.py", omn, out,
-                                                    e["sweep"], "1" if e["track"] else "0", threads])
-        step(n, "analysis", "-", ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n, *outs])
-    note("experiments %s: done" % ", ".join(names))
+        run_experiment(n, conf["experiments"][n])
+    note("experiments %s: this lane is done" % ", ".join(names))
 
 
 main()
