@@ -17,6 +17,8 @@ OMN_PACKAGES=(
   python3-torch python3-numpy python3-jsonschema
   # issue 29's experiment analysis draws its figures (tools/experiments/analyse.py)
   python3-matplotlib
+  # the full test tier: the ASan/UBSan build (core unit tests, the torch-free CLI, the fuzz targets)
+  clang libclang-rt-14-dev
   # tests and benchmarks: XML well-formedness, peak RSS, SVG -> PNG for the README figures
   libxml2-utils time librsvg2-bin fonts-dejavu-core
 )

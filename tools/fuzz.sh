@@ -5,7 +5,11 @@
 # intervention/study manifests and training configs (config), resumed journals (journal), and what
 # train --resume reads back: the run record, the log and the optimizer state (train).
 # Prints executions and findings; exit 1 on a finding.
-#   tools/fuzz.sh [SECONDS] [TARGET...]
+#   tools/fuzz.sh [--unit-tests] [SECONDS] [TARGET...]
+# --unit-tests first builds and runs, in the same ASan/UBSan build configured without libtorch
+# (-DOMN_WITH_TORCH=OFF), the core's gtest binaries on the main build's fixtures, and the CLI with
+# its text plugin: --version and a profile of the mini fixture (tools/test.sh does, after its ctest).
+# Line tables only (-gline-tables-only): stacks keep their lines, the build skips full debug info.
 # SECONDS 0 means no time limit; OMN_FUZZ_RUNS=N stops each target after N executions (the
 # campaign in docs/RELIABILITY.md: OMN_FUZZ_RUNS=10000000 OMN_FUZZ_TIMEOUT=600 tools/fuzz.sh 0).
 # OMN_FUZZ_TIMEOUT (default 10) is libFuzzer's per-input limit in wall-clock seconds: raise it for
@@ -24,6 +28,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/tools/deps.sh"
 omn_install_deps
+unit=0
+if [ "${1:-}" = "--unit-tests" ]; then  # first the core's unit tests in the same sanitized build
+  unit=1
+  shift
+fi
 secs="${1:-60}"
 # the numbers it passes to libFuzzer, checked here (libFuzzer reads a malformed one as 0: no limit)
 whole() {  # NAME VALUE MIN
@@ -42,9 +51,27 @@ main="${OMN_BUILD_DIR:-$root/build}"
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DOMN_WITH_TORCH=OFF -DOMN_BUILD_TESTS=OFF -DOMN_FUZZ=ON \
-    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" >/dev/null
+    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}")
+unit_tests=(test_io test_audit test_eval_stats test_cli)
+if [ $unit = 1 ]; then
+  grep -q '^OMN_BUILD_TESTS:BOOL=ON' "$build/CMakeCache.txt" || cmake -DOMN_BUILD_TESTS=ON "$build" >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") "${unit_tests[@]}" omn-audit
+  [ -d "$main/fixtures/interop" ] || { echo "fuzz.sh: --unit-tests reads the main build's fixtures: run its ctest first" >&2; exit 2; }
+  [ -e "$build/fixtures" ] || ln -s "$main/fixtures" "$build/fixtures"
+  for t in "${unit_tests[@]}"; do
+    echo "== $t under ASan/UBSan"
+    ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
+      "$build/tests/$t" --gtest_brief=1 || { echo "FAIL: $t under ASan/UBSan" >&2; exit 1; }
+  done
+  echo "== the CLI built without libtorch, under ASan/UBSan"
+  "$build/omn-audit" --version
+  "$build/omn-audit" profile "$main/fixtures/omn1-mini.pt" --no-tables >/dev/null ||
+    { echo "FAIL: profile with the CLI built without libtorch, under ASan/UBSan" >&2; exit 1; }
+else
+  cmake --build "$build" -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}")
+fi
 
 # --- seeds -----------------------------------------------------------------------------------
 c="$build/corpus"

@@ -1,6 +1,7 @@
 #include "omn/io/terminal_text.h"
 
 #include <cstdio>
+#include <string>
 
 namespace omn::io {
 
@@ -30,8 +31,7 @@ std::string terminalSafe(const std::string& s, std::size_t max_chars) {
   char buf[16];
   while (i < s.size()) {
     if (max_chars && chars == max_chars) {
-      std::snprintf(buf, sizeof buf, "%zu", s.size() - i);
-      return out + "… (" + buf + " more bytes)";
+      return out + "… (" + std::to_string(s.size() - i) + " more bytes)";
     }
     const unsigned char c = static_cast<unsigned char>(s[i]);
     const std::size_t n = utf8Length(s, i);

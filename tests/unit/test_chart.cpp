@@ -40,7 +40,9 @@ TEST(Chart, LabelsAreCutOnACharacterBoundary) {
     const std::string c = chart::cut(s, max);
     const std::string kept = c.substr(0, c.size() - std::string("…").size());
     for (std::size_t i = 0; i < kept.size(); ++i)
-      if ((static_cast<unsigned char>(kept[i]) & 0xC0) == 0xC0) ASSERT_LT(i + 1, kept.size()) << "a lead byte at the end, max " << max;
+      if ((static_cast<unsigned char>(kept[i]) & 0xC0) == 0xC0) {
+        ASSERT_LT(i + 1, kept.size()) << "a lead byte at the end, max " << max;
+      }
     EXPECT_LE(kept.size(), max);
   }
   EXPECT_EQ(chart::cut("short", 10), "short");

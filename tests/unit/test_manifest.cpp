@@ -90,8 +90,12 @@ TEST(InterveneManifest, EveryCatalogOpParsesFromItsRow) {
     const json d = m.conditions[0].describe();
     EXPECT_EQ(d["op"], info.name);
     EXPECT_EQ(m.conditions[0].label.rfind(info.name, 0), 0u) << m.conditions[0].label;
-    if (info.record_key) EXPECT_EQ(d[info.record_key], sample) << info.name;
-    if (info.seeded) EXPECT_EQ(d[omn::intervene::kSeedKey], 7) << info.name;
+    if (info.record_key) {
+      EXPECT_EQ(d[info.record_key], sample) << info.name;
+    }
+    if (info.seeded) {
+      EXPECT_EQ(d[omn::intervene::kSeedKey], 7) << info.name;
+    }
     EXPECT_EQ(d.size(), 3u + (info.record_key != nullptr) + info.seeded) << d.dump();  // op, target, layers, parameters
     // a parameter list that belongs to another op
     json wrong = c;
