@@ -201,7 +201,8 @@ std::vector<Figure> figuresFor(const json& doc, const std::string& path, const s
   if (schema == "omn-audit/intervention@1") return sweepFigures(doc);
   if (schema == "omn-audit/study@1") return studyFigures(doc, runs);
   if (schema == "omn-audit/track@1") return trackFigures(doc);
-  throw UsageError(path + ": /schema: expected omn-audit/profile@1, intervention@1, study@1 or track@1, got \"" + schema + "\"");
+  if (schema == "omn-audit/train@1") throw UsageError(path + ": a training run's record: its figures need its log too (plot the run directory or its train.json)");
+  throw UsageError(path + ": /schema: expected omn-audit/profile@1, intervention@1, study@1, track@1 or train@1, got \"" + schema + "\"");
 }
 
 }  // namespace omn::report

@@ -9,7 +9,7 @@ namespace omn::train {
 
 using nlohmann::json;
 
-std::vector<json> parseLog(const std::string& path, const std::string& text) {
+std::vector<json> parseLog(const std::string& path, const std::string& text, const std::string& note) {
   std::vector<json> kept;
   std::int64_t previous = -1;  // step 0 (the evaluation at initialisation) comes first
   std::size_t line_no = 0;
@@ -22,7 +22,7 @@ std::vector<json> parseLog(const std::string& path, const std::string& text) {
     try {
       j = io::parseJson(line, where);
     } catch (const FormatError& e) {
-      throw IntegrityError(std::string(e.what()) + " (within the part the checkpoint's digest covers)");
+      throw IntegrityError(std::string(e.what()) + note);
     }
     if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer() || j["step"].get<std::int64_t>() <= previous ||
         (j.contains("train_loss") && !j["train_loss"].is_number() && !j["train_loss"].is_null()) ||

@@ -356,7 +356,7 @@ json runTraining(const TrainOptions& o) {
   output::ProgressBar bar("train", static_cast<std::uint64_t>(c.steps), o.progress, false, "steps");
   const auto t_start = std::chrono::steady_clock::now();
   auto t_interval = t_start;
-  double last_loss = NAN;
+  double last_loss = NAN, last_heldout = NAN, last_tokens_per_second = 0;
   std::string divergence;
   std::int64_t step = start;
   while (step < c.steps) {
@@ -422,10 +422,19 @@ json runTraining(const TrainOptions& o) {
       }
       log_text += appendLog(paths.log, rec);
       log.push_back(rec);
-      const std::string held = rec.contains("eval") ? "  held-out " + output::fixed(last_eval["heldout_loss"].is_number() ? last_eval["heldout_loss"].get<double>() : NAN, 4) : "";
-      if (!o.progress) spdlog::info("step {}/{}  loss {}{}", step, c.steps, output::fixed(last_loss, 4), held);
+      if (rec.contains("eval")) last_heldout = last_eval["heldout_loss"].is_number() ? last_eval["heldout_loss"].get<double>() : NAN;
+      last_tokens_per_second = rec["tokens_per_second"].get<double>();
+      // what nanoGPT prints and a researcher watches: the loss, the held-out loss at an evaluation,
+      // the learning rate of the schedule and the throughput
+      const std::string held = rec.contains("eval") ? "  held-out " + output::fixed(last_heldout, 4) : "";
+      if (!o.progress)
+        spdlog::info("step {}/{}  loss {}{}  lr {}  {} tok/s", step, c.steps, output::fixed(last_loss, 4), held,
+                     output::significant(c.optimizer.lr * mult, 3), output::fixed(last_tokens_per_second, 0));
     }
-    bar.update(static_cast<std::uint64_t>(step), "loss " + output::fixed(last_loss, 3));
+    bar.update(static_cast<std::uint64_t>(step), "loss " + output::fixed(last_loss, 3) +
+                                                     (std::isfinite(last_heldout) ? " · held-out " + output::fixed(last_heldout, 3) : "") +
+                                                     " · lr " + output::significant(c.optimizer.lr * mult, 3) + " · " +
+                                                     output::fixed(last_tokens_per_second, 0) + " tok/s");
     if (!divergence.empty()) break;
     if (c.checkpoint_every > 0 && step % c.checkpoint_every == 0 && step < c.steps) saveCheckpoint(step, last_loss);
   }

@@ -154,6 +154,40 @@ for a in d["arms"]:
 json.dump(d, open(sys.argv[2], "w"))
 PY
 expect 0 "study-loss-vs-lr.svg" -- "$omn" plot "$tmp/old-study.json" -o "$tmp/old-study-figs"
+# one training run (issue 28): its directory or its train.json, the log beside it read to its last
+# whole line; the values drawn are the log's (recomputed here from log.jsonl)
+run="$fx/study/a/runs/$(ls "$fx/study/a/runs" | grep '^qk-on' | grep -v config.json | head -1)"
+expect 0 "run-loss.svg" -- "$omn" plot "$run" -o "$tmp/run-figs"
+for f in run-loss run-lr run-max-logit run-qk-gains; do
+  check "plot RUN: $f.svg is well-formed SVG" -- xmllint --noout "$tmp/run-figs/$f.svg"
+done
+check "plot RUN: the loss, LR, logit and gain figures are drawn from train.json's log" -- /usr/bin/python3 - "$run" "$tmp/run-figs" <<'PY'
+import csv, json, sys
+run, figs = sys.argv[1], sys.argv[2]
+log = [json.loads(x) for x in open(run + "/log.jsonl")]
+rows = list(csv.DictReader(open(figs + "/run-loss.csv")))
+held = [(float(r["x"]), float(r["y"])) for r in rows if r["series"] == "held-out"]
+want = [(float(x["step"]), x["eval"]["heldout_loss"]) for x in log if "eval" in x]
+assert held == want and len(held) >= 2, (held, want)
+batch = [(float(r["x"]), float(r["y"])) for r in rows if r["series"] == "training batch"]
+assert batch == [(float(x["step"]), x["train_loss"]) for x in log if x.get("train_loss") is not None]
+lr = [(float(r["x"]), float(r["y"])) for r in csv.DictReader(open(figs + "/run-lr.csv")) if r["series"] == "AdamW learning rate"]
+assert lr == [(float(x["step"]), x["lr"]) for x in log if "lr" in x] and lr
+q0 = [(float(r["x"]), float(r["y"])) for r in csv.DictReader(open(figs + "/run-qk-gains.csv")) if r["series"] == "layer 0 Q"]
+assert q0 == [(float(x["step"]), x["eval"]["layers"][0]["q_gain"]["mean"]) for x in log if "eval" in x]
+PY
+expect 0 "run-loss.svg" -- "$omn" plot "$run/train.json" -o "$tmp/run-figs-json"
+check "plot RUN and plot RUN/train.json draw the same figures" -- cmp "$tmp/run-figs/run-loss.svg" "$tmp/run-figs-json/run-loss.svg"
+cp -r "$run" "$tmp/run-live"
+printf '{"step": 999999, "train_l' >>"$tmp/run-live/log.jsonl"
+expect 0 "run-loss.svg" -- "$omn" plot "$tmp/run-live" -o "$tmp/run-live-figs"
+check "a log line still in flight is left out" -- cmp "$tmp/run-figs/run-loss.csv" "$tmp/run-live-figs/run-loss.csv"
+cp -r "$run" "$tmp/run-bad"
+printf 'not json\n' >>"$tmp/run-bad/log.jsonl"
+expect 4 "run-bad/log.jsonl: line" -- "$omn" plot "$tmp/run-bad" -o "$tmp/run-bad-figs"
+rm "$tmp/run-bad/log.jsonl"
+expect 2 "run-bad/log.jsonl: cannot be read" -- "$omn" plot "$tmp/run-bad" -o "$tmp/run-bad-figs"
+expect 2 "--runs: only for a study document" -- "$omn" plot "$run" --runs x -o "$tmp/run-bad-figs"
 # the track figures: two checkpoints of one model (the calibrated fixture and its perturbed copy)
 expect 0 "" -- "$omn" track "$tmp/omn1-mini.pt" "$fx/omn1-mini-perturbed.pt" --order given --json "$tmp/track.json"
 expect 0 "track-heatmap-q.svg" -- "$omn" plot "$tmp/track.json" -o "$tmp/track-figs"

@@ -1,9 +1,13 @@
-// omn-audit plot INPUT.json -o DIR: the figures of a profile or a sweep result, as SVG files.
+// omn-audit plot INPUT -o DIR: the figures of a profile, sweep, study, track or training run, as SVG
+// files (each with the CSV of its data). A run is its directory or its train.json: the log it names
+// (log.jsonl) is read beside it, up to its last whole line (a run still writing can be plotted).
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "commands.h"
 #include "guard.h"
@@ -11,15 +15,33 @@
 #include "omn/io/json_document.h"
 #include "omn/output/json_file.h"
 #include "omn/report/plots.h"
+#include "omn/train/run_records.h"
 
 namespace omn::cli {
 
+namespace {
+
+// The log a run record names, beside it: its whole lines (the last one may still be in flight).
+std::vector<nlohmann::json> runLog(const std::string& train_json, const nlohmann::json& record) {
+  const std::string name = record["log"].get<std::string>();
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+    throw FormatError(train_json + ": /log: expected a file name beside it, got \"" + name + "\"");
+  const std::string path = (std::filesystem::path(train_json).parent_path() / name).string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path + ": cannot be read (the log " + train_json + " names in /log)");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.resize(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  return train::parseLog(path, text, "");
+}
+
+}  // namespace
+
 Command addPlotCommand(CLI::App& root) {
-  auto* app = root.add_subcommand("plot", "write the figures (SVG) of a profile, sweep, study or track document");
+  auto* app = root.add_subcommand("plot", "write the figures (SVG) of a profile, sweep, study, track or training run");
   auto input = std::make_shared<std::string>();
   auto dir = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
-  app->add_option("input", *input, "a profile (profile --json), sweep (intervene), study or track document")->required();
+  app->add_option("input", *input, "a profile (profile --json), sweep (intervene), study or track document, or a training run (its directory or train.json)")->required();
   app->add_option("-o,--output", *dir, "directory for the figures: each SVG with the CSV of its data beside it (created if missing)")->required();
   auto runs = std::make_shared<std::vector<std::string>>();
   app->add_option("--runs", *runs, "study only: the run ids whose training trajectories to draw (comma-separated)")->delimiter(',');
@@ -28,9 +50,16 @@ Command addPlotCommand(CLI::App& root) {
             // "-" means standard output everywhere else: a directory of figures cannot go there
             if (output::standardStream(*dir)) throw UsageError("-o " + *dir + ": plot writes a directory of figures, not a stream; name a directory");
             return readingDocuments({*input}, [&] {
-              const nlohmann::json doc = io::readDocument(*input, "input", {io::DocumentKind::profile, io::DocumentKind::intervention,
-                                                                             io::DocumentKind::study, io::DocumentKind::track}).json;
-              const auto figs = report::figuresFor(doc, *input, *runs);
+              const std::string path = std::filesystem::is_directory(*input) ? (std::filesystem::path(*input) / "train.json").string() : *input;
+              const io::Document d = io::readDocument(path, "input", {io::DocumentKind::profile, io::DocumentKind::intervention,
+                                                                       io::DocumentKind::study, io::DocumentKind::track, io::DocumentKind::train});
+              std::vector<report::Figure> figs;
+              if (d.kind == io::DocumentKind::train) {
+                if (!runs->empty()) throw UsageError("--runs: only for a study document; " + path + " is a training run");
+                figs = report::runFigures(train::checkRunRecord(d.json, path).doc, runLog(path, d.json));
+              } else {
+                figs = report::figuresFor(d.json, path, *runs);
+              }
               std::error_code ec;  // created if missing, parents too (as --help says)
               std::filesystem::create_directories(*dir, ec);
               if (ec || !std::filesystem::is_directory(*dir)) throw UsageError("-o " + *dir + ": cannot create the directory" + (ec ? ": " + ec.message() : ""));

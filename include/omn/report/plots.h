@@ -1,5 +1,6 @@
 // Figures from the JSON artifacts, never from the model: a profile (omn-audit/profile@1), a sweep
-// result (omn-audit/intervention@1) a training study (omn-audit/study@1) or a track of checkpoints (omn-audit/track@1). Every figure has axis labels with units, a legend, and a
+// result (omn-audit/intervention@1), a training study (omn-audit/study@1), a track of checkpoints
+// (omn-audit/track@1) or one training run (omn-audit/train@1 with its log). Every figure has axis labels with units, a legend, and a
 // caption with the checkpoint and token-set hash prefixes, so it says where it came from when
 // pasted alone. Same JSON → byte-identical SVG. No libtorch.
 #pragma once
@@ -26,6 +27,10 @@ std::vector<Figure> sweepFigures(const nlohmann::json& results);
 // unknown id.
 std::vector<Figure> studyFigures(const nlohmann::json& study, const std::vector<std::string>& runs = {});
 std::vector<Figure> trackFigures(const nlohmann::json& track);
+// One training run: its record (train.json, checked by train::checkRunRecord) and its log's records
+// (train::parseLog): loss, learning rates, and per layer the largest attention logit and (QK-norm
+// on) the Q/K gain means, over the steps.
+std::vector<Figure> runFigures(const nlohmann::json& train, const std::vector<nlohmann::json>& log);
 
 // By schema; throws UsageError naming the file for anything else.
 // `runs` applies to a study only (see studyFigures); for anything else it must be empty.

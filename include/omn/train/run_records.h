@@ -17,7 +17,9 @@ std::string checkpointFileName(std::int64_t step);
 // Every line of `text` (the log's verified prefix) as a record: an object with an integer "step"
 // after the previous one's (step 0 first), a numeric or null train_loss, an eval with a numeric or
 // null heldout_loss. IntegrityError naming `path` and the line otherwise.
-std::vector<nlohmann::json> parseLog(const std::string& path, const std::string& text);
+// `note` follows an unparsable line's message (a resume: the bytes a checkpoint's digest covers).
+std::vector<nlohmann::json> parseLog(const std::string& path, const std::string& text,
+                                     const std::string& note = " (within the part the checkpoint's digest covers)");
 
 // train.json as a resume reads it: an omn-audit/train@1 document (schema, ranges, checkpoint order),
 // each checkpoint entry naming its own step's file. FormatError naming the pointer otherwise.
