@@ -54,7 +54,7 @@ GainSet loadGains(const io::Checkpoint& ck, const model::Preset& preset) {
   if (!k.empty() && *k.rbegin() >= n)
     throw FormatError(ck.path + ": tensor '" + preset.tensorName("k_norm", *k.rbegin()) + "' has no matching Q gain");
   if (auto want = preset.archInt("n_layers"); want && *want != n)
-    throw FormatError(ck.path + ": preset " + preset.name + " expects " + std::to_string(*want) +
+    throw FormatError(ck.path + ": " + preset.archSource("n_layers") + " expects " + std::to_string(*want) +
                       " layers, the checkpoint has Q/K gains for " + std::to_string(n));
   g.n_layers = n;
 
@@ -71,7 +71,7 @@ GainSet loadGains(const io::Checkpoint& ck, const model::Preset& preset) {
       if (preset.layout == model::GainLayout::Head) {
         if (head_dim && len != *head_dim)
           throw FormatError(ck.path + ": tensor '" + name + "': expected shape [" + std::to_string(*head_dim) +
-                            "] (head_dim of preset " + preset.name + "), got " + io::shapeString(t.shape));
+                            "] (head_dim of " + preset.archSource("head_dim") + "), got " + io::shapeString(t.shape));
         if (g.head_dim == 0) g.head_dim = len;
         else if (len != g.head_dim)
           throw FormatError(ck.path + ": tensor '" + name + "': expected shape [" + std::to_string(g.head_dim) +

@@ -1,5 +1,6 @@
 #include "omn/audit/profile_run.h"
 
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -10,7 +11,9 @@
 #include "omn/errors.h"
 #include "omn/io/checkpoint.h"
 #include "omn/io/hash_beside.h"
+#include "omn/io/model_folder.h"
 #include "omn/io/sha256.h"
+#include "omn/model/hf_config.h"
 #include "omn/model/preset.h"
 #include "omn/output/progress.h"
 #include "omn/output/provenance.h"
@@ -47,7 +50,13 @@ bool isIndex(const std::string& path) {
 
 // The digest pinned for the checkpoint itself: --sha256, or its --digests line (both: they agree).
 // Every other line must name a file beside a sharded index; checked before any byte is hashed.
-std::string expectedDigest(const ProfileRequest& req) {
+// A --digests line naming another file of the model folder (config.json, tokenizer.json, ...: a
+// `sha256sum DIR/*` list): not the weights, and not an error.
+bool inFolder(const io::ModelLocation& loc, const std::string& p) {
+  return loc.isFolder() && fs::path(digestKey(p)).parent_path() == fs::path(digestKey(loc.config_path)).parent_path();
+}
+
+std::string expectedDigest(const ProfileRequest& req, const io::ModelLocation& loc) {
   std::string expected = req.expected_sha256.empty() ? "" : io::normaliseSha256(req.expected_sha256, "--sha256");
   std::string source = expected.empty() ? "" : "--sha256 " + expected;  // who pinned `expected`
   const std::string self = digestKey(req.checkpoint);
@@ -59,7 +68,7 @@ std::string expectedDigest(const ProfileRequest& req) {
         throw UsageError(source + " and " + here + " disagree about " + req.checkpoint);
       if (source.empty()) source = here;
       expected = d;
-    } else if (!isIndex(req.checkpoint) || fs::path(k).parent_path() != fs::path(self).parent_path()) {
+    } else if ((!isIndex(req.checkpoint) || fs::path(k).parent_path() != fs::path(self).parent_path()) && !inFolder(loc, p)) {
       throw UsageError("--digests " + req.digests_path + ": " + p + " is not " + req.checkpoint +
                        (isIndex(req.checkpoint) ? " or a shard beside it" : "") +
                        " (paths are relative to the current directory, as for sha256sum -c)");
@@ -85,11 +94,22 @@ std::string pinned(const ProfileRequest& req, const std::string& path) {
 
 }  // namespace
 
-json profileCheckpoint(const ProfileRequest& req) {
+json profileCheckpoint(const ProfileRequest& request) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
-  validate(req.options);  // before the first byte is hashed
-  const std::string expected = expectedDigest(req);
+  validate(request.options);  // before the first byte is hashed
+  // a Hugging Face model folder: its weights file is the checkpoint, its config.json the architecture
+  const io::ModelLocation loc = io::locateModel(request.checkpoint);
+  std::optional<model::HfArchitecture> hf;
+  if (loc.isFolder()) hf = model::readHfConfig(loc.config, loc.config_path);
+  ProfileRequest req = request;
+  req.checkpoint = loc.weights;
+  const std::string expected = expectedDigest(req, loc);
+  // config.json, where --digests pins it, checked before a byte of the weights is hashed
+  std::string config_pin;
+  for (const auto& [p, d] : req.digests)
+    if (loc.isFolder() && digestKey(p) == digestKey(loc.config_path)) config_pin = d;
+  if (!config_pin.empty()) io::requireSha256(loc.config_path, config_pin, loc.config_sha256);
 
   // The hash streams the whole file while the parser touches only the directory, the pickle and
   // the gain records: run it beside the parse, and release nothing until it is checked.
@@ -106,7 +126,7 @@ json profileCheckpoint(const ProfileRequest& req) {
     oo.state_key = req.state_key;
     ck = io::openCheckpoint(req.checkpoint, oo);
     const bool detected = req.preset.empty();
-    const model::Preset preset = model::resolvePreset(req.preset, ck->index, ck->metadata, req.checkpoint);
+    const model::Preset preset = model::resolvePreset(req.preset, ck->index, ck->metadata, req.checkpoint, hf ? &*hf : nullptr);
     const GainSet gains = loadGains(*ck, preset);
     const model::TensorMatch match = model::matchTensors(preset, ck->index, gains.n_layers);
     doc = computeProfile(gains, req.options);
@@ -117,13 +137,14 @@ json profileCheckpoint(const ProfileRequest& req) {
     // a wrong digest outranks the parse error it may have caused
     hashing.verify();
     for (const auto& [p, d] : req.digests)  // a tampered shard, not the parse error it caused
-      if (digestKey(p) != digestKey(req.checkpoint)) io::requireSha256(p, d, io::sha256File(p));
+      if (digestKey(p) != digestKey(req.checkpoint) && !(loc.isFolder() && digestKey(p) == digestKey(loc.config_path)))
+        io::requireSha256(p, d, io::sha256File(p));
     throw;
   }
   for (const auto& [p, d] : req.digests) {  // each line names the checkpoint or one of its shards
     bool named = false;
     for (const auto& f : ck->files) named = named || digestKey(f->path()) == digestKey(p);
-    if (!named)
+    if (!named && !inFolder(loc, p))
       throw UsageError("--digests " + req.digests_path + ": " + p + " is not a shard of " + req.checkpoint +
                        " (its /weight_map names no such file)");
   }
@@ -146,6 +167,7 @@ json profileCheckpoint(const ProfileRequest& req) {
     extra_files.push_back({{"path", path}, {"sha256", got.empty() ? json(nullptr) : json(got)}, {"sha256_verified", !want.empty()}});
   }
   if (hash) prov.inputs.push_back({"checkpoint", req.checkpoint, digest, !expected.empty()});
+  if (loc.isFolder()) prov.inputs.push_back({"model-config", loc.config_path, loc.config_sha256, !config_pin.empty()});
   for (const auto& f : extra_files)
     if (f["sha256"].is_string()) prov.inputs.push_back({"checkpoint-shard", f["path"], f["sha256"], f["sha256_verified"]});
   prov.finished_utc = output::utcNow();
@@ -163,6 +185,9 @@ json profileCheckpoint(const ProfileRequest& req) {
                        {"state_key", ck->state_key},
                        {"shared_storage", ck->shared_storage},
                        {"metadata", ck->metadata}};
+  if (loc.isFolder())
+    out["checkpoint"]["folder"] = {{"path", loc.given}, {"config", loc.config_path}, {"config_sha256", loc.config_sha256},
+                                   {"config_verified", !config_pin.empty()}, {"model_type", hf->model_type}};
   for (auto it = doc.begin(); it != doc.end(); ++it) out[it.key()] = it.value();
   return out;
 }

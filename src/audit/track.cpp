@@ -6,6 +6,8 @@
 #include "omn/audit/profile_run.h"
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
+#include "omn/io/model_folder.h"
 #include "omn/output/provenance.h"
 
 namespace omn::audit {
@@ -23,6 +25,29 @@ bool isCheckpointName(const std::string& name) {
   return ends(".pt") || ends(".pth") || ends(".bin") || ends(".safetensors");
 }
 
+bool isModelFolder(const fs::path& dir) { return io::isModelFolder(dir.string()); }
+
+// The digests a run directory's train.json records for its checkpoints (checkpoints/*, final.pt):
+// key(path) -> (digest, where it is recorded). A train.json that is not a train document is
+// FormatError naming it; a listed checkpoint that is gone is not an error (a run keeps the ones
+// it keeps).
+struct Recorded {
+  std::string sha256, where;
+};
+void addRecordedDigests(const std::string& dir, std::map<std::string, Recorded>& out) {
+  const fs::path train = fs::path(dir) / "train.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(train, ec)) return;
+  const json doc = io::readJsonFile(train.string(), "run record");
+  io::checkDocument(doc, train.string(), {io::DocumentKind::train});
+  auto add = [&](const json& entry, const std::string& pointer) {
+    const fs::path p = fs::path(dir) / entry.at("path").get<std::string>();
+    out[digestKey(p.string())] = {entry.at("sha256").get<std::string>(), train.string() + " " + pointer + "/sha256"};
+  };
+  for (std::size_t i = 0; i < doc["checkpoints"].size(); ++i) add(doc["checkpoints"][i], "/checkpoints/" + std::to_string(i));
+  if (doc.contains("final_checkpoint") && doc["final_checkpoint"].is_object()) add(doc["final_checkpoint"], "/final_checkpoint");
+}
+
 json roleStats(const json& r) {
   return {{"mean", r.at("mean")}, {"std", r.at("std")}, {"min", r.at("min")}, {"max", r.at("max")}};
 }
@@ -38,13 +63,23 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
       out.push_back(in);
       continue;
     }
+    if (isModelFolder(in)) {  // a Hugging Face model folder is one checkpoint
+      out.push_back(in);
+      continue;
+    }
     std::vector<std::string> found;
     for (auto it = fs::recursive_directory_iterator(in, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (it.depth() >= 1) it.disable_recursion_pending();  // the directory and its subdirectories: two levels
-      if (it->is_regular_file(ec) && isCheckpointName(it->path().filename().string())) found.push_back(it->path().string());
+      if (it->is_directory(ec) && isModelFolder(it->path())) {  // a Trainer's checkpoint-N/ folders
+        found.push_back(it->path().string());
+        it.disable_recursion_pending();
+      } else if (it->is_regular_file(ec) && isCheckpointName(it->path().filename().string()) && !isModelFolder(it->path().parent_path())) {
+        found.push_back(it->path().string());
+      }
     }
     if (ec) throw UsageError(in + ": cannot list the directory: " + ec.message());
-    if (found.empty()) throw UsageError(in + ": a directory with no checkpoint files (*.pt, *.pth, *.bin, *.safetensors)");
+    if (found.empty())
+      throw UsageError(in + ": a directory with no checkpoint files (*.pt, *.pth, *.bin, *.safetensors) and no model folders (config.json)");
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }
@@ -71,6 +106,20 @@ json trackCheckpoints(const TrackRequest& req) {
     if (const auto [it, fresh] = digests.emplace(key(p), d); !fresh && it->second != d)
       throw UsageError("--digests " + req.digests_path + ": " + p + " names a file another line already pins, with a different digest (" +
                        it->second + " and " + d + ")");
+  // what a run's own train.json records: checked like a --digests line (the two must agree)
+  std::map<std::string, Recorded> recorded;
+  for (const auto& in : req.inputs) {
+    std::error_code ec;
+    if (fs::is_directory(in, ec)) addRecordedDigests(in, recorded);
+  }
+  for (const auto& [k, r] : recorded) {
+    bool given = false;
+    for (const auto& c : paths) given = given || key(c) == k;
+    if (!given) continue;
+    if (const auto it = digests.find(k); it != digests.end() && it->second != r.sha256)
+      throw UsageError("--digests " + req.digests_path + " pins " + k + " at " + it->second + ", but " + r.where + " records " +
+                       r.sha256 + ": which one is right?");
+  }
   for (const auto& [p, d] : req.digests) {
     bool named = false;
     for (const auto& c : paths) named = named || key(c) == key(p);
@@ -92,10 +141,18 @@ json trackCheckpoints(const TrackRequest& req) {
     pr.state_key = req.state_key;
     pr.options = req.options;
     const auto d = digests.find(key(p));
-    pr.hash = d != digests.end();
+    const auto r = recorded.find(key(p));
+    pr.hash = d != digests.end() || r != recorded.end();
     pr.parameters = false;  // a trajectory of gains: the model's size and head are not read
-    if (pr.hash) pr.expected_sha256 = d->second;
-    const json prof = profileCheckpoint(pr);  // IntegrityError on a mismatch
+    if (d != digests.end()) pr.expected_sha256 = d->second;
+    else if (r != recorded.end()) pr.expected_sha256 = r->second.sha256;
+    json prof;
+    try {
+      prof = profileCheckpoint(pr);  // IntegrityError on a mismatch
+    } catch (const IntegrityError& e) {
+      if (d != digests.end() || r == recorded.end()) throw;
+      throw IntegrityError(std::string(e.what()) + " (the digest " + r->second.where + " records)");
+    }
     verified += prof["checkpoint"]["verified"] == "all";  // an index alone is not its shards
     const json& meta = prof["checkpoint"]["metadata"];
     json step = meta.is_object() && meta.contains("step") && meta["step"].is_number_integer() ? meta["step"] : json(nullptr);

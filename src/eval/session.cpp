@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include <ATen/Parallel.h>
@@ -12,6 +13,7 @@
 #include "omn/errors.h"
 #include "omn/io/hash_beside.h"
 #include "omn/io/sha256.h"
+#include "omn/model/hf_config.h"
 #include "omn/model/products.h"
 #include "omn/model/weights.h"
 #include "omn/output/json_file.h"
@@ -21,6 +23,11 @@ namespace omn::eval {
 std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   auto s = std::make_unique<Session>();
   s->spec = spec;
+  // a Hugging Face model folder: its weights file is the checkpoint, its config.json the architecture
+  s->location = io::locateModel(spec.checkpoint);
+  s->spec.checkpoint = s->location.weights;
+  std::optional<model::HfArchitecture> hf;
+  if (s->location.isFolder()) hf = model::readHfConfig(s->location.config, s->location.config_path);
   const OptionNames& n = spec.names;
   // every option that can be refused without the checkpoint is refused before it is hashed
   if (spec.tokenizer_revision.empty() && spec.tokenizer_revision_required)
@@ -42,12 +49,13 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   // The hash streams the whole checkpoint beside the parse and the weight loading (the parsers
   // execute nothing); nothing is evaluated before it is checked, and a wrong digest is reported
   // as such even when the file also fails to parse.
-  io::HashBeside hashing(spec.checkpoint, expected);
+  const std::string& weights = s->spec.checkpoint;
+  io::HashBeside hashing(weights, expected);
   hashing.guard([&] {
     io::OpenOptions oo;
     oo.state_key = spec.state_key;
-    s->ck = io::openCheckpoint(spec.checkpoint, oo);
-    s->preset = model::resolvePreset(spec.preset, s->ck->index, s->ck->metadata, spec.checkpoint);
+    s->ck = io::openCheckpoint(weights, oo);
+    s->preset = model::resolvePreset(spec.preset, s->ck->index, s->ck->metadata, weights, hf ? &*hf : nullptr);
     s->config = model::inferConfig(s->preset, s->ck->index);
     s->dtype = model::workingDtype(spec.dtype, s->ck->index.at(s->config.name("wq", 0)).dtype);
     if (s->dtype == at::kHalf && s->device.is_cpu())  // auto on an fp16 checkpoint
@@ -88,12 +96,17 @@ void requireCheckpointUnchanged(const Session& s, const std::string& when, bool 
 }
 
 nlohmann::json checkpointJson(const Session& s) {
-  return {{"path", s.spec.checkpoint},
-          {"sha256", s.checkpoint_sha256},
-          {"sha256_verified", !s.spec.sha256.empty()},
-          {"format", s.ck->format},
-          {"state_key", s.ck->state_key},
-          {"metadata", s.ck->metadata}};
+  nlohmann::json j = {{"path", s.spec.checkpoint},
+                      {"sha256", s.checkpoint_sha256},
+                      {"sha256_verified", !s.spec.sha256.empty()},
+                      {"format", s.ck->format},
+                      {"state_key", s.ck->state_key},
+                      {"metadata", s.ck->metadata}};
+  if (s.location.isFolder())  // config.json chose the architecture: its digest is part of the result
+    j["folder"] = {{"path", s.location.given}, {"config", s.location.config_path}, {"config_sha256", s.location.config_sha256},
+                   {"config_verified", false},
+                   {"model_type", s.location.config.contains("model_type") ? s.location.config["model_type"] : nlohmann::json(nullptr)}};
+  return j;
 }
 
 namespace {

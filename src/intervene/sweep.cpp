@@ -358,6 +358,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
                  {"checkpoint", rel(s.spec.checkpoint), s.checkpoint_sha256, !s.spec.sha256.empty()},
                  {"tokens", rel(s.tokens.path), s.tokens.sha256, !s.spec.tokens_sha256.empty()}};
   if (!s.tokens.offsets_path.empty()) prov.inputs.push_back({"offsets", rel(s.tokens.offsets_path), s.tokens.offsets_sha256, false});
+  if (s.location.isFolder()) prov.inputs.push_back({"model-config", rel(s.location.config_path), s.location.config_sha256, false});
   prov.finished_utc = output::utcNow();
   ResultsInput in;
   in.base = {{"schema", "omn-audit/intervention@1"},
@@ -376,6 +377,10 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   if (!m.reported.is_null()) in.base["reported"] = m.reported;
   if (!o.confirms.is_null()) in.base["confirms"] = o.confirms;
   in.base["checkpoint"]["path"] = rel(s.spec.checkpoint);
+  if (s.location.isFolder()) {
+    in.base["checkpoint"]["folder"]["path"] = rel(s.location.given);
+    in.base["checkpoint"]["folder"]["config"] = rel(s.location.config_path);
+  }
   if (s.preset.source != "builtin" && s.preset.source.find('/') != std::string::npos)  // a preset file beside the manifest
     in.base["model"]["preset_source"] = rel(s.preset.source);
   in.base["tokens"]["path"] = rel(s.tokens.path);

@@ -19,7 +19,7 @@ void expectShape(const io::TensorRef& t, const std::vector<std::int64_t>& want) 
 
 void agree(const Preset& p, const char* key, std::int64_t inferred, const std::string& from) {
   if (auto v = p.archInt(key); v && *v != inferred)
-    throw FormatError("preset " + p.name + " says " + key + " = " + std::to_string(*v) + ", but " + from + " implies " +
+    throw FormatError(p.archSource(key) + " says " + key + " = " + std::to_string(*v) + ", but " + from + " implies " +
                       std::to_string(inferred));
 }
 
@@ -50,6 +50,11 @@ ModelConfig conventionsFromPreset(const Preset& p, const io::TensorIndex& index)
   if (p.parametrisation == GainParametrisation::OnePlus)
     throw UsageError("preset " + p.name + ": eval does not implement this architecture (Gemma-style 1+w norms, "
                      "embedding scaling, GeLU, sliding windows); `profile` supports it");
+  if (!p.forward_unsupported.empty()) {
+    std::string what;
+    for (const auto& u : p.forward_unsupported) what += (what.empty() ? "" : "; ") + u;
+    throw UsageError("eval does not implement what the model's config asks: " + what + " (profile reads its gains regardless)");
+  }
   const bool pre = p.has("attention_norm") && p.has("ffn_norm");
   const bool post = p.has("post_attention_norm") && p.has("post_ffn_norm");
   if (pre == post)

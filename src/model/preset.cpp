@@ -91,6 +91,11 @@ double Preset::archDouble(const std::string& key, double fallback) const {
   return architecture.contains(key) ? architecture[key].get<double>() : fallback;
 }
 
+std::string Preset::archSource(const std::string& key) const {
+  const auto it = architecture_from.find(key);
+  return it != architecture_from.end() ? it->second : "preset " + name;
+}
+
 Preset parsePreset(const nlohmann::json& j, const std::string& source) {
   onlyKeys(j, {"schema", "name", "description", "tensors", "detect", "gain", "architecture"}, source, "");
   if (str(j, "schema", source, "") != "omn-audit/preset@1")
@@ -111,7 +116,8 @@ Preset parsePreset(const nlohmann::json& j, const std::string& source) {
     if (p.tensors[per_layer].find("{i}") == std::string::npos)
       bad(source, std::string("/tensors/") + per_layer, "the pattern must contain {i} (the layer index)");
   if (j.contains("detect")) {
-    onlyKeys(j["detect"], {"present", "absent", "fallback"}, source, "/detect");
+    onlyKeys(j["detect"], {"present", "absent", "fallback", "model_types"}, source, "/detect");
+    if (j["detect"].contains("model_types")) p.hf_model_types = strings(j["detect"]["model_types"], source, "/detect/model_types");
     if (j["detect"].contains("fallback")) {
       if (!j["detect"]["fallback"].is_boolean()) bad(source, "/detect/fallback", "expected true or false");
       p.detect_fallback = j["detect"]["fallback"].get<bool>();
@@ -244,14 +250,44 @@ void adoptCheckpointArchitecture(Preset& p, const nlohmann::json& metadata, cons
   p.architecture = merged;
 }
 
+namespace {
+// The built-in preset whose detect.model_types lists config.json's model_type.
+Preset presetForModelType(const HfArchitecture& hf) {
+  std::string known;
+  for (const auto& name : builtinPresetNames()) {
+    Preset p = loadPreset(name);
+    for (const auto& t : p.hf_model_types) {
+      if (t == hf.model_type) return p;
+      known += (known.empty() ? "" : ", ") + t;
+    }
+  }
+  if (hf.model_type.empty())
+    throw FormatError(hf.path + " /model_type: missing, so the model's family is unknown (presets serve " + known +
+                      "); name the preset with --preset");
+  throw FormatError(hf.path + " /model_type: \"" + hf.model_type + "\" is no family a built-in preset serves (" + known +
+                    "); name a preset with --preset (a built-in or a preset JSON file, docs/profile.md)");
+}
+
+// config.json's statements over the family's defaults (config.json describes this model; the
+// preset, the family); each remembers where it came from for the messages that check it.
+void adoptHfArchitecture(Preset& p, const HfArchitecture& hf) {
+  for (auto it = hf.architecture.begin(); it != hf.architecture.end(); ++it) {
+    p.architecture[it.key()] = it.value();
+    p.architecture_from[it.key()] = hf.from.at(it.key());
+  }
+  p.forward_unsupported = hf.forward_unsupported;
+}
+}  // namespace
+
 Preset resolvePreset(const std::string& requested, const io::TensorIndex& index, const nlohmann::json& metadata,
-                     const std::string& where) {
+                     const std::string& where, const HfArchitecture* hf) {
   Preset p;
   try {
-    p = requested.empty() ? detectPreset(index) : loadPreset(requested);
+    p = !requested.empty() ? loadPreset(requested) : hf ? presetForModelType(*hf) : detectPreset(index);
   } catch (const FormatError& e) {  // which checkpoint: track and eval read many
     throw FormatError(where + ": " + e.what());
   }
+  if (hf) adoptHfArchitecture(p, *hf);
   adoptCheckpointArchitecture(p, metadata, where);
   return p;
 }

@@ -339,6 +339,27 @@ la = [json.loads(x).get("train_loss") for x in open(os.path.join(ref_out, "log.j
 lb = [json.loads(x).get("train_loss") for x in open(os.path.join(cut_out, "log.jsonl"))]
 check(la == lb, "resume: the log equals the uninterrupted run's, step for step")
 
+# --- track of a run directory verifies every checkpoint against the digest train.json records ----
+rec = json.load(open(os.path.join(ref_out, "train.json")))
+tj = os.path.join(work, "track-run.json")
+run("track", ref_out, "--json", tj)
+t = json.load(open(tj))
+n_recorded = len(rec["checkpoints"]) + 1  # and final.pt
+check(t["summary"]["verified"] == n_recorded == t["summary"]["checkpoints"] and all(c["sha256_verified"] for c in t["checkpoints"]),
+      "track RUN: each of its %d checkpoints verified against train.json's digest" % n_recorded)
+r = run("profile", ref_out, expect=2)
+check("omn-audit run directory" in r.stderr and "final.pt" in r.stderr,
+      "profile RUN_DIR (its config.json is the train config, not a model's): exit 2 pointing at final.pt")
+tdir = os.path.join(work, "run-track-tampered")
+shutil.copytree(ref_out, tdir)
+victim = os.path.join(tdir, rec["checkpoints"][-1]["path"])
+blob = bytearray(open(victim, "rb").read())
+blob[-100] ^= 0x01
+open(victim, "wb").write(bytes(blob))
+r = run("track", tdir, expect=4)
+check(rec["checkpoints"][-1]["path"].split("/")[-1] in r.stderr and "train.json" in r.stderr,
+      "track RUN with a flipped byte in a checkpoint: exit 4 naming it and train.json (%s)" % r.stderr.strip()[-160:])
+
 # --- bad input: exit 2 (or 4) naming the place; nothing overwritten ------------------------------
 def bad(conf_change, want, expect=2, extra=()):
     c = json.load(open(os.path.join(work, "train-qk-on.json")))

@@ -14,13 +14,15 @@
 #include "omn/eval/scores_json.h"
 #include "omn/eval/token_set.h"
 #include "omn/io/checkpoint.h"
+#include "omn/io/model_folder.h"
 #include "omn/model/preset.h"
 #include "omn/model/transformer.h"
 
 namespace omn::eval {
 
 struct Session {
-  SessionSpec spec;
+  SessionSpec spec;  // spec.checkpoint: the weights file (a model folder's, where one was given)
+  io::ModelLocation location;  // what was given: a file, or a Hugging Face folder with its config.json
   std::shared_ptr<io::Checkpoint> ck;  // also held by the model's zero-copy weights (Weights::mapping)
   std::string checkpoint_sha256;
   model::Preset preset;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "omn/io/tensor_index.h"
+#include "omn/model/hf_config.h"
 
 namespace omn::model {
 
@@ -21,15 +22,20 @@ struct Preset {
   std::map<std::string, std::string> tensors;  // role → name pattern ("layers.{i}.attention.wq.weight")
   std::vector<std::string> detect_present, detect_absent;
   bool detect_fallback = false;  // matched only when no other preset does (generic presets)
+  std::vector<std::string> hf_model_types;  // the config.json model_type values of the family (detect.model_types)
   GainParametrisation parametrisation = GainParametrisation::Direct;
   GainLayout layout = GainLayout::Head;
   nlohmann::json architecture = nlohmann::json::object();  // may leave dimensions out: inferred
+  std::map<std::string, std::string> architecture_from;    // key -> who stated it, where not the preset (config.json)
+  std::vector<std::string> forward_unsupported;            // what the model's config asks that eval does not compute
 
   std::string tensorName(const std::string& role, int layer) const;  // "" when the role is absent
   bool has(const std::string& role) const { return tensors.count(role) > 0; }
   std::optional<std::int64_t> archInt(const std::string& key) const;
   std::string archString(const std::string& key, const std::string& fallback) const;
   double archDouble(const std::string& key, double fallback) const;
+  // Who states architecture key `key`: "preset qwen3", or "DIR/config.json /num_hidden_layers".
+  std::string archSource(const std::string& key) const;
 };
 
 // "layers.{i}.attention.wq.weight" with {i} = layer (patterns without {i} are returned as they are).
@@ -55,8 +61,12 @@ void adoptCheckpointArchitecture(Preset& p, const nlohmann::json& checkpoint_met
 
 // The preset for a checkpoint: `requested` (a built-in name or a file) or the detected one, with
 // the checkpoint's recorded architecture adopted. One definition for profile, eval and intervene.
+// With a Hugging Face folder's config.json (`hf`): its model_type names the preset unless one is
+// requested (a model_type no preset lists is FormatError naming it), and what it states of the
+// architecture overrides the family's defaults; inferConfig then checks each value against the
+// tensors, naming config.json and the key.
 Preset resolvePreset(const std::string& requested, const io::TensorIndex& index, const nlohmann::json& checkpoint_metadata,
-                     const std::string& where);
+                     const std::string& where, const HfArchitecture* hf = nullptr);
 
 // Tensor names not matched by any of the preset's patterns, and pattern names for layers
 // [0, n_layers) that the checkpoint lacks.

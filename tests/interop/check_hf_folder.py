@@ -1,0 +1,249 @@
+#!/usr/bin/python3
+"""A Hugging Face model folder (config.json beside the weights) wherever a checkpoint goes:
+profile, eval, intervene and track read it, config.json gives the architecture, and what it says
+is checked against the tensors. The folder's model is Qwen3-named with a config that departs from
+the qwen3 preset's defaults (RoPE base 5,000 and eps 1e-5, not 1e6 and 1e-6), so a result that
+matches the independent reference (tests/parity/reference_model.py) with config.json's values, and
+differs from the bare file read with the preset's, shows config.json was read.
+
+usage: check_hf_folder.py OMN_AUDIT WORKDIR
+"""
+import collections
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "parity"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Harness  # noqa: E402
+from reference_model import Reference  # noqa: E402
+
+omn, work = sys.argv[1], sys.argv[2]
+H = Harness(omn, work)
+torch.manual_seed(3)
+VOCAB, D, NH, NKV, HD, F, L = 97, 32, 4, 2, 8, 40, 2
+SEQ, NSEQ = 24, 4
+THETA, EPS = 5000.0, 1e-5
+
+NAMES = {"embedding": "model.embed_tokens.weight", "attention_norm": "model.layers.{i}.input_layernorm.weight",
+         "wq": "model.layers.{i}.self_attn.q_proj.weight", "wk": "model.layers.{i}.self_attn.k_proj.weight",
+         "wv": "model.layers.{i}.self_attn.v_proj.weight", "wo": "model.layers.{i}.self_attn.o_proj.weight",
+         "q_norm": "model.layers.{i}.self_attn.q_norm.weight", "k_norm": "model.layers.{i}.self_attn.k_norm.weight",
+         "ffn_norm": "model.layers.{i}.post_attention_layernorm.weight", "w1": "model.layers.{i}.mlp.gate_proj.weight",
+         "w3": "model.layers.{i}.mlp.up_proj.weight", "w2": "model.layers.{i}.mlp.down_proj.weight",
+         "final_norm": "model.norm.weight", "output": "lm_head.weight"}
+ST = {torch.float32: "F32", torch.bfloat16: "BF16"}
+
+
+def write_safetensors(path, tensors):
+    header, blobs, off = {}, [], 0
+    for k, v in tensors.items():
+        data = v.contiguous().view(torch.uint8).numpy().tobytes()
+        header[k] = {"dtype": ST[v.dtype], "shape": list(v.shape), "data_offsets": [off, off + len(data)]}
+        blobs.append(data)
+        off += len(data)
+    header["__metadata__"] = {"format": "pt"}
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little") + h + b"".join(blobs))
+
+
+def model(tied):
+    sd = collections.OrderedDict()
+    r = lambda *s: torch.randn(*s) / s[-1] ** 0.5  # noqa: E731
+    sd[NAMES["embedding"]] = torch.randn(VOCAB, D)
+    for i in range(L):
+        n = lambda role: NAMES[role].replace("{i}", str(i))  # noqa: E731
+        sd[n("attention_norm")], sd[n("ffn_norm")] = 1 + 0.2 * torch.randn(D), 1 + 0.2 * torch.randn(D)
+        sd[n("wq")], sd[n("wk")], sd[n("wv")], sd[n("wo")] = r(NH * HD, D), r(NKV * HD, D), r(NKV * HD, D), r(D, NH * HD)
+        sd[n("q_norm")], sd[n("k_norm")] = torch.rand(HD) * 3 - 0.2, torch.rand(HD) * 3 - 0.2
+        sd[n("w1")], sd[n("w3")], sd[n("w2")] = r(F, D), r(F, D), r(D, F)
+    sd[NAMES["final_norm"]] = 1 + 0.1 * torch.randn(D)
+    if not tied:
+        sd[NAMES["output"]] = r(VOCAB, D) * 3
+    return sd
+
+
+def config(tied, **change):
+    c = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": D, "num_attention_heads": NH,
+         "num_key_value_heads": NKV, "head_dim": HD, "intermediate_size": F, "num_hidden_layers": L, "vocab_size": VOCAB,
+         "rms_norm_eps": EPS, "rope_theta": THETA, "rope_scaling": None, "tie_word_embeddings": tied, "hidden_act": "silu",
+         "attention_bias": False, "use_sliding_window": False, "sliding_window": None, "torch_dtype": "float32"}
+    c.update(change)
+    return c
+
+
+def folder(name, sd, cfg, sharded=False, extra=()):
+    d = os.path.join(work, name)
+    os.makedirs(d)
+    json.dump(cfg, open(os.path.join(d, "config.json"), "w"), indent=2)
+    if sharded:
+        keys = list(sd)
+        parts = [keys[: len(keys) // 2], keys[len(keys) // 2:]]
+        wmap = {}
+        for i, part in enumerate(parts):
+            fname = "model-%05d-of-00002.safetensors" % (i + 1)
+            write_safetensors(os.path.join(d, fname), collections.OrderedDict((k, sd[k]) for k in part))
+            wmap.update({k: fname for k in part})
+        json.dump({"metadata": {}, "weight_map": wmap}, open(os.path.join(d, "model.safetensors.index.json"), "w"))
+    else:
+        write_safetensors(os.path.join(d, "model.safetensors"), sd)
+    for f in extra:  # what else a model folder holds: never read
+        open(os.path.join(d, f), "w").write("{}\n")
+    return d
+
+
+def sha(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def ref_cfg(tied):
+    return {"tensors": NAMES, "head_dim": HD, "n_heads": NH, "n_kv_heads": NKV, "n_layers": L, "norm_eps": EPS,
+            "qk_norm_eps": EPS, "rope_theta": THETA, "rope_style": "rotate_half", "norm_cast": "multiply_then_cast",
+            "qk_norm_cast": "cast_then_multiply", "qk_layout": "head", "one_plus": False, "tied_output": tied}
+
+
+rng = np.random.default_rng(5)
+stream = rng.integers(1, VOCAB, size=SEQ * NSEQ + 8).astype(np.uint16)  # no EOS (0): one document per row
+tokpath = os.path.join(work, "tokens.bin")
+stream.tofile(tokpath)
+rows = [torch.tensor(stream[i * SEQ:(i + 1) * SEQ].astype(np.int64)) for i in range(NSEQ)]
+
+
+def evaluate(ck, tag, *extra, expect=0):
+    out, logits = os.path.join(work, tag + ".json"), os.path.join(work, tag + ".npy")
+    p = H.run("eval", ck, "--tokens", tokpath, "--eos", "0", "--tokenizer-revision", "test", "--seq-len", str(SEQ),
+              "--num-seqs", str(NSEQ), "--row-form", "historical", "--dtype", "fp32", "--groups", "2",
+              "--bootstrap-resamples", "100", "--json", out, "--dump-logits", logits, *extra,
+              expect=expect)
+    if expect:
+        return p
+    return json.load(open(out)), np.load(logits)
+
+
+def check_against_reference(doc, logits, sd, tied, tag):
+    ref = Reference(sd, ref_cfg(tied))
+    zeros = torch.zeros(SEQ, dtype=torch.long)
+    want = [ref.nll(t, zeros)[0] for t in rows]
+    got = doc["result"]["sequences"]["nll_sum"]
+    rel = max(abs(g - w) / abs(w) for g, w in zip(got, want))
+    H.check(rel <= 1e-6, "%s: NLL equals the reference with config.json's RoPE base and eps (rel %.2g)" % (tag, rel))
+    err = float(np.abs(logits - ref.forward(rows[0], zeros).numpy()).max())
+    H.check(err <= 1e-4, "%s: row 0's logits equal the reference's (max abs %.2g)" % (tag, err))
+    return got
+
+
+# --- 1. profile: the folder is its weights file, and config.json is recorded ----------------------
+sd = model(tied=False)
+qdir = folder("qwen3-like", sd, config(False), extra=["tokenizer.json", "generation_config.json"])
+weights = os.path.join(qdir, "model.safetensors")
+pf = os.path.join(work, "folder.profile.json")
+H.run("profile", qdir, "--json", pf, "--no-tables")
+prof = json.load(open(pf))
+H.check(prof["preset"]["name"] == "qwen3", "profile: config.json's model_type chose the qwen3 preset")
+H.check(prof["checkpoint"]["path"] == weights, "profile: the checkpoint read is the folder's model.safetensors")
+folder_rec = prof["checkpoint"].get("folder") or {}
+H.check(folder_rec.get("config_sha256") == sha(os.path.join(qdir, "config.json")) and folder_rec.get("model_type") == "qwen3",
+        "profile: /checkpoint/folder records config.json's digest and model_type")
+H.check(any(i["role"] == "model-config" and i["sha256"] == sha(os.path.join(qdir, "config.json"))
+            for i in prof["provenance"]["inputs"]), "profile: config.json is a provenance input with its digest")
+pb = os.path.join(work, "file.profile.json")
+H.run("profile", weights, "--json", pb, "--no-tables")
+H.check(json.load(open(pb))["statistics"] == prof["statistics"], "profile: the folder's statistics are the weights file's")
+
+# --digests over every file of the folder (sha256sum DIR/*): the weights and config.json verified, the rest not read
+sums = os.path.join(work, "SUMS")
+open(sums, "w").write("".join("%s  %s\n" % (sha(os.path.join(qdir, f)), os.path.join(qdir, f)) for f in sorted(os.listdir(qdir))))
+H.run("profile", qdir, "--digests", sums, "--json", pf, "--force", "--no-tables")
+prof = json.load(open(pf))
+H.check(prof["checkpoint"]["verified"] == "all" and prof["checkpoint"]["folder"]["config_verified"],
+        "profile --digests DIR/*: the weights and config.json verified, the folder's other files ignored")
+lines = open(sums).read().splitlines()
+bad = [("0" * 64 + l[64:]) if l.endswith("config.json") else l for l in lines]
+open(sums, "w").write("\n".join(bad) + "\n")
+p = H.run("profile", qdir, "--digests", sums, "--no-tables", expect=4)
+H.check("config.json" in p.stderr, "profile: a config.json that is not the pinned one is exit 4 naming it")
+
+# --- 2. eval: config.json's architecture, equal to the reference ---------------------------------
+doc, logits = evaluate(qdir, "folder")
+got = check_against_reference(doc, logits, sd, False, "eval FOLDER")
+H.check(doc["checkpoint"]["folder"]["config"] == os.path.join(qdir, "config.json") and doc["model"]["config"]["rope_theta"] == THETA,
+        "eval: the document records the folder and the RoPE base config.json gave")
+bare, _ = evaluate(weights, "bare")
+H.check(bare["result"]["sequences"]["nll_sum"] != got,
+        "eval of the bare weights file (the qwen3 preset's RoPE base 1e6, eps 1e-6) differs: config.json was read")
+preset = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "configs", "presets", "qwen3.json")))
+preset["architecture"].update({"rope_theta": THETA, "norm_eps": EPS, "qk_norm_eps": EPS})
+ppath = os.path.join(work, "preset.json")
+json.dump(preset, open(ppath, "w"))
+same, _ = evaluate(weights, "with-preset", "--preset", ppath)
+H.check(same["result"]["sequences"]["nll_sum"] == got, "eval: the folder equals the file under a preset with config.json's values, bit for bit")
+
+# a sharded folder with a tied head (no lm_head, tie_word_embeddings)
+sdt = model(tied=True)
+tdir = folder("qwen3-tied-sharded", sdt, config(True), sharded=True)
+doc, logits = evaluate(tdir, "tied")
+check_against_reference(doc, logits, sdt, True, "eval FOLDER (sharded, tied head)")
+
+# --- 3. intervene: a manifest's checkpoint may be a folder ----------------------------------------
+shutil.copy(tokpath, os.path.join(work, "tokens-m.bin"))
+manifest = {"schema": "omn-audit/manifest@1", "checkpoint": {"path": "qwen3-like", "sha256": sha(weights)},
+            "tokens": {"path": "tokens-m.bin", "sha256": sha(tokpath), "eos": 0, "tokenizer_revision": "test"},
+            "rows": {"seq_len": SEQ, "num_seqs": NSEQ, "form": "historical"}, "groups": 2,
+            "bootstrap": {"resamples": 100, "seed": 1}, "model": {"dtype": "fp32", "attention": "masked", "batch": 1},
+            "conditions": [{"op": "constant", "values": [1.0], "targets": ["qk"], "layers": "all"}],
+            "output": {"json": "sweep.json"}}
+mpath = os.path.join(work, "manifest.json")
+json.dump(manifest, open(mpath, "w"))
+H.run("-q", "intervene", "--manifest", mpath, "--force")
+sweep = json.load(open(os.path.join(work, "sweep.json")))
+H.check(sweep["control"]["open"]["result"]["sequences"]["nll_sum"] == got,
+        "intervene: the control pass on the folder scores what eval scored, bit for bit")
+H.check(sweep["checkpoint"]["folder"]["path"] == "qwen3-like", "intervene: the folder is recorded relative to the manifest")
+
+# --- 4. track: model folders, and a Trainer's checkpoint-N/ folders ------------------------------
+tr = os.path.join(work, "trainer-out")
+for step in (1, 2):
+    d = os.path.join(tr, "checkpoint-%d" % step)
+    shutil.copytree(qdir, d)
+    open(os.path.join(d, "optimizer.pt"), "wb").write(b"not a model")  # what a Trainer writes beside the model
+tj = os.path.join(work, "track.json")
+H.run("track", tr, "--order", "given", "--json", tj)
+t = json.load(open(tj))
+H.check([c["path"] for c in t["checkpoints"]] == [os.path.join(tr, "checkpoint-1"), os.path.join(tr, "checkpoint-2")],
+        "track: a directory of checkpoint-N/ model folders is one checkpoint per folder (optimizer.pt not read)")
+
+# --- 5. what config.json says is checked, and what eval cannot compute is refused ----------------
+def refused(name, change, cmd, want, expect=2):
+    d = folder(name, sd, config(False, **change))
+    p = H.run(*cmd(d), expect=expect) if cmd != "eval" else evaluate(d, name, expect=expect)
+    H.check(want in p.stderr, "%s: exit %d naming %r (%s)" % (name, expect, want, p.stderr.strip().splitlines()[-1][:160]))
+
+
+prof_cmd = lambda d: ["profile", d, "--no-tables"]  # noqa: E731
+refused("layers-disagree", {"num_hidden_layers": 3}, prof_cmd, "config.json /num_hidden_layers")
+refused("heads-disagree", {"num_attention_heads": 2, "head_dim": HD}, "eval", "config.json /num_attention_heads")
+refused("unknown-family", {"model_type": "llama"}, prof_cmd, "/model_type")
+refused("wrong-type", {"hidden_size": "32"}, prof_cmd, "config.json /hidden_size: expected a positive integer")
+refused("yarn", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "eval", "config.json /rope_scaling")
+d = os.path.join(work, "yarn")
+H.run("profile", d, "--no-tables")
+H.check(True, "yarn: profile still reads the gains of a model eval cannot run")
+empty = os.path.join(work, "no-config")
+os.makedirs(empty)
+shutil.copy(weights, empty)
+p = H.run("profile", empty, "--no-tables", expect=2)
+H.check("no config.json" in p.stderr, "a folder without config.json: exit 2 saying so")
+noweights = os.path.join(work, "no-weights")
+os.makedirs(noweights)
+json.dump(config(False), open(os.path.join(noweights, "config.json"), "w"))
+p = H.run("eval", noweights, "--tokens", tokpath, "--tokenizer-revision", "t", expect=2)
+H.check("model.safetensors" in p.stderr, "a folder without weights: exit 2 naming what was looked for")
+H.finish()
