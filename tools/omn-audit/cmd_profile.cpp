@@ -30,7 +30,7 @@ struct ProfileArgs {
 Command addProfileCommand(CLI::App& root) {
   auto a = std::make_shared<ProfileArgs>();
   auto* app = root.add_subcommand("profile", "verify a checkpoint and profile all of its Q/K-norm gains");
-  app->add_option("checkpoint", a->req.checkpoint, "torch.save file (.pt/.pth/.bin), .safetensors or *.safetensors.index.json")
+  app->add_option("checkpoint", a->req.checkpoint, "torch.save file (.pt/.pth/.bin), .safetensors, *.safetensors.index.json, or a Hugging Face model folder (config.json beside the weights)")
       ->required();
   app->add_option("--sha256", a->req.expected_sha256, "expected SHA-256: a mismatch is exit 4 and nothing is reported");
   app->add_option("--digests", a->req.digests_path,

@@ -89,6 +89,8 @@ Command addEvalCommand(CLI::App& root) {
             nlohmann::json doc = {{"schema", "omn-audit/eval@1"}};
             prov.device = s->device.str();
             prov.inputs.push_back({"checkpoint", s->spec.checkpoint, s->checkpoint_sha256, !s->spec.sha256.empty()});
+            if (s->location.isFolder())
+              prov.inputs.push_back({"model-config", s->location.config_path, s->location.config_sha256, false});
             prov.inputs.push_back({"tokens", s->tokens.path, s->tokens.sha256, false});
             if (!s->tokens.offsets_path.empty())
               prov.inputs.push_back({"offsets", s->tokens.offsets_path, s->tokens.offsets_sha256, false});

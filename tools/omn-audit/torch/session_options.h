@@ -67,7 +67,7 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a later flag wins
   // the checkpoint as profile takes it (first positional), or named
   // one checkpoint: "eval a.pt --checkpoint b.pt" is an error, not a silent choice of b.pt
-  app->add_option("checkpoint,--checkpoint", s.checkpoint, "torch.save file, .safetensors or *.safetensors.index.json")
+  app->add_option("checkpoint,--checkpoint", s.checkpoint, "torch.save file, .safetensors, *.safetensors.index.json, or a Hugging Face model folder (config.json beside the weights: config.json gives the architecture)")
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint: a mismatch is exit 4");
