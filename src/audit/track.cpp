@@ -112,14 +112,6 @@ json trackCheckpoints(const TrackRequest& req) {
     std::error_code ec;
     if (fs::is_directory(in, ec)) addRecordedDigests(in, recorded);
   }
-  for (const auto& [k, r] : recorded) {
-    bool given = false;
-    for (const auto& c : paths) given = given || key(c) == k;
-    if (!given) continue;
-    if (const auto it = digests.find(k); it != digests.end() && it->second != r.sha256)
-      throw UsageError("--digests " + req.digests_path + " pins " + k + " at " + it->second + ", but " + r.where + " records " +
-                       r.sha256 + ": which one is right?");
-  }
   for (const auto& [p, d] : req.digests) {
     bool named = false;
     for (const auto& c : paths) named = named || key(c) == key(p);
@@ -153,6 +145,10 @@ json trackCheckpoints(const TrackRequest& req) {
       if (d != digests.end() || r == recorded.end()) throw;
       throw IntegrityError(std::string(e.what()) + " (the digest " + r->second.where + " records)");
     }
+    // pinned by --digests and recorded by the run: the file must be what both say
+    if (d != digests.end() && r != recorded.end() && prof["checkpoint"]["sha256"] != r->second.sha256)
+      throw IntegrityError(p + ": matches --digests " + req.digests_path + " but not the SHA-256 " + r->second.where + " records (" +
+                           r->second.sha256 + "): the run's record and the file disagree");
     verified += prof["checkpoint"]["verified"] == "all";  // an index alone is not its shards
     const json& meta = prof["checkpoint"]["metadata"];
     json step = meta.is_object() && meta.contains("step") && meta["step"].is_number_integer() ? meta["step"] : json(nullptr);

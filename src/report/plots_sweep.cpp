@@ -44,18 +44,30 @@ bool allLayerConstant(const json& cd) {
          cd["op"].contains("value") && cd["op"]["value"].is_number() && cd["op"]["value"].get<double>() > 0;
 }
 
+// A condition's perplexity with the interval its comparison with the control rests on: the
+// paired bootstrap CI of the ratio to the control (the same sequences, resampled together), placed
+// on the control's perplexity. The unpaired CIs of two conditions overlap where the paired one
+// excludes 1 (a 64-row sweep: every whisker over the control's band, every ratio resolved), so the
+// unpaired ones are not drawn.
+struct PairedPoint {
+  double ppl, low, high;
+};
+PairedPoint pairedPoint(const json& ctl, const json& cd) {
+  const double base = val(ctl["perplexity"]);
+  const json& q = cd["vs_control"]["ppl_ratio"];
+  return {val(cd["result"]["perplexity"]), base * val(q["low"]), base * val(q["high"])};
+}
+
 Figure pplVsConstant(const json& r) {
   const json& ctl = r["control"]["open"]["result"];
   std::vector<double> constants;
-  double ylo = val(ctl["perplexity_ci"]["low"]), yhi = val(ctl["perplexity_ci"]["high"]);
+  double ylo = val(ctl["perplexity"]), yhi = ylo;
   for (const auto& c : r["conditions"])
     if (allLayerConstant(c)) {
       constants.push_back(c["op"]["value"].get<double>());
-      for (const char* k : {"low", "high"})
-        if (std::isfinite(val(c["result"]["perplexity_ci"][k]))) {
-          ylo = std::min(ylo, val(c["result"]["perplexity_ci"][k]));
-          yhi = std::max(yhi, val(c["result"]["perplexity_ci"][k]));
-        }
+      const PairedPoint p = pairedPoint(ctl, c);
+      for (double v : {p.ppl, p.low, p.high})
+        if (std::isfinite(v)) ylo = std::min(ylo, v), yhi = std::max(yhi, v);
     }
   if (constants.empty() || !std::isfinite(ylo) || !std::isfinite(yhi)) return {};
   std::sort(constants.begin(), constants.end());
@@ -70,15 +82,15 @@ Figure pplVsConstant(const json& r) {
   std::vector<std::pair<double, std::string>> xt;
   for (std::size_t i = 0; i < constants.size(); ++i) xt.emplace_back(constants[i], labels[i]);
   c.xTicks(xt);
-  // the control: its CI as a band, its estimate as a line
+  // the control: the line every paired interval is measured against
   const std::string ci = confidenceLabel(r);
   c.beginSeries("control");
-  c.svg.rect(c.left(), c.Y(val(ctl["perplexity_ci"]["high"])), c.right() - c.left(),
-             c.Y(val(ctl["perplexity_ci"]["low"])) - c.Y(val(ctl["perplexity_ci"]["high"])), "fill:#999;opacity:0.25", "control-band");
-  c.svg.line(c.left(), c.Y(val(ctl["perplexity"])), c.right(), c.Y(val(ctl["perplexity"])), "stroke:#555;stroke-width:1.5;stroke-dasharray:6,3");
+  c.svg.line(c.left(), c.Y(val(ctl["perplexity"])), c.right(), c.Y(val(ctl["perplexity"])), "stroke:#555;stroke-width:1.5;stroke-dasharray:6,3",
+             "control-line");
   c.endSeries();
   c.data("control", NAN, val(ctl["perplexity"]), val(ctl["perplexity_ci"]["low"]), val(ctl["perplexity_ci"]["high"]), "unmodified");
   std::vector<Key> keys;
+  std::size_t resolved = 0, drawn = 0;
   for (std::size_t t = 0; t < 3; ++t) {
     const Target& tg = kTargets[t];
     std::vector<const json*> conds;
@@ -92,13 +104,16 @@ Figure pplVsConstant(const json& r) {
     for (const json* cd : conds) {
       const double v = (*cd)["op"]["value"].get<double>();
       const double px = c.X(v) + dx;
-      const double ppl = val((*cd)["result"]["perplexity"]);
-      const double lo = val((*cd)["result"]["perplexity_ci"]["low"]), hi = val((*cd)["result"]["perplexity_ci"]["high"]);
-      c.data(tg.name, v, ppl, lo, hi, (*cd)["label"].get<std::string>());
-      if (!std::isfinite(ppl)) continue;
-      if (std::isfinite(lo) && std::isfinite(hi))
-        c.svg.line(px, c.Y(lo), px, c.Y(hi), "stroke:" + std::string(tg.colour) + ";stroke-width:1.5", "whisker");
-      pts.emplace_back(px, c.Y(ppl));
+      const PairedPoint p = pairedPoint(ctl, *cd);
+      c.data(tg.name, v, p.ppl, p.low, p.high, (*cd)["label"].get<std::string>());
+      if (!std::isfinite(p.ppl)) continue;
+      ++drawn;
+      if (std::isfinite(p.low) && std::isfinite(p.high)) {
+        c.svg.line(px, c.Y(p.low), px, c.Y(p.high), "stroke:" + std::string(tg.colour) + ";stroke-width:1.5", "whisker");
+        const double base = val(ctl["perplexity"]);
+        resolved += p.low > base || p.high < base;
+      }
+      pts.emplace_back(px, c.Y(p.ppl));
     }
     c.svg.polyline(pts, "stroke:" + std::string(tg.colour) + ";stroke-width:1.3;opacity:0.8");
     std::size_t k = 0;
@@ -111,10 +126,15 @@ Figure pplVsConstant(const json& r) {
     c.endSeries();
     keys.push_back({Key::Mark::line, tg.colour, tg.name, "", "", tg.shape});
   }
-  keys.push_back({Key::Mark::band, "#999", "control (" + ci + ")", "control"});
+  keys.push_back({Key::Mark::line, "#555", "control", "", "6,3"});
   c.legend(keys);
-  const std::string cap = "Every Q/K gain of all layers replaced by c (Q, K and both side by side at each c); whiskers: bootstrap " +
-                          ci + " over sequences; band and dashed line: the unmodified checkpoint. " + sourceLine(r);
+  const std::string cap =
+      "Every Q/K gain of all layers replaced by c (Q, K and both side by side at each c); whiskers: the paired bootstrap " + ci +
+      " of the ratio to the control on the same sequences, placed on the control's perplexity (" + fixed(val(ctl["perplexity"]), 3) +
+      ", dashed); " + std::to_string(resolved) + " of " + std::to_string(drawn) +
+      " whiskers exclude it. The control's own " + ci + " over sequences, [" + fixed(val(ctl["perplexity_ci"]["low"]), 3) + ", " +
+      fixed(val(ctl["perplexity_ci"]["high"]), 3) + "], is the uncertainty of the model's perplexity, not of the comparison, and is "
+      "not drawn. " + sourceLine(r);
   c.caption(cap);
   return c.figure("sweep-ppl-vs-constant.svg", "Perplexity against the constant", cap);
 }

@@ -45,6 +45,21 @@ for r, c in zip(rows, d["conditions"]):
     q = c["vs_control"]["ppl_ratio"]
     assert abs(float(r["y"]) - (q["estimate"] - 1) * 100) < 1e-9 and abs(float(r["y_low"]) - (q["low"] - 1) * 100) < 1e-9, (r, q)
 PY
+check "ppl-vs-constant CSV: the whiskers are the paired ratio CI placed on the control (not the unpaired CI)" -- /usr/bin/python3 - "$tmp/s/sweep-ppl-vs-constant.csv" "$tmp/sweep.json" <<'PY'
+import csv, json, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["series"] != "control"]
+d = json.load(open(sys.argv[2]))
+base = d["control"]["open"]["result"]["perplexity"]
+by_label = {c["label"]: c for c in d["conditions"]}
+assert rows, "no condition rows"
+for r in rows:
+    c = by_label[r["x_label"]]
+    q = c["vs_control"]["ppl_ratio"]
+    assert abs(float(r["y"]) - c["result"]["perplexity"]) <= 1e-9 * base, (r, c["result"]["perplexity"])
+    assert abs(float(r["y_low"]) - base * q["low"]) <= 1e-9 * base and abs(float(r["y_high"]) - base * q["high"]) <= 1e-9 * base, (r, q)
+PY
+check "ppl-vs-constant: no control band (the unpaired CI is not the comparison's)" -- \
+  test "$(xmllint --xpath "count(//*[@class='control-band'])" "$tmp/s/sweep-ppl-vs-constant.svg")" -eq 0
 check "layer-means CSV: Q and K mean per layer, exact" -- /usr/bin/python3 - "$tmp/p/profile-layer-means.csv" "$tmp/profile.json" <<'PY'
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

@@ -321,11 +321,16 @@ for c in tr["checkpoints"]:
     pj = os.path.join(work, "p.json")
     run("profile", c["path"], "--json", pj, "--force", "--no-tables")
     p = json.load(open(pj))
-    same = same and p["statistics"] == c["statistics"] and c["sha256"] is None and not c["sha256_verified"]
+    same = same and p["statistics"] == c["statistics"] and c["sha256"] == p["checkpoint"]["sha256"] and c["sha256_verified"]
     for lt, lp in zip(c["layers"], p["layers"]):
         for role in ("q", "k"):
             same = same and all(lt[role][k] == lp[role][k] for k in ("mean", "std", "min", "max"))
-check(same, "track = profile on each checkpoint, statistic by statistic (read without hashing)")
+check(same, "track RUN = profile on each checkpoint, statistic by statistic, each verified against the run's train.json")
+files = [c["path"] for c in tr["checkpoints"]]
+tf = json.loads(run("track", *files, "--json", "-").stdout)
+check([c["statistics"] for c in tf["checkpoints"]] == [c["statistics"] for c in tr["checkpoints"]] and
+      all(c["sha256"] is None and not c["sha256_verified"] for c in tf["checkpoints"]),
+      "track FILES (no train.json named): the same statistics, read without hashing")
 csv_lines = open(os.path.join(work, "track.csv")).read().strip().split("\n")
 check(len(csv_lines) == 1 + 5 * base["model"]["n_layers"] * 2, "track.csv: one row per checkpoint, layer and role")
 final = os.path.join(run_dir, "final.pt")
@@ -334,8 +339,8 @@ digest = subprocess.run(["sha256sum", final], capture_output=True, text=True).st
 open(sums, "w").write(digest)
 r = run("track", run_dir, "--digests", sums, "--json", os.path.join(work, "track-v.json"))
 tv = json.load(open(os.path.join(work, "track-v.json")))
-check(tv["summary"]["verified"] == 1 and tv["checkpoints"][-1]["sha256"] == digest[:64],
-      "track --digests: the listed checkpoint is hashed and verified, the others are not")
+check(tv["summary"]["verified"] == len(steps) and tv["checkpoints"][-1]["sha256"] == digest[:64],
+      "track RUN --digests: the listed checkpoint verified against the list, the others against train.json")
 open(sums, "w").write("0" * 64 + "  " + final + "\n")
 r = run("track", run_dir, "--digests", sums, expect=4)
 check("SHA-256 mismatch" in r.stderr, "track --digests: a mismatch is exit 4")
