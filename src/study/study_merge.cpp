@@ -5,6 +5,8 @@
 #include <set>
 
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
+#include "omn/io/sha256.h"
 #include "omn/output/provenance.h"
 #include "omn/output/shard_set.h"
 #include "omn/study/analysis.h"
@@ -14,10 +16,33 @@ namespace omn::study {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+namespace {
+// The corpus a run trained on, by content: the token files' and the tokenizer's SHA-256 its
+// train.json records (read from the run's directory, checked against the digest the shard pins).
+// corpus.json itself is not compared: it carries when and by which build it was made, so the same
+// data rebuilt in a new session is another file (the lost cells of issue 29's tiny ablation).
+json corpusContent(const fs::path& train_json, const json& run, const std::string& where) {
+  std::error_code ec;
+  if (!fs::is_regular_file(train_json, ec))
+    throw UsageError(where + ": " + train_json.string() + " is missing: merge reads each run's train.json for the corpus it trained on");
+  const std::string text = io::readTextFile(train_json.string(), "run record");
+  const std::string want = run.at("train_json_sha256").get<std::string>();
+  io::requireSha256(train_json.string(), want, io::sha256Bytes(text.data(), text.size()));
+  const json rec = io::parseJson(text, train_json.string());
+  json c = json::object();
+  for (const char* k : {"train_sha256", "heldout_sha256", "tokenizer_sha256"}) {
+    if (!rec.contains("corpus") || !rec["corpus"].contains(k) || !rec["corpus"][k].is_string())
+      throw FormatError(train_json.string() + ": /corpus/" + k + ": expected the SHA-256 of the corpus file it trained on");
+    c[k] = rec["corpus"][k];
+  }
+  return c;
+}
+}  // namespace
+
 json mergeStudyShards(const std::vector<std::string>& paths, const std::string& out) {
   const std::vector<json> docs =
       output::readShardSet(paths, "omn-audit/study@1",
-                           {"/manifest/sha256", "/base_config/sha256", "/corpus/sha256", "/grid", "/confidence",
+                           {"/manifest/sha256", "/base_config/sha256", "/grid", "/confidence",
                             "/provenance/model_code_fingerprint", "/provenance/git_revision", "/provenance/libtorch"},
                            "study");
   // each run must be a cell of the grid, in the shard that runs it; its directory is rebased from
@@ -26,6 +51,8 @@ json mergeStudyShards(const std::vector<std::string>& paths, const std::string& 
   const fs::path out_dir = fs::absolute(out).parent_path().lexically_normal();
   std::vector<json> runs;
   std::set<std::string> ids;
+  json corpus;  // the first run's corpus content; every run's must equal it
+  std::string corpus_from;
   for (std::size_t i = 0; i < docs.size(); ++i) {
     if (!docs[i].contains("runs") || !docs[i]["runs"].is_array()) throw UsageError(paths[i] + ": /runs: expected an array");
     const auto shard = docs[i]["shard"]["index"].get<std::size_t>(), count = docs[i]["shard"]["count"].get<std::size_t>();
@@ -43,6 +70,12 @@ json mergeStudyShards(const std::vector<std::string>& paths, const std::string& 
           throw UsageError(where + ": run " + id + " is cell " + r["index"].dump() + ", which shard " + std::to_string(shard) + " of " +
                            std::to_string(count) + " does not run");
         if (!ids.insert(id).second) throw UsageError("merge: " + where + ": run " + id + " appears in two shards");
+        const json content = corpusContent(shard_dir / r.at("dir").get<std::string>() / "train.json", r, where);
+        if (corpus.is_null()) corpus = content, corpus_from = where;
+        for (auto it = content.begin(); it != content.end(); ++it)
+          if (corpus[it.key()] != *it)
+            throw UsageError("merge: " + where + ": run " + id + " trained on other data: its train.json /corpus/" + it.key() + " is " +
+                             it->get<std::string>() + ", " + corpus_from + "'s " + corpus[it.key()].get<std::string>());
         r["dir"] = (shard_dir / r.at("dir").get<std::string>()).lexically_normal().lexically_relative(out_dir).string();
       } catch (const json::exception& e) {
         throw UsageError(where + ": not a study run record: " + e.what());

@@ -224,6 +224,12 @@ while time.time() < deadline and proc.poll() is None:
     time.sleep(0.02)
 os.killpg(proc.pid, signal.SIGKILL)
 proc.wait()
+try:  # the runner's children die with it, but a study's journal lock is free only once they are gone
+    for _ in range(500):
+        os.killpg(proc.pid, 0)
+        time.sleep(0.01)
+except ProcessLookupError:
+    pass
 before_kill = sorted(f for f in os.listdir(store2) if f.startswith("cell-"))
 check(before_kill and len(before_kill) < 4 and not os.path.exists(os.path.join(store2, "study.json")),
       "toy2 killed (SIGKILL) with %d of 4 cells published" % len(before_kill))
@@ -235,10 +241,15 @@ outs = [lane.communicate(timeout=600)[0] for lane in lanes]
 ran = open(stub_log).read().split() if os.path.exists(stub_log) else []
 trained = sorted(a["step"] for a in compute()[n_before:] if a["step"].startswith("train "))
 want = sorted("train toy2-study cell %d/4" % i for i in range(4) if "cell-%03d.json" % i not in before_kill)
+if not all(lane.returncode == 0 for lane in lanes):
+    print("".join(outs)[-3000:])
 check(all(lane.returncode == 0 for lane in lanes) and trained == want,
       "two lanes continue the study, each unpublished cell trained once (%s)" % trained)
-check(os.path.exists(os.path.join(store2, "study.json")) and open(os.path.join(store2, "BUILD")).read().strip() == "test" and not ran,
-      "the study was continued on the build it started on, not the new CURRENT (stub ran: %s)" % sorted(set(ran)))
+# the cells train, evaluate and sweep on the build the study started on; the merge (bookkeeping over
+# their documents) runs on the current build, which compares the cells' corpus by content
+check(os.path.exists(os.path.join(store2, "study.json")) and open(os.path.join(store2, "BUILD")).read().strip() == "test" and
+      set(ran) == {"merge"},
+      "the study was continued on the build it started on, only its merge on the new CURRENT (stub ran: %s)" % sorted(set(ran)))
 check([a["step"] for a in compute()[n_before:]].count("merge toy2-study") == 1, "one lane merged the cells")
 d2 = json.load(open(os.path.join(store, "toy2", "analysis.json")))
 s2 = json.load(open(os.path.join(store2, "study.json")))
@@ -264,7 +275,8 @@ check(p.returncode == 2 and "OMN_EXPERIMENTS_DEADLINE=8pm: expected a UTC time" 
 p = runner_call("toy")
 check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "study.json")), "without the deadline the cell runs and the study merges")
 
-# a cell that cannot merge with the published ones is refused before its sweep
+# a corpus.json rebuilt in a new session (the same data, another time and build in its provenance)
+# is another file: the cells still merge, compared by the data they trained on
 c0 = os.path.join(sdir, "cell-000.json")
 doc0 = json.load(open(c0))
 doc0["corpus"]["sha256"] = "0" * 64
@@ -273,8 +285,28 @@ os.remove(os.path.join(sdir, "cell-001.json"))
 os.remove(os.path.join(sdir, "study.json"))
 shutil.rmtree(scratch)
 p = runner_call("toy")
-check(p.returncode == 2 and "/corpus/sha256" in p.stderr and not os.path.exists(os.path.join(sdir, "cell-001.json")),
-      "a cell trained on another corpus than the published cells is refused, exit 2 naming /corpus/sha256")
+check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "study.json")),
+      "a cell whose corpus.json differs from the published cells' only in its bytes (same token files) is published and merged")
+
+# a cell trained on other data is refused before its sweep
+run0 = json.load(open(c0))["runs"][0]
+tj0 = os.path.join(sdir, run0["dir"], "train.json")
+rec0 = json.load(open(tj0))
+rec0["corpus"]["train_sha256"] = "0" * 64
+json.dump(rec0, open(tj0, "w"))
+os.remove(os.path.join(sdir, "cell-001.json"))
+os.remove(os.path.join(sdir, "study.json"))
+shutil.rmtree(scratch)
+p = runner_call("toy")
+check(p.returncode == 2 and "/corpus/train_sha256" in p.stderr and not os.path.exists(os.path.join(sdir, "cell-001.json")),
+      "a cell trained on other data than the published cells is refused, exit 2 naming /corpus/train_sha256")
+# and merge itself checks each run's train.json against the digest its shard pins, then the data
+cells = [os.path.join(sdir, f) for f in sorted(os.listdir(sdir)) if f.startswith("cell-") and f.endswith(".json")]
+cells += [os.path.join(scratch, f) for f in sorted(os.listdir(scratch)) if f.startswith("cell-") and f.endswith(".json") and
+          not os.path.exists(os.path.join(sdir, f))]  # the refused cell, trained but not published
+m = subprocess.run([omn, "merge", "-o", os.path.join(work, "merged.json"), *cells], capture_output=True, text=True)
+check(m.returncode == 4 and "train.json" in m.stderr,
+      "merge checks each run's train.json against the digest its shard pins (exit %d: %s)" % (m.returncode, m.stderr.strip()[-140:]))
 
 # routing: the arms by optimizer, the differences from OMN's routing paired by seed
 open(os.path.join(work, "runs", "builds", "CURRENT"), "w").write("test\n")

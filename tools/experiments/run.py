@@ -244,18 +244,30 @@ def field(doc, pointer):
     return doc
 
 
+def corpus_content(base, run):
+    """The data a run trained on: the token files' and tokenizer's digests its train.json records
+    (corpus.json itself differs between sessions: it records when and by which build it was made)."""
+    rec = json.load(open(os.path.join(base, run["dir"], "train.json")))
+    return {k: field(rec, "/corpus/" + k) for k in ("train_sha256", "heldout_sha256", "tokenizer_sha256")}
+
+
 def consistent(s, k, cell):
-    """The cells of a study must merge: the same manifest, base config, corpus and build as the cells
-    already published (a corpus rebuilt differently in a new session would only fail at the merge)."""
+    """The cells of a study must merge: the same manifest, base config, corpus data and build as the
+    cells already published (a corpus rebuilt differently in a new session would only fail at the merge)."""
     for f in sorted(os.listdir(s.store)) if os.path.isdir(s.store) else []:
         if f.startswith("cell-") and f.endswith(".json"):
             ref = json.load(open(os.path.join(s.store, f)))
-            for p in ("/manifest/sha256", "/base_config/sha256", "/corpus/sha256", "/provenance/git_revision",
-                      "/provenance/model_code_fingerprint"):
+            for p in ("/manifest/sha256", "/base_config/sha256", "/provenance/git_revision", "/provenance/model_code_fingerprint"):
                 if field(ref, p) != field(cell, p):
                     fail("run-experiments: %s: cell %d differs from the published %s at %s (%r, published %r): it cannot be "
-                         "merged with them; find what changed (tools/fetch-corpus.sh, the manifest) before rerunning"
+                         "merged with them; find what changed (the manifest, the build) before rerunning"
                          % (s.name, k, f, p, field(cell, p), field(ref, p)))
+            mine, theirs = corpus_content(s.dir, cell["runs"][0]), corpus_content(s.store, ref["runs"][0])
+            for key in mine:
+                if mine[key] != theirs[key]:
+                    fail("run-experiments: %s: cell %d trained on other data than the published %s: train.json /corpus/%s is %r, "
+                         "published %r; rebuild the corpus as configs/corpus/sotu.json says (tools/fetch-corpus.sh) before rerunning"
+                         % (s.name, k, f, key, mine[key], theirs[key]))
             return
 
 
@@ -289,7 +301,9 @@ def merge(experiment, s, commit):
         fcntl.flock(lk, fcntl.LOCK_EX)
         if not os.path.exists(out):
             docs = [os.path.join(s.store, "cell-%03d.json" % k) for k in s.cells]
-            step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(commit), "omn-audit"), "merge", "-o", out, *docs])
+            # the current build merges: it compares the cells' corpus by content, where the study's own
+            # build (6c297b5 for the tiny ablation) compared corpus.json's bytes, which a new session changes
+            step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(current()), "omn-audit"), "merge", "-o", out, *docs])
 
 
 def cell_seconds(experiment, s):
