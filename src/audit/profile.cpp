@@ -201,6 +201,32 @@ json optionsJson(const ProfileOptions& o) {
   return {{"threshold", o.threshold}, {"hist_edges", o.hist_edges}, {"pivot", o.pivot}, {"top_k", o.top_k}, {"count_ranges", ranges}};
 }
 
+namespace {
+// The gains' distribution in bins chosen from the data, not from options set for one model (the
+// default edges 0,1,2,4,8,16,32 fit OMN-1 and leave 6 of 8 bins empty on a model trained here):
+// equal-width bins over [min, max] of the finite gains, as many as Rice's rule gives
+// (ceil(2 n^(1/3))), between 8 and 40; each bin [lo, hi), the last [lo, max].
+template <class Coords>
+json distributionJson(const Coords& coords) {
+  json out = {{"rule", "equal width over [min, max], ceil(2 n^(1/3)) bins (Rice), 8 to 40"}, {"bins", json::array()}};
+  if (coords.empty()) return out;
+  double lo = INFINITY, hi = -INFINITY;
+  for (const auto& c : coords) lo = std::min(lo, c.v), hi = std::max(hi, c.v);
+  const double n = static_cast<double>(coords.size());
+  const std::size_t k = hi > lo ? std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(2 * std::cbrt(n))), 8, 40) : 1;
+  const double w = hi > lo ? (hi - lo) / static_cast<double>(k) : 0;
+  std::vector<std::size_t> count(k, 0);
+  for (const auto& c : coords) {
+    std::size_t j = w > 0 ? static_cast<std::size_t>((c.v - lo) / w) : 0;
+    ++count[std::min(j, k - 1)];
+  }
+  for (std::size_t j = 0; j < k; ++j)
+    out["bins"].push_back({{"lo", lo + w * static_cast<double>(j)}, {"hi", j + 1 == k ? hi : lo + w * static_cast<double>(j + 1)},
+                           {"count", count[j]}});
+  return out;
+}
+}  // namespace
+
 json computeProfile(const GainSet& gains, const ProfileOptions& o) {
   validate(o);
   std::vector<const std::vector<double>*> all;
@@ -257,6 +283,7 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
 
   json layers = json::array();
   std::vector<double> mean_all, mean_q, mean_k;
+  const json distribution = distributionJson(coords);
   for (int l = 0; l < gains.n_layers; ++l) {
     const GainVector& q = gains.at(l, Role::Q);
     const GainVector& k = gains.at(l, Role::K);
@@ -296,6 +323,7 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
         {"vectors", gains.vectors.size()}}},
       {"statistics", stats},
       {"histogram", histogram},
+      {"distribution", distribution},
       {"negatives", negatives},
       {"non_finite", non_finite},
       {"layers", layers},

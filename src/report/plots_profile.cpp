@@ -61,10 +61,12 @@ Figure layerMeans(const json& p, bool log) {
           "effective gain (×, unit initialisation = 1)", x, y);
   c.yTicks();
   c.xTicks(layerTicks(n));
-  // the first two layers, visibly apart; the label inside the shading, clear of the axes
-  if (n > 2) {
+  // OMN-1's first two layers, where the audit reports its early regime (means near 25), visibly
+  // apart; on any other model no layer is singled out by name
+  if (n > 2 && p["preset"]["name"] == "omn-1") {
     c.svg.rect(c.X(-0.5), kTop, c.X(1.5) - c.X(-0.5), c.bottom() - kTop, "fill:#fff3cd;opacity:0.7", "layers-0-1");
-    c.svg.text(c.X(-0.5) + 4, c.bottom() - 6, "layers 0–1", "font-size:10px;fill:#8a6d3b", "start", 0, "annotation");
+    c.svg.text(c.X(-0.5) + 4, c.bottom() - 6, "layers 0–1 (the audit's early regime)", "font-size:10px;fill:#8a6d3b", "start", 0,
+               "annotation");
   }
   std::vector<Key> keys;
   for (const Role& role : kRoles) {
@@ -111,7 +113,55 @@ Figure layerMeans(const json& p, bool log) {
   return c.figure(log ? "profile-layer-means-log.svg" : "profile-layer-means.svg", "Q/K gain per layer", cap);
 }
 
+// The histogram of the gains in the data's own bins (/distribution, equal width over [min, max]) on
+// a linear gain axis, the --threshold line where it falls inside them.
+Figure distribution(const json& p) {
+  const json& bins = p["distribution"]["bins"];
+  const std::size_t n = bins.size();
+  if (n == 0) return {};
+  double top = 1;
+  for (const auto& b : bins) top = std::max(top, b["count"].get<double>());
+  const double lo = bins.front()["lo"].get<double>(), hi = bins.back()["hi"].get<double>();
+  const double pad = hi > lo ? (hi - lo) * 0.02 : 0.5;
+  Chart c("Histogram of all Q/K gains", "effective gain", "count (log scale)", Axis{lo - pad, hi + pad, false},
+          rangeOf(0.8, top * 1.6, true));
+  c.yTicks();
+  c.xTicksAuto();
+  c.beginSeries("gains per bin");
+  for (const auto& b : bins) {
+    const double cnt = b["count"].get<double>(), a = b["lo"].get<double>(), e = b["hi"].get<double>();
+    c.data("gains per bin", a, cnt, a, e, "[" + general(a) + ", " + general(e) + ")");
+    if (cnt <= 0) continue;
+    const double x0 = c.X(a), x1 = std::max(c.X(e), x0 + 1.0);
+    c.svg.rect(x0 + 0.5, c.Y(cnt), x1 - x0 - 1.0, c.Y(0.8) - c.Y(cnt), "fill:#1f77b4", "bar");
+  }
+  c.endSeries();
+  const double t = p["options"]["threshold"].get<double>();
+  const bool inside = t >= lo && t <= hi;
+  if (inside) {
+    c.beginSeries("threshold");
+    c.svg.line(c.X(t), kTop, c.X(t), c.bottom(), "stroke:#d62728;stroke-width:2;stroke-dasharray:5,3", "threshold");
+    c.endSeries();
+  }
+  std::vector<Key> keys = {{Key::Mark::box, "#1f77b4", "gains per bin"}};
+  if (inside) keys.push_back({Key::Mark::line, "#d62728", "--threshold " + general(t), "threshold", "5,3"});
+  c.legend(keys);
+  const json& s = p["statistics"];
+  const bool any_finite = s["share_above_threshold"].is_number() && s["max"].is_number();
+  const std::string cap = "All " + s["count"].dump() + " gains in " + std::to_string(n) + " equal bins over [" + fixed(lo, 3) + ", " +
+                          fixed(hi, 3) + "] (Rice's rule: bins from the data, not from --hist-edges); " +
+                          (any_finite ? fixed(100 * s["share_above_threshold"].get<double>(), 4) + "% above " + general(t) +
+                                            (inside ? "" : " (outside the gains' range: no line)") + ", " +
+                                            s["count_negative"].dump() + " negative"
+                                      : std::string("none finite")) +
+                          ". " + sourceLine(p);
+  c.caption(cap);
+  return c.figure("profile-histogram.svg", "Histogram of the gains", cap);
+}
+
+// A profile written before /distribution: the configured --hist-edges bins.
 Figure histogram(const json& p) {
+  if (p.contains("distribution")) return distribution(p);
   const json& h = p["histogram"];
   const int n = static_cast<int>(h.size());
   double hi = 1;

@@ -35,6 +35,17 @@ for label, v in counts.items():
     got = doc["statistics"]["counts"][label]["count"]
     if got != v:
         bad.append("count in %s: omn-audit %r, python %r" % (label, got, v))
+# the data's own bins: equal width over [min, max], ceil(2 n^(1/3)) of them between 8 and 40
+import math  # noqa: E402
+k = min(40, max(8, math.ceil(2 * n ** (1 / 3))))
+lo, hi = g.min().item(), g.max().item()
+w = (hi - lo) / k
+want_bins = [0] * k
+for x in g.tolist():
+    want_bins[min(int((x - lo) / w), k - 1)] += 1
+got_bins = [b["count"] for b in doc["distribution"]["bins"]]
+if got_bins != want_bins or abs(doc["distribution"]["bins"][-1]["hi"] - hi) > 0:
+    bad.append("distribution: omn-audit %r, python %r" % (got_bins, want_bins))
 for i, r, v in vecs:
     L = doc["layers"][i][r]
     for k, ref in (("mean", v.mean().item()), ("min", v.min().item()), ("max", v.max().item()),
@@ -45,7 +56,7 @@ for i, r, v in vecs:
     asym = (v[:half] - v[half:]).abs().mean().item()
     if abs(L["rope_pair_asymmetry"]["mean_abs_diff"] - asym) > 1e-12 * max(1.0, asym):
         bad.append("layer %d %s asymmetry" % (i, r))
-print("%d passed, %d failed" % (len(want) + len(counts) + 5 * len(vecs) - len(bad), len(bad)))
+print("%d passed, %d failed" % (len(want) + len(counts) + 1 + 5 * len(vecs) - len(bad), len(bad)))
 for b in bad:
     print("MISMATCH", b)
 sys.exit(1 if bad else 0)
