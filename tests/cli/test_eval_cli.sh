@@ -90,10 +90,10 @@ open(d + "/offsets-huge.txt", "w").write("0\n99999999999999999999999\n")
 PY
 for f in shape-text shape-negative; do
   expect 2 "$f.npy: .npy shape .* is not a dimension" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/$f.npy" --eos 0 \
-    --tokenizer-revision r --seq-len 64 --num-seqs 2
+    --tokenizer-revision r --seq-len 64 --num-seqs 2 --groups 1
 done
 expect 2 "offsets-huge.txt: entry 2 .* is beyond any token offset" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" \
-  --offsets "$tmp/offsets-huge.txt" --tokenizer-revision r --seq-len 64 --num-seqs 2
+  --offsets "$tmp/offsets-huge.txt" --tokenizer-revision r --seq-len 64 --num-seqs 2 --groups 1
 expect 4 "SHA-256 mismatch" -- "$omn" "${base[@]}" --sha256 "$(printf '%064d' 0)"
 expect 4 "truncated.pt: SHA-256 mismatch" -- "$omn" "${base[@]/$mini/$fx/interop/truncated.pt}" --sha256 "$(printf '%064d' 0)"
 expect 2 "truncated.pt: no zip end" -- "$omn" "${base[@]/$mini/$fx/interop/truncated.pt}"
@@ -131,6 +131,9 @@ expect 2 "OMN_BF16_PRODUCTS: expected native or fp32-accumulate" -- env OMN_BF16
 expect 2 "no flash path|runs on CUDA devices only" -- "$omn" "${base[@]}" --attention flash
 expect 2 "expected auto, flash" -- "$omn" "${base[@]}" --attention fast
 expect 2 "--groups must be between" -- "$omn" "${base[@]}" --groups 100
+# --groups beyond --num-seqs is refused before the checkpoint is read (a missing one, here)
+expect 2 "--groups must be between 1 and the number of sequences \\(3\\), got 5" -- "$omn" eval "$tmp/no-such.pt" \
+  --tokens "$tmp/tok.bin" --eos 0 --tokenizer-revision r --num-seqs 3
 expect 2 "confidence: expected a number in \\(0, 1\\)" -- "$omn" "${base[@]}" --confidence 1.5
 expect 2 "num-seqs: Value -3 not in range" -- "$omn" "${base[@]}" --num-seqs -3
 expect 2 "device: expected cpu, cuda or cuda:N" -- "$omn" "${base[@]}" --device cpu:5

@@ -52,6 +52,10 @@ Command addEvalCommand(CLI::App& root) {
               throw UsageError("--dump-logits and OMN_AUDIT_PROFILE write files; only --json may be '-' (standard output)");
             for (const auto& out : {a->json_out, a->dump_logits, trace_path})
               if (!out.empty()) output::checkOutputPath(out, a->force, {a->o.session.checkpoint, a->o.session.tokens.path});
+            // --groups against --num-seqs before the checkpoint is hashed (the row count is known
+            // only once the token set is read; checked again then)
+            if (a->o.groups < 1 || static_cast<std::size_t>(a->o.groups) > a->o.session.num_seqs)
+              eval::checkGroups(a->o.groups, a->o.session.num_seqs);
             output::ProvenanceInfo prov;
             prov.started_utc = output::utcNow();
             prepareSession(a->o.session, pluginHost());  // threads and BLAS facts, at the edge
