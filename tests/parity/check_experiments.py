@@ -160,6 +160,21 @@ for row in an["by_lr"]:
 check(worst <= 1e-9, "every off − on and gains → 1.0 value and its t-interval recomputed from the raw documents (worst %.1e)" % worst)
 best_on = next(a for a in study["arms"] if a["qk_norm"])["best_lr"]
 check(an["best_lr"]["qk_on"] == best_on, "the best LR is the study's (chosen on the training-time rows)")
+# experiment 9 side by side: removal (gains -> 1.0 at the on arm's best LR) minus training without (each at its best), by seed
+best_off = next(a for a in study["arms"] if not a["qk_norm"])["best_lr"]
+side = []
+for sd in (0, 1):
+    on, off_b, on_b = by[(True, best_on, sd)], by[(False, best_off, sd)], by[(True, best_on, sd)]
+    if on["status"] != "finished" or off_b["status"] != "finished":
+        continue
+    sw = json.load(open(os.path.join(after, on["id"] + ".sweep.json")))
+    c = next(c for c in sw["conditions"] if c["label"] == "constant 1 qk all")
+    ctl = sw["control"]["open"]["result"]["sequences"]
+    side.append((sum(c["result"]["sequences"]["nll_sum"]) - sum(ctl["nll_sum"])) / sum(ctl["tokens"]) - (loss[off_b["id"]] - loss[on_b["id"]]))
+got = an["best_vs_best"]["removal_minus_training_without"]
+m, lo, hi = ci(side) if side else (None, None, None)
+check(side and abs(m - got["mean"]) <= 1e-9 and abs((lo or 0) - (got["low"] or 0)) <= 1e-9,
+      "removal minus training without QK-norm, paired by seed, recomputed from the raw documents (%s vs %s)" % (m, got["mean"]))
 for qk, key in ((True, "qk_on"), (False, "qk_off")):
     for sd, got in zip((0, 1), an["fast_learning"][key]):
         rec = json.load(open(os.path.join(sdir, by[(qk, an["best_lr"][key], sd)]["dir"], "train.json")))

@@ -208,6 +208,15 @@ def ablation():
     on_best = [s.panel_loss(by[(True, best[True], sd)]) for sd in seeds]
     off_best = [s.panel_loss(by[(False, best[False], sd)]) for sd in seeds]
     best_diff = interval([b - a for a, b in zip(on_best, off_best)])
+    # experiment 9 side by side, paired by seed: what removing the learned gains after training costs
+    # (the on arm's best LR, constant 1.0 on Q and K) minus what training without QK-norm costs
+    # (each arm at its best LR); None where a seed lacks either
+    remove_best = []
+    for sd in seeds:
+        sw = s.sweep(by[(True, best[True], sd)])
+        remove_best.append(condition_effects(sw)["constant 1 qk all"]["delta_nll"] if sw else None)
+    removal_vs_training = interval([r - (b - a) if None not in (r, a, b) else None
+                                    for r, a, b in zip(remove_best, on_best, off_best)])
     per_cond = {}
     for sd in seeds:
         sw = s.sweep(by[(True, best[True], sd)])
@@ -220,7 +229,8 @@ def ablation():
     crit = {qk: [fast_learning(s.train(by[(qk, best[qk], sd)])) for sd in seeds] for qk in (True, False)}
     analysis = {"experiment": experiment, "study": s.path, "lrs": lrs, "seeds": seeds,
                 "best_lr": {"qk_on": best[True], "qk_off": best[False]}, "by_lr": rows,
-                "best_vs_best": {"on": interval(on_best), "off": interval(off_best), "off_minus_on": best_diff},
+                "best_vs_best": {"on": interval(on_best), "off": interval(off_best), "off_minus_on": best_diff,
+                                 "gains_to_1": interval(remove_best), "removal_minus_training_without": removal_vs_training},
                 "sweep_at_best_on": conds, "fast_learning": {"qk_on": crit[True], "qk_off": crit[False]},
                 "compute": compute_note([s])}
 
@@ -284,6 +294,10 @@ def ablation():
     md += ["", "Each arm at its own best LR (chosen by the study on the training-time rows: on %.3g, off %.3g): "
            "on %s, off %s, off − on %s (%s)." % (best[True], best[False], fmt(interval(on_best)), fmt(interval(off_best)),
                                                 fmt(best_diff, sign=True), verdict(best_diff, "off")), "",
+           "The two costs side by side, paired by seed: setting every learned gain of the QK-on models (LR %.3g) to 1.0 "
+           "costs %s nats/token; training without QK-norm costs %s; removal minus training without: %s (%s)."
+           % (best[True], fmt(interval(remove_best), sign=True), fmt(best_diff, sign=True), fmt(removal_vs_training, sign=True),
+              verdict(removal_vs_training, "removal")), "",
            "Sweep of the QK-on models at LR %.3g: ΔNLL of each model against its own control, mean over seeds [95 %% t-interval]; "
            "KL(control ‖ condition) per token and top-1 agreement, mean [min, max] over seeds:" % best[True], "",
            "| condition | ΔNLL (nats/token) | KL (nats/token) | top-1 agreement |", "|---|---:|---:|---:|"]
