@@ -131,9 +131,19 @@ expect 2 "neither a built-in preset" -- "$omn" profile "$mini" --preset nope
 expect 2 "baseline .*not valid JSON" -- "$omn" profile "$mini" --baseline "$tmp/p.csv"
 expect 2 "" -- "$omn" profile
 expect 2 "unknown command 'frobnicate'; omn-audit --help" -- "$omn" frobnicate
-expect 2 "unknown command 'prof' \(did you mean profile or plot\?\)" -- "$omn" prof "$mini"
-expect 2 "^omn-audit: error: The following argument was not expected: --bogus \(see omn-audit profile --help\)" -- \
+expect 2 "unknown command 'prof' \(did you mean profile\?\)" -- "$omn" prof "$mini"
+expect 2 "unknown command 'plto' \(did you mean plot\?\)" -- "$omn" plto x.json
+expect 2 "^omn-audit: error: unknown option --bogus for profile; omn-audit profile --help lists its options" -- \
   "$omn" profile "$mini" --bogus
+expect 2 "unknown option --jsn for profile \(did you mean --json\?\)" -- "$omn" profile "$mini" --jsn "$tmp/x.json"
+check "a mistyped option writes nothing" -- test ! -e "$tmp/x.json"
+# an unknown option is named even where a required positional is still missing (it was "checkpoint is required")
+expect 2 "unknown option --no-such for profile" -- "$omn" profile --no-such
+expect 2 "unknown option --tokns for eval \(did you mean --tokens\?\)" -- "$omn" eval "$mini" --tokns t.bin
+expect 0 "Usage: .*profile \[OPTIONS\] checkpoint" -- "$omn" help profile
+expect 0 "Usage: .*eval \[OPTIONS\] checkpoint" -- "$omn" help eval
+expect 2 "unknown command 'nope'" -- "$omn" help nope
+expect 0 "SUBCOMMAND" -- "$omn" help
 check "-q works after the command" -- bash -c '[ -z "$("$1" profile "$2" --no-tables -q 2>&1)" ]' _ "$omn" "$mini"
 expect 2 "--tolerance needs --baseline" -- "$omn" profile "$mini" --tolerance "$tmp/tol.json"
 expect 2 "--all needs --baseline" -- "$omn" profile "$mini" --all

@@ -55,6 +55,8 @@ inline int readingDocuments(const std::vector<std::string>& inputs, const std::f
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "suggest.h"
+
 namespace omn::cli {
 
 // The message of a log line, made safe for a terminal (io/terminal_text.h) in this one place: a log
@@ -95,6 +97,12 @@ inline int parseAndRun(CLI::App& app, std::vector<Command>& commands, int argc, 
     for (const CLI::App* sub : a->get_subcommands()) where += " " + sub->get_name();
     return "omn-audit: error: " + io::terminalSafe(e.what()) + " (see " + where + " --help)\n";
   });
+  try {
+    refuseUnknownOptions(app, argc, argv);
+  } catch (const omn::UsageError& e) {
+    std::cerr << "omn-audit: error: " << e.what() << "\n";
+    return omn::kExitInvalidInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

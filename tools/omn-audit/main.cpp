@@ -12,6 +12,7 @@
 #include "omn/io/terminal_text.h"
 #include "plugin_commands.h"
 #include "plugin_loader.h"
+#include "suggest.h"
 
 namespace {
 
@@ -42,27 +43,9 @@ std::vector<std::string> commandNames() {
   return names;
 }
 
-std::size_t editDistance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // "unknown command 'prof' (did you mean profile?)": the closest names by prefix or edit distance.
 int unknownCommand(const std::string& word) {
-  std::string near;
-  for (const std::string& n : commandNames()) {
-    if ((word.size() >= 2 && n.rfind(word, 0) == 0) || editDistance(word, n) <= 2) near += (near.empty() ? "" : " or ") + n;
-  }
+  const std::string near = omn::cli::closest(word, commandNames());
   std::cerr << "omn-audit: error: unknown command '" << omn::io::terminalSafe(word) << "'"
             << (near.empty() ? "" : " (did you mean " + near + "?)") << "; omn-audit --help lists the commands\n";
   return omn::kExitInvalidInput;
@@ -73,6 +56,20 @@ int unknownCommand(const std::string& word) {
 int main(int argc, char** argv) {
   // past `ulimit -f` a write fails with EFBIG (exit 5 naming the file) instead of killing the process
   std::signal(SIGXFSZ, SIG_IGN);
+  // "omn-audit help [CMD]" is "omn-audit [CMD] --help"
+  std::vector<char*> args(argv, argv + argc);
+  char help_flag[] = "--help";
+  if (argc >= 2 && std::strcmp(argv[1], "help") == 0) {
+    args.erase(args.begin() + 1);
+    args.insert(args.begin() + (argc >= 3 ? 2 : 1), help_flag);
+    if (argc > 3) {
+      std::cerr << "omn-audit: error: help takes one command name (omn-audit help profile)\n";
+      return omn::kExitInvalidInput;
+    }
+  }
+  argc = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  argv = args.data();
   // the first word that is not an option names the command (the CLI's own options are flags)
   for (int i = 1; i < argc; ++i) {
     if (argv[i][0] == '-') continue;
