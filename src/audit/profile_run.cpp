@@ -13,6 +13,7 @@
 #include "omn/io/hash_beside.h"
 #include "omn/io/model_folder.h"
 #include "omn/io/sha256.h"
+#include "omn/model/config.h"
 #include "omn/model/hf_config.h"
 #include "omn/model/preset.h"
 #include "omn/output/progress.h"
@@ -125,8 +126,9 @@ json profileCheckpoint(const ProfileRequest& request) {
     io::OpenOptions oo;
     oo.state_key = req.state_key;
     ck = io::openCheckpoint(req.checkpoint, oo);
-    const bool detected = req.preset.empty();
+    const bool detected = req.preset.empty() && !hf;  // a model folder's model_type names it: not detected
     const model::Preset preset = model::resolvePreset(req.preset, ck->index, ck->metadata, req.checkpoint, hf ? &*hf : nullptr);
+    if (hf) model::checkStatedDimensions(preset, ck->index);  // every size config.json states, against the tensors
     const GainSet gains = loadGains(*ck, preset);
     const model::TensorMatch match = model::matchTensors(preset, ck->index, gains.n_layers);
     doc = computeProfile(gains, req.options);
@@ -144,6 +146,8 @@ json profileCheckpoint(const ProfileRequest& request) {
   for (const auto& [p, d] : req.digests) {  // each line names the checkpoint or one of its shards
     bool named = false;
     for (const auto& f : ck->files) named = named || digestKey(f->path()) == digestKey(p);
+    // another file of the model folder (tokenizer.json, ...): not read, but a line that pins it is checked
+    if (!named && inFolder(loc, p) && digestKey(p) != digestKey(loc.config_path)) io::requireSha256(p, d, io::sha256File(p));
     if (!named && !inFolder(loc, p))
       throw UsageError("--digests " + req.digests_path + ": " + p + " is not a shard of " + req.checkpoint +
                        " (its /weight_map names no such file)");

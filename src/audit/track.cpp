@@ -1,6 +1,7 @@
 #include "omn/audit/track.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "omn/audit/profile_run.h"
@@ -26,6 +27,43 @@ bool isCheckpointName(const std::string& name) {
 }
 
 bool isModelFolder(const fs::path& dir) { return io::isModelFolder(dir.string()); }
+
+// Name order with runs of digits compared as numbers: checkpoint-500 before checkpoint-1000.
+bool naturalLess(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      const std::string na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+      const std::string ta = na.substr(std::min(na.find_first_not_of('0'), na.size())),
+                        tb = nb.substr(std::min(nb.find_first_not_of('0'), nb.size()));
+      if (ta.size() != tb.size()) return ta.size() < tb.size();
+      if (ta != tb) return ta < tb;
+      i = ie, j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i, ++j;
+    }
+  }
+  return a.size() - i < b.size() - j || (a.size() - i == b.size() - j && a < b);
+}
+
+// A Trainer checkpoint folder's step: trainer_state.json /global_step (null when absent).
+json trainerStep(const std::string& dir) {
+  const fs::path f = fs::path(dir) / "trainer_state.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) return nullptr;
+  const json j = io::readJsonFile(f.string(), "trainer state");
+  return j.is_object() && j.contains("global_step") && j["global_step"].is_number_integer() ? j["global_step"] : json(nullptr);
+}
+
+// The --digests lines for one tracked checkpoint: its own, or for a model folder every line naming
+// a file inside it (sha256sum DIR/*), which profile checks.
+bool namesFileIn(const std::string& folder, const std::string& listed) {
+  return io::isModelFolder(folder) && fs::path(digestKey(listed)).parent_path() == fs::path(digestKey(folder));
+}
 
 // The digests a run directory's train.json records for its checkpoints (checkpoints/*, final.pt):
 // key(path) -> (digest, where it is recorded). A train.json that is not a train document is
@@ -63,11 +101,15 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
       out.push_back(in);
       continue;
     }
-    if (isModelFolder(in)) {  // a Hugging Face model folder is one checkpoint
-      out.push_back(in);
+    std::vector<std::string> found;
+    if (isModelFolder(in)) {  // a Hugging Face model folder is one checkpoint (a Trainer's final model), and
+      out.push_back(in);      // its checkpoint-N/ model folders are the steps before it
+      for (auto it = fs::directory_iterator(in, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+        if (it->is_directory(ec) && isModelFolder(it->path())) found.push_back(it->path().string());
+      std::sort(found.begin(), found.end(), naturalLess);
+      out.insert(out.end() - 1, found.begin(), found.end());
       continue;
     }
-    std::vector<std::string> found;
     for (auto it = fs::recursive_directory_iterator(in, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (it.depth() >= 1) it.disable_recursion_pending();  // the directory and its subdirectories: two levels
       if (it->is_directory(ec) && isModelFolder(it->path())) {  // a Trainer's checkpoint-N/ folders
@@ -80,7 +122,7 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
     if (ec) throw UsageError(in + ": cannot list the directory: " + ec.message());
     if (found.empty())
       throw UsageError(in + ": a directory with no checkpoint files (*.pt, *.pth, *.bin, *.safetensors) and no model folders (config.json)");
-    std::sort(found.begin(), found.end());
+    std::sort(found.begin(), found.end(), naturalLess);
     out.insert(out.end(), found.begin(), found.end());
   }
   // one file named twice (a directory and one of its files) is tracked once, where first named
@@ -114,7 +156,7 @@ json trackCheckpoints(const TrackRequest& req) {
   }
   for (const auto& [p, d] : req.digests) {
     bool named = false;
-    for (const auto& c : paths) named = named || key(c) == key(p);
+    for (const auto& c : paths) named = named || key(c) == key(p) || namesFileIn(c, p);
     if (!named)
       throw UsageError("--digests " + req.digests_path + ": " + p + " is not one of the checkpoints given (paths are relative to the current directory, as for sha256sum -c)");
   }
@@ -138,6 +180,8 @@ json trackCheckpoints(const TrackRequest& req) {
     pr.parameters = false;  // a trajectory of gains: the model's size and head are not read
     if (d != digests.end()) pr.expected_sha256 = d->second;
     else if (r != recorded.end()) pr.expected_sha256 = r->second.sha256;
+    for (const auto& [lp, ld] : req.digests)  // a model folder's files, pinned line by line
+      if (namesFileIn(p, lp)) pr.digests.emplace(lp, ld), pr.digests_path = req.digests_path, pr.hash = true;
     json prof;
     try {
       prof = profileCheckpoint(pr);  // IntegrityError on a mismatch
@@ -152,13 +196,14 @@ json trackCheckpoints(const TrackRequest& req) {
     verified += prof["checkpoint"]["verified"] == "all";  // an index alone is not its shards
     const json& meta = prof["checkpoint"]["metadata"];
     json step = meta.is_object() && meta.contains("step") && meta["step"].is_number_integer() ? meta["step"] : json(nullptr);
+    if (step.is_null() && io::isModelFolder(p)) step = trainerStep(p);
     json layers = json::array();
     for (const auto& l : prof["layers"])
       layers.push_back({{"layer", l["layer"]}, {"q", roleStats(l["q"])}, {"k", roleStats(l["k"])}});
     json point = {{"path", p},
                   {"step", step},
                   {"sha256", prof["checkpoint"]["sha256"]},
-                  {"sha256_verified", pr.hash},
+                  {"sha256_verified", prof["checkpoint"]["sha256_verified"]},
                   {"size_bytes", prof["checkpoint"]["size_bytes"]},
                   {"preset", prof["preset"]["name"]},
                   {"statistics", prof["statistics"]},
@@ -172,7 +217,9 @@ json trackCheckpoints(const TrackRequest& req) {
                                         {"actual", c.present ? json(c.actual) : json(nullptr)}, {"allowed", c.allowed}});
       point["drift"] = {{"checked", rep.checks.size()}, {"drifted", rep.drifted()}, {"statistics", drifted}};
     }
-    if (pr.hash) prov.inputs.push_back({"checkpoint", p, prof["checkpoint"]["sha256"].get<std::string>(), true});
+    if (pr.hash)
+      prov.inputs.push_back({"checkpoint", prof["checkpoint"]["path"].get<std::string>(), prof["checkpoint"]["sha256"].get<std::string>(),
+                             prof["checkpoint"]["sha256_verified"].get<bool>()});
     entries.push_back({p, step, std::move(point)});
   }
   if (req.order == TrackOrder::Step) {

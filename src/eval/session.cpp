@@ -23,11 +23,6 @@ namespace omn::eval {
 std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   auto s = std::make_unique<Session>();
   s->spec = spec;
-  // a Hugging Face model folder: its weights file is the checkpoint, its config.json the architecture
-  s->location = io::locateModel(spec.checkpoint);
-  s->spec.checkpoint = s->location.weights;
-  std::optional<model::HfArchitecture> hf;
-  if (s->location.isFolder()) hf = model::readHfConfig(s->location.config, s->location.config_path);
   const OptionNames& n = spec.names;
   // every option that can be refused without the checkpoint is refused before it is hashed
   if (spec.tokenizer_revision.empty() && spec.tokenizer_revision_required)
@@ -46,6 +41,16 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   model::checkAttentionRequest(spec.attention, s->device, spec.dtype, n.attention, n.dtype);
   s->threads = at::get_num_threads();  // set by the command (model::useThreads), recorded here
 
+  // a Hugging Face model folder: its weights file is the checkpoint, its config.json the architecture
+  s->location = io::locateModel(spec.checkpoint);
+  s->spec.checkpoint = s->location.weights;
+  if (!spec.config_sha256.empty()) {  // config.json gives the architecture: pinned, it is checked first
+    if (!s->location.isFolder())
+      throw UsageError(n.config_sha256 + " pins a model folder's config.json; " + spec.checkpoint + " is a file, not a folder");
+    io::requireSha256(s->location.config_path, io::normaliseSha256(spec.config_sha256, n.config_sha256), s->location.config_sha256);
+  }
+  std::optional<model::HfArchitecture> hf;
+  if (s->location.isFolder()) hf = model::readHfConfig(s->location.config, s->location.config_path);
   // The hash streams the whole checkpoint beside the parse and the weight loading (the parsers
   // execute nothing); nothing is evaluated before it is checked, and a wrong digest is reported
   // as such even when the file also fails to parse.
@@ -104,7 +109,7 @@ nlohmann::json checkpointJson(const Session& s) {
                       {"metadata", s.ck->metadata}};
   if (s.location.isFolder())  // config.json chose the architecture: its digest is part of the result
     j["folder"] = {{"path", s.location.given}, {"config", s.location.config_path}, {"config_sha256", s.location.config_sha256},
-                   {"config_verified", false},
+                   {"config_verified", !s.spec.config_sha256.empty()},
                    {"model_type", s.location.config.contains("model_type") ? s.location.config["model_type"] : nlohmann::json(nullptr)}};
   return j;
 }

@@ -156,7 +156,7 @@ namespace {
 // --- one function per block of the manifest (docs/manifest.md) --------------------------------------
 
 void parseCheckpoint(const Reader& r, const json& j, const std::string& path, bool allow_unverified, eval::SessionSpec& s) {
-  const json& ck = r.object(r.need(j, "", "checkpoint"), "/checkpoint", {"path", "sha256", "preset", "state_key"});
+  const json& ck = r.object(r.need(j, "", "checkpoint"), "/checkpoint", {"path", "sha256", "config_sha256", "preset", "state_key"});
   s.checkpoint = resolvePath(r.str(r.need(ck, "/checkpoint", "path"), "/checkpoint/path"), path);
   if (const json* v = r.opt(ck, "sha256")) {
     try {
@@ -173,6 +173,8 @@ void parseCheckpoint(const Reader& r, const json& j, const std::string& path, bo
       s.preset = resolvePath(s.preset, path);
   }
   if (const json* v = r.opt(ck, "state_key")) s.state_key = r.str(*v, "/checkpoint/state_key");
+  if (const json* v = r.opt(ck, "config_sha256"))  // a model folder's config.json
+    s.config_sha256 = io::normaliseSha256(r.str(*v, "/checkpoint/config_sha256"), "manifest " + path + ": /checkpoint/config_sha256");
   s.allow_unverified = allow_unverified;
 }
 
@@ -455,7 +457,8 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   if (const json* d = r.opt(j, "description")) r.str(*d, "/description");
   auto& s = m.session;
   // an error about an option names where the manifest set it, not a CLI flag
-  for (auto [field, ptr] : {std::pair{&s.names.sha256, "/checkpoint/sha256"}, {&s.names.tokenizer_revision, "/tokens/tokenizer_revision"},
+  for (auto [field, ptr] : {std::pair{&s.names.sha256, "/checkpoint/sha256"}, {&s.names.config_sha256, "/checkpoint/config_sha256"},
+                            {&s.names.tokenizer_revision, "/tokens/tokenizer_revision"},
                             {&s.names.attention, "/model/attention"},
                             {&s.names.dtype, "/model/dtype"}, {&s.names.device, "/model/device"}})
     *field = r.label() + ": " + ptr;

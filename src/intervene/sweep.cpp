@@ -358,7 +358,8 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
                  {"checkpoint", rel(s.spec.checkpoint), s.checkpoint_sha256, !s.spec.sha256.empty()},
                  {"tokens", rel(s.tokens.path), s.tokens.sha256, !s.spec.tokens_sha256.empty()}};
   if (!s.tokens.offsets_path.empty()) prov.inputs.push_back({"offsets", rel(s.tokens.offsets_path), s.tokens.offsets_sha256, false});
-  if (s.location.isFolder()) prov.inputs.push_back({"model-config", rel(s.location.config_path), s.location.config_sha256, false});
+  if (s.location.isFolder())
+    prov.inputs.push_back({"model-config", rel(s.location.config_path), s.location.config_sha256, !s.spec.config_sha256.empty()});
   prov.finished_utc = output::utcNow();
   ResultsInput in;
   in.base = {{"schema", "omn-audit/intervention@1"},

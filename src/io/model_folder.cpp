@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The weights files `transformers` looks for, in the order it prefers them.
-const char* const kWeights[] = {"model.safetensors.index.json", "model.safetensors", "pytorch_model.bin"};
+const char* const kWeights[] = {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"};
 
 // A short listing of what the folder holds, for an error message ("a.txt, b.json, ... (12 files)").
 std::string listing(const fs::path& dir) {

@@ -68,7 +68,9 @@ ModelConfig conventionsFromPreset(const Preset& p, const io::TensorIndex& index)
     if (!p.has(r)) throw UsageError("preset " + p.name + ": /tensors/" + r + " is required for eval");
   c.tied_output = !p.has("output");
   if (auto tied = p.architecture.find("tied_output"); tied != p.architecture.end() && tied->get<bool>() && p.has("output"))
-    c.tied_output = index.find(p.tensorName("output", 0)) == nullptr;
+    // a preset's tied head: the embedding where the checkpoint has no head of its own; a model
+    // folder's tie_word_embeddings: the embedding, as transformers ties it, whatever lm_head holds
+    c.tied_output = p.architecture_from.count("tied_output") || index.find(p.tensorName("output", 0)) == nullptr;
   return c;
 }
 
@@ -116,6 +118,18 @@ void dimensionsFromShapes(ModelConfig& c, const Preset& p, const io::TensorIndex
   c.ffn_hidden = w2.shape[1];
   agree(p, "ffn_hidden", c.ffn_hidden, w2.name);
 }
+
+}  // namespace
+
+void checkStatedDimensions(const Preset& p, const io::TensorIndex& index) {
+  ModelConfig c;
+  c.preset = p.name;
+  c.tensors = p.tensors;
+  c.qk_layout = p.layout;
+  dimensionsFromShapes(c, p, index);
+}
+
+namespace {
 
 // Every tensor the model reads, in every layer, has the shape the dimensions imply.
 void checkEveryTensor(const ModelConfig& c, const io::TensorIndex& index) {

@@ -161,7 +161,7 @@ Figure distribution(const json& p) {
 
 // A profile written before /distribution: the configured --hist-edges bins.
 Figure histogram(const json& p) {
-  if (p.contains("distribution")) return distribution(p);
+  if (p.contains("distribution") && !p["distribution"]["bins"].empty()) return distribution(p);  // none finite: the configured bins
   const json& h = p["histogram"];
   const int n = static_cast<int>(h.size());
   double hi = 1;

@@ -21,10 +21,11 @@ namespace {
 // train.json records (read from the run's directory, checked against the digest the shard pins).
 // corpus.json itself is not compared: it carries when and by which build it was made, so the same
 // data rebuilt in a new session is another file (the lost cells of issue 29's tiny ablation).
-json corpusContent(const fs::path& train_json, const json& run, const std::string& where) {
+// Null where the run's directory is not beside its shard (shard documents gathered without their
+// runs): the merge then compares the shards' corpus.json digests instead, as before.
+json corpusContent(const fs::path& train_json, const json& run) {
   std::error_code ec;
-  if (!fs::is_regular_file(train_json, ec))
-    throw UsageError(where + ": " + train_json.string() + " is missing: merge reads each run's train.json for the corpus it trained on");
+  if (!fs::is_regular_file(train_json, ec)) return nullptr;
   const std::string text = io::readTextFile(train_json.string(), "run record");
   const std::string want = run.at("train_json_sha256").get<std::string>();
   io::requireSha256(train_json.string(), want, io::sha256Bytes(text.data(), text.size()));
@@ -52,7 +53,7 @@ json mergeStudyShards(const std::vector<std::string>& paths, const std::string& 
   std::vector<json> runs;
   std::set<std::string> ids;
   json corpus;  // the first run's corpus content; every run's must equal it
-  std::string corpus_from;
+  std::string corpus_from, without_runs;
   for (std::size_t i = 0; i < docs.size(); ++i) {
     if (!docs[i].contains("runs") || !docs[i]["runs"].is_array()) throw UsageError(paths[i] + ": /runs: expected an array");
     const auto shard = docs[i]["shard"]["index"].get<std::size_t>(), count = docs[i]["shard"]["count"].get<std::size_t>();
@@ -70,7 +71,12 @@ json mergeStudyShards(const std::vector<std::string>& paths, const std::string& 
           throw UsageError(where + ": run " + id + " is cell " + r["index"].dump() + ", which shard " + std::to_string(shard) + " of " +
                            std::to_string(count) + " does not run");
         if (!ids.insert(id).second) throw UsageError("merge: " + where + ": run " + id + " appears in two shards");
-        const json content = corpusContent(shard_dir / r.at("dir").get<std::string>() / "train.json", r, where);
+        const json content = corpusContent(shard_dir / r.at("dir").get<std::string>() / "train.json", r);
+        if (content.is_null()) {
+          without_runs = without_runs.empty() ? where : without_runs;
+          runs.push_back(std::move(r));
+          continue;
+        }
         if (corpus.is_null()) corpus = content, corpus_from = where;
         for (auto it = content.begin(); it != content.end(); ++it)
           if (corpus[it.key()] != *it)
@@ -83,6 +89,12 @@ json mergeStudyShards(const std::vector<std::string>& paths, const std::string& 
       runs.push_back(std::move(r));
     }
   }
+  if (!without_runs.empty())  // some runs' records are not here: the shards' corpus.json must be one file
+    for (std::size_t i = 1; i < docs.size(); ++i)
+      if (docs[i]["corpus"]["sha256"] != docs[0]["corpus"]["sha256"])
+        throw UsageError("merge: " + paths[i] + ": /corpus/sha256 " + docs[i]["corpus"]["sha256"].get<std::string>() + " differs from " +
+                         paths[0] + "'s " + docs[0]["corpus"]["sha256"].get<std::string>() + ", and the runs' train.json files that " +
+                         "would show whether the data is the same are not beside the shards (" + without_runs + ")");
   const auto cells = docs[0]["grid"].at("cells").get<std::size_t>();
   if (runs.size() != cells)
     throw UsageError("merge: the shards hold " + std::to_string(runs.size()) + " runs, the study has " + std::to_string(cells));

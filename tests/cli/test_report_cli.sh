@@ -23,9 +23,12 @@ check "layer means: one Q and one K point per layer ($((2 * layers)))" -- test "
 check "RoPE asymmetry: two points per layer" -- test "$(count "$tmp/p/profile-rope-asymmetry.svg")" -eq $((2 * layers))
 check "histogram: a bar per non-empty bin of the data's own bins (/distribution)" -- test "$(xmllint --xpath "count(//*[@class='bar'])" "$tmp/p/profile-histogram.svg")" -eq \
   "$(/usr/bin/python3 -c "import json; print(sum(1 for b in json.load(open('$tmp/profile.json'))['distribution']['bins'] if b['count']))")"
-check "layer means: no 'layers 0–1' shading on a model that is not OMN-1's preset" -- test \
-  "$(/usr/bin/python3 -c "import json; print(json.load(open('$tmp/profile.json'))['preset']['name'])")" = omn-1 -o \
-  "$(xmllint --xpath "count(//*[@class='layers-0-1'])" "$tmp/p/profile-layer-means.svg")" -eq 0
+check "layer means: OMN-1's preset gets the 'layers 0–1' shading" -- test \
+  "$(xmllint --xpath "count(//*[@class='layers-0-1'])" "$tmp/p/profile-layer-means.svg")" -eq 1
+"$omn" profile "$src/demo/tiny-sotu/final.pt" --json "$tmp/demo-profile.json" --no-tables >/dev/null 2>&1
+"$omn" plot "$tmp/demo-profile.json" -o "$tmp/pd" >/dev/null
+check "layer means: a model of another preset (the demo's, omn) gets no 'layers 0–1' shading" -- test \
+  "$(xmllint --xpath "count(//*[@class='layers-0-1'])" "$tmp/pd/profile-layer-means.svg")" -eq 0
 check "threshold line drawn" -- test "$(xmllint --xpath "count(//*[@class='threshold'])" "$tmp/p/profile-histogram.svg")" -eq 1
 check "ratio plot: one point per condition ($conds)" -- test "$(count "$tmp/s/sweep-ratio.svg")" -eq "$conds"
 check "ppl-vs-constant: one point per constant condition ($consts)" -- test "$(count "$tmp/s/sweep-ppl-vs-constant.svg")" -eq "$consts"

@@ -147,7 +147,8 @@ weights = os.path.join(qdir, "model.safetensors")
 pf = os.path.join(work, "folder.profile.json")
 H.run("profile", qdir, "--json", pf, "--no-tables")
 prof = json.load(open(pf))
-H.check(prof["preset"]["name"] == "qwen3", "profile: config.json's model_type chose the qwen3 preset")
+H.check(prof["preset"]["name"] == "qwen3" and not prof["preset"]["detected"],
+        "profile: config.json's model_type chose the qwen3 preset (not detected from tensor names)")
 H.check(prof["checkpoint"]["path"] == weights, "profile: the checkpoint read is the folder's model.safetensors")
 folder_rec = prof["checkpoint"].get("folder") or {}
 H.check(folder_rec.get("config_sha256") == sha(os.path.join(qdir, "config.json")) and folder_rec.get("model_type") == "qwen3",
@@ -164,8 +165,12 @@ open(sums, "w").write("".join("%s  %s\n" % (sha(os.path.join(qdir, f)), os.path.
 H.run("profile", qdir, "--digests", sums, "--json", pf, "--force", "--no-tables")
 prof = json.load(open(pf))
 H.check(prof["checkpoint"]["verified"] == "all" and prof["checkpoint"]["folder"]["config_verified"],
-        "profile --digests DIR/*: the weights and config.json verified, the folder's other files ignored")
+        "profile --digests DIR/*: the weights and config.json verified, the folder's other listed files checked")
 lines = open(sums).read().splitlines()
+bad = [("0" * 64 + l[64:]) if l.endswith("tokenizer.json") else l for l in lines]
+open(sums, "w").write("\n".join(bad) + "\n")
+p = H.run("profile", qdir, "--digests", sums, "--no-tables", expect=4)
+H.check("tokenizer.json" in p.stderr, "profile: another file of the folder that the list pins wrongly is exit 4 naming it")
 bad = [("0" * 64 + l[64:]) if l.endswith("config.json") else l for l in lines]
 open(sums, "w").write("\n".join(bad) + "\n")
 p = H.run("profile", qdir, "--digests", sums, "--no-tables", expect=4)
@@ -176,6 +181,13 @@ doc, logits = evaluate(qdir, "folder")
 got = check_against_reference(doc, logits, sd, False, "eval FOLDER")
 H.check(doc["checkpoint"]["folder"]["config"] == os.path.join(qdir, "config.json") and doc["model"]["config"]["rope_theta"] == THETA,
         "eval: the document records the folder and the RoPE base config.json gave")
+pinned, _ = evaluate(qdir, "pinned", "--config-sha256", sha(os.path.join(qdir, "config.json")))
+H.check(pinned["checkpoint"]["folder"]["config_verified"] and not doc["checkpoint"]["folder"]["config_verified"] and
+        pinned["result"]["sequences"]["nll_sum"] == got, "eval --config-sha256: config.json verified and recorded as such")
+p = evaluate(qdir, "pin-wrong", "--config-sha256", "0" * 64, expect=4)
+H.check("config.json" in p.stderr, "eval --config-sha256 that is not config.json's: exit 4 naming it")
+p = evaluate(weights, "pin-file", "--config-sha256", "0" * 64, expect=2)
+H.check("is a file, not a folder" in p.stderr, "eval --config-sha256 on a weights file: exit 2")
 bare, _ = evaluate(weights, "bare")
 H.check(bare["result"]["sequences"]["nll_sum"] != got,
         "eval of the bare weights file (the qwen3 preset's RoPE base 1e6, eps 1e-6) differs: config.json was read")
@@ -192,9 +204,17 @@ tdir = folder("qwen3-tied-sharded", sdt, config(True), sharded=True)
 doc, logits = evaluate(tdir, "tied")
 check_against_reference(doc, logits, sdt, True, "eval FOLDER (sharded, tied head)")
 
+# tie_word_embeddings with an lm_head in the file too: the embedding is the head, as transformers ties it
+sdl = collections.OrderedDict(sdt)
+sdl[NAMES["output"]] = torch.randn(VOCAB, D)
+ldir = folder("qwen3-tied-with-head", sdl, config(True))
+doc, logits = evaluate(ldir, "tied-with-head")
+check_against_reference(doc, logits, sdt, True, "eval FOLDER (tied, an lm_head present and ignored)")
+
 # --- 3. intervene: a manifest's checkpoint may be a folder ----------------------------------------
 shutil.copy(tokpath, os.path.join(work, "tokens-m.bin"))
-manifest = {"schema": "omn-audit/manifest@1", "checkpoint": {"path": "qwen3-like", "sha256": sha(weights)},
+manifest = {"schema": "omn-audit/manifest@1", "checkpoint": {"path": "qwen3-like", "sha256": sha(weights),
+                                                             "config_sha256": sha(os.path.join(qdir, "config.json"))},
             "tokens": {"path": "tokens-m.bin", "sha256": sha(tokpath), "eos": 0, "tokenizer_revision": "test"},
             "rows": {"seq_len": SEQ, "num_seqs": NSEQ, "form": "historical"}, "groups": 2,
             "bootstrap": {"resamples": 100, "seed": 1}, "model": {"dtype": "fp32", "attention": "masked", "batch": 1},
@@ -206,19 +226,35 @@ H.run("-q", "intervene", "--manifest", mpath, "--force")
 sweep = json.load(open(os.path.join(work, "sweep.json")))
 H.check(sweep["control"]["open"]["result"]["sequences"]["nll_sum"] == got,
         "intervene: the control pass on the folder scores what eval scored, bit for bit")
-H.check(sweep["checkpoint"]["folder"]["path"] == "qwen3-like", "intervene: the folder is recorded relative to the manifest")
+H.check(sweep["checkpoint"]["folder"]["path"] == "qwen3-like" and sweep["checkpoint"]["folder"]["config_verified"],
+        "intervene: the folder is recorded relative to the manifest, its config.json verified by /checkpoint/config_sha256")
 
 # --- 4. track: model folders, and a Trainer's checkpoint-N/ folders ------------------------------
 tr = os.path.join(work, "trainer-out")
-for step in (1, 2):
+for step in (500, 1000):
     d = os.path.join(tr, "checkpoint-%d" % step)
     shutil.copytree(qdir, d)
     open(os.path.join(d, "optimizer.pt"), "wb").write(b"not a model")  # what a Trainer writes beside the model
+    json.dump({"global_step": step}, open(os.path.join(d, "trainer_state.json"), "w"))
 tj = os.path.join(work, "track.json")
 H.run("track", tr, "--order", "given", "--json", tj)
 t = json.load(open(tj))
-H.check([c["path"] for c in t["checkpoints"]] == [os.path.join(tr, "checkpoint-1"), os.path.join(tr, "checkpoint-2")],
-        "track: a directory of checkpoint-N/ model folders is one checkpoint per folder (optimizer.pt not read)")
+H.check([c["path"] for c in t["checkpoints"]] == [os.path.join(tr, "checkpoint-500"), os.path.join(tr, "checkpoint-1000")],
+        "track: a directory of checkpoint-N/ model folders, one checkpoint per folder in step order (optimizer.pt not read)")
+# the final model at the top of a Trainer's output, its checkpoint-N/ folders before it
+for f in os.listdir(qdir):
+    shutil.copy(os.path.join(qdir, f), tr)
+sums = os.path.join(work, "SUMS-track")
+open(sums, "w").write("".join("%s  %s\n" % (sha(os.path.join(tr, "checkpoint-500", f)), os.path.join(tr, "checkpoint-500", f))
+                              for f in ("model.safetensors", "config.json")))
+H.run("track", tr, "--order", "given", "--digests", sums, "--json", tj, "--force")
+t = json.load(open(tj))
+H.check([c["path"] for c in t["checkpoints"]] == [os.path.join(tr, "checkpoint-500"), os.path.join(tr, "checkpoint-1000"), tr] and
+        [c["sha256_verified"] for c in t["checkpoints"]] == [True, False, False] and t["summary"]["verified"] == 1,
+        "track TRAINER_OUT: the checkpoint-N/ folders, then the final model; sha256sum lines of a folder's files verify it")
+H.run("track", os.path.join(tr, "checkpoint-1000"), os.path.join(tr, "checkpoint-500"), "--json", tj, "--force")
+t = json.load(open(tj))
+H.check([c["step"] for c in t["checkpoints"]] == [500, 1000], "track: a Trainer folder's step from trainer_state.json orders it")
 
 # --- 5. what config.json says is checked, and what eval cannot compute is refused ----------------
 def refused(name, change, cmd, want, expect=2):
@@ -232,10 +268,12 @@ refused("layers-disagree", {"num_hidden_layers": 3}, prof_cmd, "config.json /num
 refused("heads-disagree", {"num_attention_heads": 2, "head_dim": HD}, "eval", "config.json /num_attention_heads")
 refused("unknown-family", {"model_type": "llama"}, prof_cmd, "/model_type")
 refused("wrong-type", {"hidden_size": "32"}, prof_cmd, "config.json /hidden_size: expected a positive integer")
+refused("hidden-disagree", {"hidden_size": 64}, prof_cmd, "config.json /hidden_size says d_model = 64")
+refused("vocab-disagree", {"vocab_size": 5}, prof_cmd, "config.json /vocab_size says vocab_size = 5")
 refused("yarn", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "eval", "config.json /rope_scaling")
 d = os.path.join(work, "yarn")
-H.run("profile", d, "--no-tables")
-H.check(True, "yarn: profile still reads the gains of a model eval cannot run")
+yp = json.loads(H.run("profile", d, "--json", "-", "--no-tables").stdout)
+H.check(yp["statistics"]["count"] == 2 * L * HD, "yarn: profile still reads the gains of a model eval cannot run")
 empty = os.path.join(work, "no-config")
 os.makedirs(empty)
 shutil.copy(weights, empty)

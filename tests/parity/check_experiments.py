@@ -163,7 +163,7 @@ check(an["best_lr"]["qk_on"] == best_on, "the best LR is the study's (chosen on 
 # experiment 9 side by side: removal (gains -> 1.0 at the on arm's best LR) minus training without (each at its best), by seed
 best_off = next(a for a in study["arms"] if not a["qk_norm"])["best_lr"]
 side = []
-for sd in (0, 1):
+for sd in an["seeds"]:
     on, off_b, on_b = by[(True, best_on, sd)], by[(False, best_off, sd)], by[(True, best_on, sd)]
     if on["status"] != "finished" or off_b["status"] != "finished":
         continue
@@ -173,7 +173,8 @@ for sd in (0, 1):
     side.append((sum(c["result"]["sequences"]["nll_sum"]) - sum(ctl["nll_sum"])) / sum(ctl["tokens"]) - (loss[off_b["id"]] - loss[on_b["id"]]))
 got = an["best_vs_best"]["removal_minus_training_without"]
 m, lo, hi = ci(side) if side else (None, None, None)
-check(side and abs(m - got["mean"]) <= 1e-9 and abs((lo or 0) - (got["low"] or 0)) <= 1e-9,
+check(len(side) == len(an["seeds"]) and abs(m - got["mean"]) <= 1e-9 and abs((lo or 0) - (got["low"] or 0)) <= 1e-9 and
+      abs((hi or 0) - (got["high"] or 0)) <= 1e-9,
       "removal minus training without QK-norm, paired by seed, recomputed from the raw documents (%s vs %s)" % (m, got["mean"]))
 for qk, key in ((True, "qk_on"), (False, "qk_off")):
     for sd, got in zip((0, 1), an["fast_learning"][key]):
@@ -320,6 +321,22 @@ cells = [os.path.join(sdir, f) for f in sorted(os.listdir(sdir)) if f.startswith
 cells += [os.path.join(scratch, f) for f in sorted(os.listdir(scratch)) if f.startswith("cell-") and f.endswith(".json") and
           not os.path.exists(os.path.join(sdir, f))]  # the refused cell, trained but not published
 m = subprocess.run([omn, "merge", "-o", os.path.join(work, "merged.json"), *cells], capture_output=True, text=True)
+# shard documents gathered without their runs: compared by their corpus.json digests, as before
+apart = os.path.join(work, "shards-apart")
+os.makedirs(apart)
+for c in cells:
+    shutil.copy(c, apart)
+lone = sorted(os.path.join(apart, f) for f in os.listdir(apart))
+a = subprocess.run([omn, "merge", "-o", os.path.join(work, "merged-apart.json"), *lone], capture_output=True, text=True)
+check(a.returncode == 2 and "/corpus/sha256" in a.stderr and "not beside the shards" in a.stderr,
+      "merge of shards without their runs and with different corpus.json digests: exit 2 saying why (%s)" % a.stderr.strip()[-120:])
+same = json.load(open(lone[1]))["corpus"]["sha256"]
+for f in lone:
+    d = json.load(open(f))
+    d["corpus"]["sha256"] = same
+    json.dump(d, open(f, "w"))
+a = subprocess.run([omn, "merge", "-o", os.path.join(work, "merged-apart.json"), *lone], capture_output=True, text=True)
+check(a.returncode == 0, "merge of shards without their runs and one corpus.json digest: merged (%s)" % a.stderr.strip()[-120:])
 check(m.returncode == 4 and "train.json" in m.stderr,
       "merge checks each run's train.json against the digest its shard pins (exit %d: %s)" % (m.returncode, m.stderr.strip()[-140:]))
 

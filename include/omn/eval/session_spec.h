@@ -14,12 +14,13 @@ namespace omn::eval {
 // Where each option came from, for messages: the CLI flag by default; a manifest sets its label and
 // JSON pointer ("manifest m.json: /model/dtype"), so an error names what the user wrote.
 struct OptionNames {
-  std::string sha256 = "--sha256", tokenizer_revision = "--tokenizer-revision", attention = "--attention",
-              dtype = "--dtype", device = "--device";
+  std::string sha256 = "--sha256", config_sha256 = "--config-sha256", tokenizer_revision = "--tokenizer-revision",
+              attention = "--attention", dtype = "--dtype", device = "--device";
 };
 
 struct SessionSpec {
   std::string checkpoint, sha256, preset, state_key;
+  std::string config_sha256;  // a model folder's config.json, pinned (empty: recorded, not verified)
   bool allow_unverified = true;  // false: a missing sha256 is a UsageError
   TokenSetSpec tokens;
   std::string tokens_sha256;  // expected digest of the token file (empty: not checked)

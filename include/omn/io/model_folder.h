@@ -19,7 +19,7 @@ struct ModelLocation {
 };
 
 // A file: itself. A folder: its config.json (required) and its weights, by the preference
-// `transformers` loads them with: model.safetensors.index.json, model.safetensors, pytorch_model.bin.
+// `transformers` loads them with: model.safetensors, model.safetensors.index.json, pytorch_model.bin.
 // FormatError naming the folder and what it holds for a folder without config.json or weights, or
 // whose weights are a sharded pytorch_model.bin (convert it to safetensors); UsageError for a path
 // that does not exist.

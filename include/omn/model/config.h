@@ -41,6 +41,11 @@ struct ModelConfig {
 // architecture eval does not implement.
 ModelConfig inferConfig(const Preset& preset, const io::TensorIndex& index);
 
+// The dimensions the preset (or a model folder's config.json) states, checked against the tensors'
+// shapes as inferConfig checks them, without the rest of inferConfig's demands (profile reads
+// architectures eval does not run). FormatError naming who stated the value.
+void checkStatedDimensions(const Preset& preset, const io::TensorIndex& index);
+
 nlohmann::json toJson(const ModelConfig& c);
 
 }  // namespace omn::model

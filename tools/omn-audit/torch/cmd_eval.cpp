@@ -94,7 +94,7 @@ Command addEvalCommand(CLI::App& root) {
             prov.device = s->device.str();
             prov.inputs.push_back({"checkpoint", s->spec.checkpoint, s->checkpoint_sha256, !s->spec.sha256.empty()});
             if (s->location.isFolder())
-              prov.inputs.push_back({"model-config", s->location.config_path, s->location.config_sha256, false});
+              prov.inputs.push_back({"model-config", s->location.config_path, s->location.config_sha256, !s->spec.config_sha256.empty()});
             prov.inputs.push_back({"tokens", s->tokens.path, s->tokens.sha256, false});
             if (!s->tokens.offsets_path.empty())
               prov.inputs.push_back({"offsets", s->tokens.offsets_path, s->tokens.offsets_sha256, false});

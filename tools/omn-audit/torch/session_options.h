@@ -70,7 +70,9 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("checkpoint,--checkpoint", s.checkpoint, "torch.save file, .safetensors, *.safetensors.index.json, or a Hugging Face model folder (config.json beside the weights: config.json gives the architecture)")
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-  app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint: a mismatch is exit 4");
+  app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint (a model folder: of its weights file): a mismatch is exit 4");
+  app->add_option("--config-sha256", s.config_sha256,
+                  "expected SHA-256 of a model folder's config.json, which gives the architecture: checked first, a mismatch is exit 4");
   app->add_option("--preset", s.preset, "built-in preset or preset JSON file; default: detect");
   app->add_option("--state-key", s.state_key, "where the state dict sits in the envelope");
   app->add_option("--tokens", s.tokens.path, "pre-tokenized held-out set: .bin (uint16/uint32) or .npy")->required();
