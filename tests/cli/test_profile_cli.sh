@@ -26,6 +26,19 @@ expect 2 "list.fifo: not a regular file" -- timeout 20 "$omn" hash -c "$tmp/list
 expect 2 "not a regular file" -- "$omn" hash -c "$tmp"
 { echo "# digests of the release"; sha256sum "$mini"; } >"$tmp/commented.sha256"
 expect 0 "$mini: OK" -- "$omn" hash -c "$tmp/commented.sha256"   # as sha256sum -c: a comment is warned about, not a failure
+# sha256sum's switches for -c, and standard input when no file is named
+printf '%s  %s\n%s  %s\n' "$sha" "$mini" "$sha" "$tmp/not-there" > "$tmp/sw.sha256"
+expect 2 "not-there: FAILED open or read" -- "$omn" hash -c "$tmp/sw.sha256"
+check "hash -c --ignore-missing --quiet: silent, exit 0 (sha256sum's output)" -- \
+  bash -c '[ -z "$("$1" hash -c "$2" --ignore-missing --quiet 2>&1)" ] && [ "$(sha256sum -c "$2" --ignore-missing --quiet 2>&1)" = "" ]' _ "$omn" "$tmp/sw.sha256"
+check "omn-audit -q hash -c: no OK lines" -- bash -c '[ -z "$("$1" -q hash -c "$2" --ignore-missing)" ]' _ "$omn" "$tmp/sw.sha256"
+check "hash -c --status: nothing printed, exit 2 for the unreadable file" -- \
+  bash -c 'out="$("$1" hash -c "$2" --status 2>&1)"; rc=$?; [ -z "$out" ] && [ $rc = 2 ]' _ "$omn" "$tmp/sw.sha256"
+printf '%s  %s\n' "$(printf '%064d' 0)" "$tmp/not-there" > "$tmp/none.sha256"
+expect 2 "no file was verified" -- "$omn" hash -c "$tmp/none.sha256" --ignore-missing
+expect 2 "not a checksum line" -- "$omn" hash -c "$tmp/commented.sha256" --strict
+expect 2 "apply to -c LIST" -- "$omn" hash "$mini" --quiet
+check "hash with no file reads standard input, as sha256sum" -- bash -c '[ "$("$1" hash <"$2")" = "$(sha256sum <"$2")" ]' _ "$omn" "$mini"
 # the model's size and whether its head is a copy of the embedding, as torch counts them
 "$omn" profile "$mini" --json "$tmp/params.json" --no-tables -q
 check "parameters: count and head identity agree with torch" -- /usr/bin/python3 - "$mini" "$tmp/params.json" <<'PY'

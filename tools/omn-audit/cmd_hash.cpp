@@ -3,6 +3,11 @@
 // checked; the exit code then says the worst: 4 a digest did not match, 2 a file could not be
 // read, 0 all well (lines of a list that are not checksum lines are warned about, as sha256sum -c does).
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
 
 #include <fstream>
 #include <iostream>
@@ -55,7 +60,14 @@ bool unescape(std::string& name) {
   return true;
 }
 
-int check(const std::string& list_path) {
+// sha256sum -c's switches: --quiet (no OK lines; also the CLI's -q), --status (nothing printed,
+// the exit code says), --ignore-missing (a listed file that does not exist is skipped), --strict
+// (a line that is not a checksum line is exit 2, not a warning).
+struct CheckOptions {
+  bool quiet = false, status = false, ignore_missing = false, strict = false;
+};
+
+int check(const std::string& list_path, const CheckOptions& o) {
   std::ifstream file;
   if (list_path != "-") {
     struct stat st {};  // a FIFO or a directory must not block or read as empty
@@ -80,28 +92,37 @@ int check(const std::string& list_path) {
     } catch (const UsageError&) {
     }
     if (digest.empty()) {
-      std::cerr << "omn-audit: " << io::terminalSafe(list_path) << ":" << n << ": not a checksum line (expected \"<64 hex digits>  <file name>\")\n";
+      if (!o.status)
+        std::cerr << "omn-audit: " << io::terminalSafe(list_path) << ":" << n << ": not a checksum line (expected \"<64 hex digits>  <file name>\")\n";
       ++malformed;
       continue;
     }
+    struct stat st {};
+    if (o.ignore_missing && name != "-" && ::stat(name.c_str(), &st) != 0 && errno == ENOENT) continue;
     ++checked;
     try {
       const bool match = digestOf(name) == digest;
-      std::cout << io::terminalSafe(name) << (match ? ": OK" : ": FAILED") << "\n";
+      if (!o.status && (!match || !o.quiet)) std::cout << io::terminalSafe(name) << (match ? ": OK" : ": FAILED") << "\n";
       failed += match ? 0 : 1;
     } catch (const Error& e) {
-      std::cout << io::terminalSafe(name) << ": FAILED open or read\n";
-      std::cerr << "omn-audit: " << io::terminalSafe(e.what()) << "\n";
+      if (!o.status) {
+        std::cout << io::terminalSafe(name) << ": FAILED open or read\n";
+        std::cerr << "omn-audit: " << io::terminalSafe(e.what()) << "\n";
+      }
       ++unreadable;
     }
   }
-  if (malformed) std::cerr << "omn-audit: warning: " << malformed << " line(s) of " << io::terminalSafe(list_path) << " are not checksum lines\n";
-  if (unreadable) std::cerr << "omn-audit: warning: " << unreadable << " listed file(s) could not be read\n";
-  if (failed) std::cerr << "omn-audit: warning: " << failed << " computed checksum(s) did NOT match\n";
+  if (!o.status) {
+    if (malformed) std::cerr << "omn-audit: warning: " << malformed << " line(s) of " << io::terminalSafe(list_path) << " are not checksum lines\n";
+    if (unreadable) std::cerr << "omn-audit: warning: " << unreadable << " listed file(s) could not be read\n";
+    if (failed) std::cerr << "omn-audit: warning: " << failed << " computed checksum(s) did NOT match\n";
+  }
+  if (checked == 0 && o.ignore_missing && malformed == 0)
+    throw UsageError("-c " + list_path + ": no file was verified (every listed file is missing and --ignore-missing skipped it)");
   if (checked == 0) throw UsageError("-c " + list_path + ": no checksum lines found");
   // as sha256sum -c: lines that are not checksum lines (comments, a signature's armour) are warned
-  // about, not failures
-  return failed ? kExitIntegrity : unreadable ? kExitInvalidInput : 0;
+  // about, not failures, unless --strict
+  return failed ? kExitIntegrity : unreadable || (o.strict && malformed) ? kExitInvalidInput : 0;
 }
 
 }  // namespace
@@ -112,11 +133,23 @@ Command addHashCommand(CLI::App& root) {
   auto list = std::make_shared<std::string>();
   app->add_option("files", *files, "files to hash (- for standard input)");
   app->add_option("-c,--check", *list, "read digests and names from LIST (sha256sum's format, - for standard input) and check them");
-  return {app, [files, list] {
+  auto o = std::make_shared<CheckOptions>();
+  app->add_flag("--quiet", o->quiet, "with -c: print no OK lines, only failures (the CLI's -q does the same)");
+  app->add_flag("--status", o->status, "with -c: print nothing; the exit code says (0 all matched, 4 a mismatch, 2 unreadable)");
+  app->add_flag("--ignore-missing", o->ignore_missing, "with -c: skip listed files that do not exist");
+  app->add_flag("--strict", o->strict, "with -c: a line that is not a checksum line is exit 2, not a warning");
+  app->footer("Examples:\n  omn-audit hash model.safetensors config.json > SHA256SUMS\n  omn-audit hash -c SHA256SUMS --quiet\n"
+              "  cat model.pt | omn-audit hash");
+  return {app, [files, list, o] {
+            const bool any_check_flag = o->quiet || o->status || o->ignore_missing || o->strict;
             if (!list->empty()) {
               if (!files->empty()) throw UsageError("-c " + *list + ": give the list alone (the files are named in it)");
-              return check(*list);
+              CheckOptions co = *o;
+              co.quiet = co.quiet || !spdlog::default_logger()->should_log(spdlog::level::info);  // omn-audit -q hash -c
+              return check(*list, co);
             }
+            if (any_check_flag) throw UsageError("--quiet, --status, --ignore-missing and --strict apply to -c LIST");
+            if (files->empty() && !::isatty(STDIN_FILENO)) files->push_back("-");  // as sha256sum: standard input
             if (files->empty()) throw UsageError("hash: name the files to hash (- for standard input), or -c LIST");
             int unreadable = 0;
             for (const auto& f : *files) {
