@@ -238,14 +238,17 @@ Figure heatmap(const json& r) {
   }
   const double rows = static_cast<double>(sel.size());
   const double cell_h = 22, plot_h = cell_h * rows;
-  Chart c("ΔNLL per token of layer-selective conditions", "layer", "", Axis{-0.5, L - 0.5, false}, Axis{0, rows, false}, plot_h, 200);
+  std::size_t widest = 0;  // row labels whole (they were cut at 28 characters)
+  for (const json* c : sel) widest = std::max(widest, (*c)["id"].get<std::string>().size() + 2 + (*c)["label"].get<std::string>().size());
+  const double left = std::min(480.0, 24.0 + 6.2 * static_cast<double>(std::min<std::size_t>(widest, 72)));
+  Chart c("ΔNLL per token of layer-selective conditions", "layer", "", Axis{-0.5, L - 0.5, false}, Axis{0, rows, false}, plot_h, left);
   const double cell_w = (c.right() - c.left()) / L;
   for (std::size_t k = 0; k < sel.size(); ++k) {
     const json& cd = *sel[k];
     const double d = val(cd["vs_control"]["delta_nll_per_token"]["estimate"]);
     const double y0 = kTop + cell_h * static_cast<double>(k);
     const std::string label = cd["id"].get<std::string>() + "  " + cd["label"].get<std::string>();
-    c.svg.text(c.left() - 6, y0 + cell_h * 0.68, cut(label, 28), "font-size:10px", "end", 0, "row-label");
+    c.svg.text(c.left() - 6, y0 + cell_h * 0.68, cut(label, 72), "font-size:10px", "end", 0, "row-label");
     for (int l = 0; l < L; ++l) c.svg.rect(c.left() + cell_w * l, y0, cell_w, cell_h - 1, "fill:#eeeeee;stroke:#fff", "untouched");
     for (const auto& name : cd["touched"]) {
       // the layer index is the number in the tensor name
@@ -271,49 +274,70 @@ Figure heatmap(const json& r) {
   return c.figure("sweep-heatmap.svg", "Layer-selective conditions", cap);
 }
 
-Figure mechanism(const json& r, const char* key, const char* title, const char* ylabel, const char* file) {
+std::string general3(double v) {  // three significant digits, for a value inside a cell
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+
+// A mechanism statistic per layer as a grid, a row per condition (the control first) and a column
+// per layer: each cell holds the condition's value, coloured by its change from the control in that
+// layer (log2 ratio for `ratio` statistics such as the largest logit, the difference otherwise), so
+// 16 conditions read as 16 labelled rows, not 16 tangled lines in near colours. The statistics are
+// means over the scored sequences with no interval in the document; the caption says so.
+Figure mechanism(const json& r, const char* key, const char* title, const char* unit, bool ratio, const char* file) {
   const json& ctl = r["control"]["open"]["mechanism"];
   if (!ctl.is_array() || ctl.empty()) return {};
-  const int L = static_cast<int>(ctl.size());
-  double lo = INFINITY, hi = -INFINITY;
-  auto scan = [&](const json& m) {
-    for (const auto& x : m)
-      if (x[key].is_number()) lo = std::min(lo, x[key].get<double>()), hi = std::max(hi, x[key].get<double>());
-  };
-  scan(ctl);
+  const int L = static_cast<int>(std::min<std::size_t>(ctl.size(), 4096));
   std::vector<const json*> conds;
   for (const auto& cd : r["conditions"])
-    if (cd["mechanism"].is_array() && static_cast<int>(cd["mechanism"].size()) == L) {
-      conds.push_back(&cd);
-      scan(cd["mechanism"]);
+    if (cd["mechanism"].is_array() && static_cast<int>(cd["mechanism"].size()) == L) conds.push_back(&cd);
+  auto change = [&](const json& m, int l) {
+    const double v = val(m[l][key]), b = val(ctl[l][key]);
+    if (!std::isfinite(v) || !std::isfinite(b)) return std::nan("");
+    return ratio ? (v > 0 && b > 0 ? std::log2(v / b) : std::nan("")) : v - b;
+  };
+  double amax = 1e-12;
+  for (const json* cd : conds)
+    for (int l = 0; l < L; ++l)
+      if (std::isfinite(change((*cd)["mechanism"], l))) amax = std::max(amax, std::fabs(change((*cd)["mechanism"], l)));
+  std::vector<std::string> labels = {"control"};
+  std::size_t widest = 7;
+  for (const json* cd : conds) {
+    labels.push_back((*cd)["id"].get<std::string>() + "  " + (*cd)["label"].get<std::string>());
+    widest = std::max(widest, labels.back().size());
+  }
+  const double rows = static_cast<double>(labels.size());
+  const double cell_h = 20, plot_h = cell_h * rows;
+  const double left = std::min(480.0, 24.0 + 6.2 * static_cast<double>(std::min<std::size_t>(widest, 72)));
+  Chart c(title, "layer", "", Axis{-0.5, L - 0.5, false}, Axis{0, rows, false}, plot_h, left);
+  const double cell_w = (c.right() - c.left()) / L;
+  const bool numbers = cell_w >= 34;  // the value in the cell where it fits
+  for (std::size_t k = 0; k < labels.size(); ++k) {
+    const json& m = k == 0 ? ctl : (*conds[k - 1])["mechanism"];
+    const double y0 = kTop + cell_h * static_cast<double>(k);
+    c.svg.text(c.left() - 6, y0 + cell_h * 0.68, cut(labels[k], 72), std::string("font-size:10px") + (k == 0 ? ";font-weight:bold" : ""),
+               "end", 0, "row-label");
+    for (int l = 0; l < L; ++l) {  // rows labelled at the left (direct labels), not legend series
+      const double v = val(m[l][key]);
+      const double d = k == 0 ? 0.0 : change(m, l);
+      const std::string fill = k == 0 ? "#f4f4f4" : std::isfinite(d) ? diverging(0.5 + 0.5 * d / amax) : "#000000";
+      c.svg.rect(c.left() + cell_w * l, y0, cell_w, cell_h - 1, "fill:" + fill + ";stroke:#fff", k == 0 ? "control-cell" : "cell");
+      if (numbers && std::isfinite(v))
+        c.svg.text(c.left() + cell_w * (l + 0.5), y0 + cell_h * 0.68, general3(v), "font-size:9px;fill:#222", "middle", 0, "cell-value");
+      c.data(labels[k], l, v, NAN, NAN, k == 0 ? "control" : "change " + (std::isfinite(d) ? fixed(d, 4) : std::string("NaN")));
     }
-  if (!std::isfinite(lo)) return {};
-  const bool logy = wantsLog(lo, hi);  // max logits run from ~20 to thousands
-  Chart c(title, "layer", std::string(ylabel) + (logy ? " (log scale)" : ""), Axis{-0.5, L - 0.5, false}, rangeOf(lo, hi, logy));
-  c.yTicks();
+  }
   std::vector<std::pair<double, std::string>> xt;
   for (int i = 0; i < L; i += std::max(1, L / 14)) xt.emplace_back(i, std::to_string(i));
   c.xTicks(xt);
-  std::vector<Key> keys;
-  auto series = [&](const json& m, const std::string& colour, const std::string& dash, double width, const std::string& label) {
-    std::vector<std::pair<double, double>> pts;
-    c.beginSeries(label);
-    for (int l = 0; l < L; ++l) {
-      const double v = val(m[l][key]);
-      c.data(label, l, v);
-      if (std::isfinite(v) && (!logy || v > 0)) pts.emplace_back(c.X(l), c.Y(v));
-    }
-    c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:" + num(width) + (dash.empty() ? "" : ";stroke-dasharray:" + dash));
-    c.endSeries();
-    keys.push_back({Key::Mark::line, colour, label, "", dash});
-  };
-  series(ctl, "#000000", "", 2.6, "control");
-  for (std::size_t k = 0; k < conds.size(); ++k)
-    series((*conds[k])["mechanism"], colour(k, conds.size()), dash(k / 10), 1.3,
-           (*conds[k])["id"].get<std::string>() + " " + (*conds[k])["label"].get<std::string>());
-  c.legend(keys);
-  const std::string cap = std::string(title) + " for the control (black) and each condition (ids as in the results table)" +
-                          (logy ? "; log scale: the values span orders of magnitude" : "") + ". " + sourceLine(r);
+  c.legend({{Key::Mark::box, "#f4f4f4", "control (its values)"}, {Key::Mark::box, "#000000", "non-finite"}});
+  c.colourBar(-amax, amax, ratio ? std::string("log2(condition / control)") : std::string("condition − control (") + unit + ")", diverging);
+  const std::string cap = std::string(title) + ": each row a condition (ids as in the results table), each column a layer; the cell "
+                          "holds the condition's value" + (numbers ? "" : " (hover for it)") + ", coloured by its change from the "
+                          "control's in that layer (" + (ratio ? "log2 ratio" : std::string("difference in ") + unit) +
+                          "; red higher, blue lower). Means over the scored sequences; the document carries no interval for them. " +
+                          sourceLine(r);
   c.caption(cap);
   return c.figure(file, title, cap);
 }
@@ -323,9 +347,9 @@ Figure mechanism(const json& r, const char* key, const char* title, const char* 
 std::vector<Figure> sweepFigures(const json& r) {
   std::vector<Figure> out;
   for (Figure f : {pplVsConstant(r), ratios(r), heatmap(r),
-                   mechanism(r, "mean_attention_entropy", "Mean attention entropy per layer", "entropy (nats)",
+                   mechanism(r, "mean_attention_entropy", "Mean attention entropy per layer", "nats", false,
                              "sweep-mechanism-entropy.svg"),
-                   mechanism(r, "max_logit", "Largest pre-softmax attention logit per layer", "logit",
+                   mechanism(r, "max_logit", "Largest pre-softmax attention logit per layer", "", true,
                              "sweep-mechanism-max-logit.svg")})
     if (!f.name.empty()) out.push_back(std::move(f));
   return out;

@@ -35,6 +35,24 @@ check "ppl-vs-constant: one point per constant condition ($consts)" -- test "$(c
 check "heatmap: one cell per touched tensor of layer-selective conditions ($selective)" -- \
   test "$(xmllint --xpath "count(//*[@class='cell'])" "$tmp/s/sweep-heatmap.svg")" -eq "$selective"
 check "mechanism figures with --mechanism data" -- test -s "$tmp/s/sweep-mechanism-entropy.svg" -a -s "$tmp/s/sweep-mechanism-max-logit.svg"
+check "mechanism grid: a cell per condition and layer, a labelled row each (no tangle of lines)" -- /usr/bin/python3 - "$tmp/s" "$tmp/sweep.json" <<'PY'
+import csv, json, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[2]))
+L = len(d["control"]["open"]["mechanism"])
+conds = [c for c in d["conditions"] if isinstance(c.get("mechanism"), list) and len(c["mechanism"]) == L]
+ns = "{http://www.w3.org/2000/svg}"
+for name, key in (("sweep-mechanism-max-logit", "max_logit"), ("sweep-mechanism-entropy", "mean_attention_entropy")):
+    root = ET.parse("%s/%s.svg" % (sys.argv[1], name)).getroot()
+    classes = [e.get("class", "") for e in root.iter()]
+    assert classes.count("cell") == L * len(conds) and classes.count("control-cell") == L, (name, classes.count("cell"))
+    labels = [e.text for e in root.iter(ns + "text") if e.get("class") == "row-label"]
+    assert labels == ["control"] + [c["id"] + "  " + c["label"] for c in conds], labels
+    rows = list(csv.DictReader(open("%s/%s.csv" % (sys.argv[1], name))))
+    got = {(r["series"], int(float(r["x"]))): float(r["y"]) for r in rows}
+    for c in conds:
+        for l in range(L):
+            assert abs(got[(c["id"] + "  " + c["label"], l)] - c["mechanism"][l][key]) <= 1e-12 * max(1, abs(c["mechanism"][l][key]))
+PY
 check "captions carry the checkpoint hash prefix" -- grep -q "checkpoint sha256 $(sha256sum "$tmp/omn1-mini.pt" | cut -c1-12)" "$tmp/s/sweep-ratio.svg"
 expect 0 "" -- "$omn" plot "$tmp/sweep.json" -o "$tmp/s2"
 for f in "$tmp"/s/*.svg; do check "$(basename "$f"): same JSON, same bytes" -- cmp -s "$f" "$tmp/s2/$(basename "$f")"; done
