@@ -96,8 +96,16 @@ Figure layerLines(const json& t) {
   std::vector<std::pair<double, std::string>> xt;
   for (std::size_t s = 0; s < n_steps; s += std::max<std::size_t>(1, n_steps / 10)) xt.emplace_back(x(s), stepLabel(cs[s], s));
   c.xTicks(xt);
+  // up to ten layers: one categorical colour each, named in the legend; more: by depth on viridis,
+  // stopped short of its faint yellow end, with the colour bar as their legend
+  static const char* const kLayerColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                              "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  const bool categorical = n_layers <= 10;
+  std::vector<Key> keys;
   for (std::size_t l = 0; l < n_layers; ++l) {
-    const std::string colour = viridis(n_layers == 1 ? 0 : static_cast<double>(l) / static_cast<double>(n_layers - 1));
+    const std::string colour = categorical ? std::string(kLayerColours[l])
+                                           : viridis(n_layers == 1 ? 0 : 0.85 * static_cast<double>(l) / static_cast<double>(n_layers - 1));
+    if (categorical) keys.push_back({Key::Mark::line, colour, "layer " + std::to_string(l)});
     for (const char* r : {"q", "k"}) {
       const std::string series = "layer " + std::to_string(l) + " " + (r[0] == 'q' ? "Q" : "K");
       std::vector<std::pair<double, double>> pts;
@@ -107,14 +115,19 @@ Figure layerLines(const json& t) {
         if (std::isfinite(v) && (!logy || v > 0)) pts.emplace_back(c.X(x(s)), c.Y(v));
       }
       // coloured by depth: the colour bar is their legend, the line style says the role
-      c.svg.begin("series-by-scale", series);
+      c.svg.begin(categorical ? "series" : "series-by-scale", categorical ? "layer " + std::to_string(l) : series);
       c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:1.6" + std::string(r[0] == 'k' ? ";stroke-dasharray:5,3" : ""), "layer");
+      for (const auto& pt : pts)  // a marker at every checkpoint: where the line has data
+        c.marker(r[0] == 'k' ? "square" : "circle", pt.first, pt.second, 2.6, colour, series);
       c.svg.end();
     }
   }
-  c.legend({{Key::Mark::line, "#333", "Q gain (solid)", "role-q"}, {Key::Mark::line, "#333", "K gain (dashed)", "role-k", "5,3"}});
-  c.colourBar(0, static_cast<double>(n_layers - 1), "layer (depth)", viridis);
-  const std::string cap = "One line per layer and role (Q solid, K dashed), coloured by depth. " + trackSource(t);
+  keys.push_back({Key::Mark::line, "#333", "Q gain (solid)", "role-q", "", "circle"});
+  keys.push_back({Key::Mark::line, "#333", "K gain (dashed)", "role-k", "5,3", "square"});
+  c.legend(keys);
+  if (!categorical) c.colourBar(0, static_cast<double>(n_layers - 1), "layer (depth)", [](double t) { return viridis(0.85 * t); });
+  const std::string cap = std::string("One line per layer and role (Q solid, K dashed), a marker at each checkpoint; ") +
+                          (categorical ? "a colour per layer" : "coloured by depth") + ". " + trackSource(t);
   c.caption(cap);
   return c.figure("track-layer-means.svg", "Q/K gain means over training", cap);
 }

@@ -230,9 +230,23 @@ expect 2 "--runs: only for a study document" -- "$omn" plot "$run" --runs x -o "
 # the track figures: two checkpoints of one model (the calibrated fixture and its perturbed copy)
 expect 0 "" -- "$omn" track "$tmp/omn1-mini.pt" "$fx/omn1-mini-perturbed.pt" --order given --json "$tmp/track.json"
 expect 0 "track-heatmap-q.svg" -- "$omn" plot "$tmp/track.json" -o "$tmp/track-figs"
+# a run of a few layers: a colour and a legend entry per layer, a marker at every checkpoint
+expect 0 "" -- "$omn" track "$run" --json "$tmp/track-run.json"
+expect 0 "track-layer-means.svg" -- "$omn" plot "$tmp/track-run.json" -o "$tmp/track-run-figs"
+check "track of a few layers: a legend entry per layer, a marker per layer, role and checkpoint" -- /usr/bin/python3 - \
+  "$tmp/track-run.json" "$tmp/track-run-figs/track-layer-means.svg" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+t = json.load(open(sys.argv[1]))
+n, L = len(t["checkpoints"]), len(t["checkpoints"][0]["layers"])
+root = ET.parse(sys.argv[2]).getroot()
+texts = [e.text for e in root.iter() if e.get("class") == "legend-text"]
+points = sum(1 for e in root.iter() if "point" in (e.get("class") or "").split())
+assert L <= 10 and all("layer %d" % l in texts for l in range(L)), texts
+assert points == 2 * L * n, (points, L, n)
+PY
 if [ -n "$chrome" ]; then
   check "figures as rendered: a study and a track" -- /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" \
-    "$tmp"/study-figs/*.svg "$tmp"/track-figs/*.svg
+    "$tmp"/study-figs/*.svg "$tmp"/track-figs/*.svg "$tmp"/track-run-figs/*.svg
   check "figures as rendered: the study report" -- /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" "$tmp/study.html"
 fi
 # a label cut for a figure never splits a UTF-8 character (the SVG stays well-formed)
