@@ -231,6 +231,55 @@ Grid studyComparisonGrid(const json& s) {
 
 bool isStudy(const json& r) { return !r.is_null() && r.value("schema", "") == "omn-audit/study@1"; }
 
+// The findings a reader looks for first, one row each, from the documents alone: for a sweep the
+// control and how many conditions the paired interval resolves, the largest and the smallest
+// change; for a study each arm's best LR and loss; for a profile the gains' range.
+Grid summaryGrid(const ReportInput& in) {
+  Grid g{{"finding", "value"}, {}};
+  const json& r = in.result;
+  if (!r.is_null() && r.value("schema", "") == "omn-audit/intervention@1") {
+    const json& ctl = r["control"]["open"]["result"];
+    const std::string ci = ciLabel(ctl["perplexity_ci"]["confidence"].get<double>());
+    g.rows.push_back({"control perplexity", f(ctl["perplexity"], 3) + " [" + f(ctl["perplexity_ci"]["low"], 3) + ", " +
+                                                f(ctl["perplexity_ci"]["high"], 3) + "] (" + ci + " over sequences)"});
+    std::size_t resolved = 0, n = 0;
+    const json* hi = nullptr;
+    const json* lo = nullptr;
+    for (const auto& c : r["conditions"]) {
+      const json& q = c["vs_control"]["ppl_ratio"];
+      if (!q["estimate"].is_number()) continue;
+      ++n;
+      if (q["low"].is_number() && q["high"].is_number() && (q["low"].get<double>() > 1 || q["high"].get<double>() < 1)) ++resolved;
+      const double e = std::fabs(std::log(q["estimate"].get<double>()));
+      if (!hi || e > std::fabs(std::log((*hi)["vs_control"]["ppl_ratio"]["estimate"].get<double>()))) hi = &c;
+      if (!lo || e < std::fabs(std::log((*lo)["vs_control"]["ppl_ratio"]["estimate"].get<double>()))) lo = &c;
+    }
+    g.rows.push_back({"conditions whose paired " + ci + " of the ratio excludes 1", std::to_string(resolved) + " of " + std::to_string(n)});
+    auto cond = [&](const json& c) {
+      const json& q = c["vs_control"]["ppl_ratio"];
+      return c["id"].get<std::string>() + " " + c["label"].get<std::string>() + ": ×" + f(q["estimate"], 4) + " [" + f(q["low"], 4) +
+             ", " + f(q["high"], 4) + "]";
+    };
+    if (hi) g.rows.push_back({"largest change", cond(*hi)});
+    if (lo && lo != hi) g.rows.push_back({"smallest change", cond(*lo)});
+  } else if (isStudy(r)) {
+    for (const auto& a : r["arms"])
+      g.rows.push_back({"arm " + a["arm"].get<std::string>() + ": best LR, held-out loss",
+                        sci(a["best_lr"]) + ", " + (a["best_loss"].is_null() ? std::string("—") : f(a["best_loss"], 4)) + " (" +
+                            a["diverged"].dump() + " of " + a["runs"].dump() + " runs diverged)"});
+  } else if (!r.is_null()) {
+    g.rows.push_back({"perplexity", f(r["result"]["perplexity"], 4) + " [" + f(r["result"]["perplexity_ci"]["low"], 4) + ", " +
+                                        f(r["result"]["perplexity_ci"]["high"], 4) + "]"});
+  }
+  if (!in.profile.is_null()) {
+    const json& st = in.profile["statistics"];
+    if (st["max"].is_number())
+      g.rows.push_back({"Q/K gains", st["count"].dump() + " values, mean " + f(st["mean"], 4) + ", range [" + f(st["min"], 4) + ", " +
+                                         f(st["max"], 4) + "], " + st["count_negative"].dump() + " negative"});
+  }
+  return g;
+}
+
 // The manifest exactly as the run read it: a sweep records its bytes, a study its text; a result from
 // before either was recorded falls back to the parsed document (and says so).
 std::string manifestText(const json& r) {
@@ -264,13 +313,15 @@ Grid provenanceGrid(const json& doc) {
 }
 
 const char* kCss =
-    "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222}"
+    "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1100px;padding:0 16px;color:#222}"
     "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}"
     "table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px}"
     "th{background:#f0f0f0}td{text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     ".warn{background:#fff3cd;border:1px solid #e0c060;padding:8px 12px;margin:6px 0}"
     ".ok{background:#e8f5e9;border:1px solid #9c9;padding:8px 12px;margin:6px 0}"
     "figure{margin:16px 0}figcaption{font-size:12px;color:#555;max-width:760px}"
+    "figure svg{max-width:100%;height:auto}nav{font-size:13px;margin:8px 0}nav a{margin-right:12px}"
+    "table{display:block;overflow-x:auto;max-width:100%}"
     "pre{background:#f7f7f7;border:1px solid #ddd;padding:8px;font-size:11px;white-space:pre-wrap;overflow-wrap:anywhere}";
 
 }  // namespace
@@ -331,11 +382,18 @@ std::vector<Figure> reportFigures(const ReportInput& in) {
 
 std::string htmlReport(const ReportInput& in) {
   std::ostringstream o;
-  o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>omn-audit report</title><style>" << kCss
-    << "</style></head><body>\n<h1>omn-audit report</h1>\n";
+  o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
+       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/><title>omn-audit report</title><style>"
+    << kCss << "</style></head><body>\n<h1>omn-audit report</h1>\n";
+  const json& res = in.result;
+  const bool sweep = !res.is_null() && res.value("schema", "") == "omn-audit/intervention@1";
+  o << "<nav><a href=\"#summary\">Summary</a><a href=\"#figures\">Figures</a>"
+    << (sweep ? "<a href=\"#sweep\">Sweep</a>" : isStudy(res) ? "<a href=\"#study\">Study</a>" : !res.is_null() ? "<a href=\"#evaluation\">Evaluation</a>" : "")
+    << (in.profile.is_null() ? "" : "<a href=\"#profile\">Profile</a>") << "<a href=\"#provenance\">Provenance</a></nav>\n";
   const auto warnings = reportWarnings(in);
   if (warnings.empty()) o << "<div class=\"ok\">No warnings: inputs verified, controls reproduced, restores bitwise.</div>\n";
   for (const auto& w : warnings) o << "<div class=\"warn\">⚠ " << xmlEscape(w) << "</div>\n";
+  o << "<h2 id=\"summary\">Summary</h2>\n" << summaryGrid(in).html();
   o << "<h2 id=\"figures\">Figures</h2>\n";
   for (const auto& f : reportFigures(in))
     o << "<figure>" << f.svg << "</figure>\n";  // the caption is inside the SVG: it travels with the figure
@@ -345,10 +403,10 @@ std::string htmlReport(const ReportInput& in) {
     if (hasReported(r))
       o << "<h2>Reported against measured</h2>\n<p>" << xmlEscape(reportedNote(r)) << "</p>\n" << reportedGrid(r).html();
   } else if (isStudy(r)) {
-    o << "<h2>Study: arms</h2>\n" << studyArmsGrid(r).html() << "<h2>Study: QK-norm on − off, paired by seed</h2>\n"
+    o << "<h2 id=\"study\">Study: arms</h2>\n" << studyArmsGrid(r).html() << "<h2>Study: QK-norm on − off, paired by seed</h2>\n"
       << studyComparisonGrid(r).html();
   } else if (!r.is_null()) {
-    o << "<h2>Evaluation</h2>\n<p>perplexity " << f(r["result"]["perplexity"], 4) << " [" << f(r["result"]["perplexity_ci"]["low"], 4)
+    o << "<h2 id=\"evaluation\">Evaluation</h2>\n<p>perplexity " << f(r["result"]["perplexity"], 4) << " [" << f(r["result"]["perplexity_ci"]["low"], 4)
       << ", " << f(r["result"]["perplexity_ci"]["high"], 4) << "] over " << r["result"]["tokens"] << " tokens</p>\n"
       << evalGrid(r).html();
   }
@@ -369,6 +427,7 @@ std::string markdownReport(const ReportInput& in, const std::string& figure_dir)
   const auto warnings = reportWarnings(in);
   if (warnings.empty()) o << "No warnings: inputs verified, controls reproduced, restores bitwise.\n\n";
   for (const auto& w : warnings) o << "> **Warning:** " << markdownText(w) << "\n\n";
+  o << "## Summary\n\n" << summaryGrid(in).markdown() << "\n";
   o << "## Figures\n\n";
   for (const auto& f : reportFigures(in))
     o << "![" << markdownText(f.title) << "](" << markdownText(figure_dir) << "/" << f.name << ")\n\n*" << markdownText(f.caption) << "*\n\n";

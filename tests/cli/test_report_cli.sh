@@ -97,6 +97,18 @@ expect 2 "/schema: expected" -- "$omn" plot "$tmp/m.json" -o "$tmp/x"
 # the report: one self-contained file, well-formed, deterministic, with the warnings it must show
 expect 0 "report.html" -- "$omn" report "$tmp/sweep.json" "$tmp/profile.json" -o "$tmp/report.html"
 check "report.html is well-formed XML" -- xmllint --noout "$tmp/report.html"
+check "report: contents, and a summary whose count of resolved conditions is the document's" -- /usr/bin/python3 - "$tmp/report.html" "$tmp/sweep.json" <<'PY'
+import json, re, sys
+h = open(sys.argv[1]).read()
+d = json.load(open(sys.argv[2]))
+assert '<nav><a href="#summary">Summary</a>' in h and 'id="summary"' in h and 'id="sweep"' in h and 'id="profile"' in h
+n = sum(1 for c in d["conditions"] if c["vs_control"]["ppl_ratio"]["estimate"] is not None)
+k = sum(1 for c in d["conditions"] if c["vs_control"]["ppl_ratio"]["low"] is not None and
+        (c["vs_control"]["ppl_ratio"]["low"] > 1 or c["vs_control"]["ppl_ratio"]["high"] < 1))
+m = re.search(r"excludes 1</td><td[^>]*>(\d+) of (\d+)</td>", h)
+assert m and (int(m.group(1)), int(m.group(2))) == (k, n), (m and m.groups(), k, n)
+assert "figure svg{max-width:100%;height:auto}" in h and 'name="viewport"' in h
+PY
 check "report embeds every figure inline" -- test "$(grep -o '<svg ' "$tmp/report.html" | wc -l)" -eq "$(($(ls "$tmp"/s/*.svg | wc -l) + 4))"
 check "report fetches nothing from the network" -- bash -c "! grep -qE '(src|href)=\"(https?:)?//' '$tmp/report.html'"
 check "report shows the manifest and the hashes" -- grep -q "$(sha256sum "$tmp/m.json" | cut -c1-64)" "$tmp/report.html"
