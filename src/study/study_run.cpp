@@ -13,10 +13,12 @@
 #include "omn/errors.h"
 #include "omn/io/journal.h"
 #include "omn/io/json_document.h"
+#include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
 #include "omn/output/json_file.h"
 #include "omn/output/provenance.h"
 #include "omn/study/analysis.h"
+#include "omn/train/run_records.h"
 #include "omn/train/trainer.h"
 
 namespace omn::study {
@@ -26,20 +28,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<json> readLog(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw FormatError(path + ": cannot be read");
-  std::vector<json> out;
-  std::string line;
-  for (std::size_t n = 1; std::getline(in, line); ++n) {
-    out.push_back(io::parseJson(line, path + ": line " + std::to_string(n)));
-  }
-  return out;
-}
-
-std::string relativeTo(const std::string& path, const std::string& document) {
-  return fs::absolute(path).lexically_normal().lexically_relative(fs::absolute(document).parent_path().lexically_normal()).string();
-}
+// A finished run's log, read as a resume reads it (train::parseLog: ordered steps, typed fields).
+std::vector<json> runLog(const std::string& path) { return train::parseLog(path, io::readTextFile(path, "training log"), ""); }
 
 }  // namespace
 
@@ -158,7 +148,7 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
       spdlog::info("[{}/{}] {}: training{}", k, cells.size(), c.id, t.resume ? " (resumed from its last checkpoint)" : "");
       doc = train::runTraining(t);
     }
-    const json rec = runRecord(c, doc, readLog((fs::path(dir) / "log.jsonl").string()), relativeTo(dir, out), io::sha256File(train_json));
+    const json rec = runRecord(c, doc, runLog((fs::path(dir) / "log.jsonl").string()), io::relativeTo(dir, out), io::sha256File(train_json));
     journal.append(rec);
     runs.push_back(rec);
   }
@@ -172,7 +162,7 @@ json runStudy(const StudyManifest& m, const StudyOptions& o) {
                {"base_config", {{"path", m.base_path}, {"sha256", m.base_sha256}}},
                {"corpus", {{"path", corpus.json_path}, {"sha256", corpus.json_sha256},
                            {"heldout_unigram_cross_entropy", corpus.heldout_unigram_cross_entropy}}},
-               {"runs_dir", relativeTo(m.runs_dir, out)},
+               {"runs_dir", io::relativeTo(m.runs_dir, out)},
                {"grid", gridJson(m)},
                {"confidence", m.confidence},
                {"shard", shard}};
