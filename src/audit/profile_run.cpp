@@ -1,5 +1,7 @@
 #include "omn/audit/profile_run.h"
 
+#include <spdlog/spdlog.h>
+
 #include <optional>
 #include <set>
 #include <tuple>
@@ -131,6 +133,14 @@ json profileCheckpoint(const ProfileRequest& request) {
     if (hf) model::checkStatedDimensions(preset, ck->index);  // every size config.json states, against the tensors
     const GainSet gains = loadGains(*ck, preset);
     const model::TensorMatch match = model::matchTensors(preset, ck->index, gains.n_layers);
+    // -v: how the tool read the file, which -q and the default leave out
+    spdlog::debug("{}: {} ({} tensors{}), preset {} ({})", req.checkpoint, ck->format, ck->index.size(),
+                  ck->state_key.empty() ? "" : ", state dict at '" + ck->state_key + "'", preset.name,
+                  !req.preset.empty() ? "named by --preset" : hf ? "chosen by " + loc.config_path + " /model_type" : "detected from tensor names");
+    for (const auto& [key, from] : preset.architecture_from) spdlog::debug("architecture {} from {}", key, from);
+    spdlog::debug("{} layers of Q/K gains ({} vectors, head_dim {}); tensors: {} matched by the preset, {} unmatched, {} missing",
+                  gains.n_layers, gains.vectors.size(), gains.head_dim, match.matched, match.unmatched.size(), match.missing.size());
+    for (std::size_t i = 0; i < match.unmatched.size() && i < 20; ++i) spdlog::debug("unmatched tensor {}", match.unmatched[i]);
     doc = computeProfile(gains, req.options);
     doc["preset"] = {{"name", preset.name}, {"source", preset.source}, {"detected", detected}};
     doc["tensors"] = {{"matched", match.matched}, {"unmatched", match.unmatched}, {"missing", match.missing}};

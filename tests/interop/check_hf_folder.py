@@ -155,6 +155,11 @@ H.check(folder_rec.get("config_sha256") == sha(os.path.join(qdir, "config.json")
         "profile: /checkpoint/folder records config.json's digest and model_type")
 H.check(any(i["role"] == "model-config" and i["sha256"] == sha(os.path.join(qdir, "config.json"))
             for i in prof["provenance"]["inputs"]), "profile: config.json is a provenance input with its digest")
+v = H.run("-v", "profile", qdir, "--no-tables")
+q = H.run("profile", qdir, "--no-tables")
+H.check("preset qwen3 (chosen by %s /model_type)" % os.path.join(qdir, "config.json") in v.stderr and
+        "architecture rope_theta from" in v.stderr and "chosen by" not in q.stderr,
+        "profile -v says how the folder was read (the preset's choice, each key config.json gave); the default does not")
 pb = os.path.join(work, "file.profile.json")
 H.run("profile", weights, "--json", pb, "--no-tables")
 H.check(json.load(open(pb))["statistics"] == prof["statistics"], "profile: the folder's statistics are the weights file's")
