@@ -293,27 +293,25 @@ check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "study.json")), "w
 
 # a corpus.json rebuilt in a new session (the same data, another time and build in its provenance)
 # is another file: the cells still merge, compared by the data they trained on
+def edit_and_rerun(path, pointer, value):
+    """Sets a field of a published document, unpublishes cell 1 and the merge, reruns the runner."""
+    d = json.load(open(path))
+    d[pointer[0]][pointer[1]] = value
+    json.dump(d, open(path, "w"))
+    os.remove(os.path.join(sdir, "cell-001.json"))
+    os.remove(os.path.join(sdir, "study.json"))
+    shutil.rmtree(scratch)
+    return runner_call("toy")
+
+
 c0 = os.path.join(sdir, "cell-000.json")
-doc0 = json.load(open(c0))
-doc0["corpus"]["sha256"] = "0" * 64
-json.dump(doc0, open(c0, "w"))
-os.remove(os.path.join(sdir, "cell-001.json"))
-os.remove(os.path.join(sdir, "study.json"))
-shutil.rmtree(scratch)
-p = runner_call("toy")
+p = edit_and_rerun(c0, ("corpus", "sha256"), "0" * 64)
 check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "study.json")),
       "a cell whose corpus.json differs from the published cells' only in its bytes (same token files) is published and merged")
 
 # a cell trained on other data is refused before its sweep
-run0 = json.load(open(c0))["runs"][0]
-tj0 = os.path.join(sdir, run0["dir"], "train.json")
-rec0 = json.load(open(tj0))
-rec0["corpus"]["train_sha256"] = "0" * 64
-json.dump(rec0, open(tj0, "w"))
-os.remove(os.path.join(sdir, "cell-001.json"))
-os.remove(os.path.join(sdir, "study.json"))
-shutil.rmtree(scratch)
-p = runner_call("toy")
+tj0 = os.path.join(sdir, json.load(open(c0))["runs"][0]["dir"], "train.json")
+p = edit_and_rerun(tj0, ("corpus", "train_sha256"), "0" * 64)
 check(p.returncode == 2 and "/corpus/train_sha256" in p.stderr and not os.path.exists(os.path.join(sdir, "cell-001.json")),
       "a cell trained on other data than the published cells is refused, exit 2 naming /corpus/train_sha256")
 # and merge itself checks each run's train.json against the digest its shard pins, then the data
