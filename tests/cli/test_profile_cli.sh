@@ -153,6 +153,12 @@ check "a mistyped option writes nothing" -- test ! -e "$tmp/x.json"
 # an unknown option is named even where a required positional is still missing (it was "checkpoint is required")
 expect 2 "unknown option --no-such for profile" -- "$omn" profile --no-such
 expect 2 "unknown option --tokns for eval \(did you mean --tokens\?\)" -- "$omn" eval "$mini" --tokns t.bin
+# one grammar: -o/--output names a command's document output everywhere (profile, track, eval: --json too)
+expect 0 "" -- "$omn" profile "$mini" --no-tables -o "$tmp/o.json"
+expect 0 "" -- "$omn" profile "$mini" --no-tables --json "$tmp/j.json"
+check "profile -o writes what --json writes" -- /usr/bin/python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); a.pop('provenance'); b.pop('provenance'); sys.exit(a != b)" "$tmp/o.json" "$tmp/j.json"
+expect 0 "" -- "$omn" track "$mini" --order given --output "$tmp/t.json"
+check "track --output writes the track document" -- test -s "$tmp/t.json"
 expect 0 "Usage: .*profile \[OPTIONS\] checkpoint" -- "$omn" help profile
 expect 0 "Usage: .*eval \[OPTIONS\] checkpoint" -- "$omn" help eval
 expect 2 "unknown command 'nope'" -- "$omn" help nope

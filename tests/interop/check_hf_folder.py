@@ -193,6 +193,10 @@ p = evaluate(qdir, "pin-wrong", "--config-sha256", "0" * 64, expect=4)
 H.check("config.json" in p.stderr, "eval --config-sha256 that is not config.json's: exit 4 naming it")
 p = evaluate(weights, "pin-file", "--config-sha256", "0" * 64, expect=2)
 H.check("is a file, not a folder" in p.stderr, "eval --config-sha256 on a weights file: exit 2")
+oj = os.path.join(work, "eval-o.json")
+H.run("eval", qdir, "--tokens", tokpath, "--eos", "0", "--tokenizer-revision", "test", "--seq-len", str(SEQ), "--num-seqs", str(NSEQ),
+      "--row-form", "historical", "--dtype", "fp32", "--groups", "2", "--bootstrap-resamples", "100", "-o", oj)
+H.check(json.load(open(oj))["result"]["sequences"]["nll_sum"] == got, "eval -o (as every command's -o/--output) writes the result")
 bare, _ = evaluate(weights, "bare")
 H.check(bare["result"]["sequences"]["nll_sum"] != got,
         "eval of the bare weights file (the qwen3 preset's RoPE base 1e6, eps 1e-6) differs: config.json was read")

@@ -44,7 +44,7 @@ Command addProfileCommand(CLI::App& root) {
   app->add_option("--hist-pivot", a->req.options.pivot, "an edge <= pivot belongs to the bin on its right")->default_val(1.0);
   addCountRangeOption(*app, a->count_ranges);
   app->add_option("--top-k", a->req.options.top_k, "how many of the largest coordinates to list")->default_val(10);
-  app->add_option("--json", a->json_out, "write the profile document (omn-audit/profile@1) here");
+  app->add_option("--json,-o,--output", a->json_out, "write the profile document (omn-audit/profile@1) here (-o/--output as in every command)");
   app->add_option("--csv", a->csv_out, "write one row per layer and role here");
   app->add_option("--baseline", a->baseline,
                   "compare against an earlier --json output or a reference (configs/omn-1-reference-profile.json, "

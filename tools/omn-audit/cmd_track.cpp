@@ -31,7 +31,7 @@ Command addTrackCommand(CLI::App& root) {
   addCountRangeOption(*app, *count_ranges);
   app->add_option("--baseline", r->baseline_path, "flag each step's drift against this profile (--json of profile) or reference");
   app->add_option("--tolerance", r->tolerance_path, "tolerances per statistic (omn-audit/tolerance@1), with --baseline");
-  app->add_option("--json", *json_out, "write the track document (omn-audit/track@1) here");
+  app->add_option("--json,-o,--output", *json_out, "write the track document (omn-audit/track@1) here (-o/--output as in every command)");
   app->add_option("--csv", *csv_out, "write one row per checkpoint, layer and role here");
   app->add_flag("--force", *force, "overwrite existing --json/--csv outputs");
   return {app, [=] {

@@ -16,7 +16,7 @@ Command addCorpusCommand(CLI::App& root) {
   auto force = std::make_shared<bool>(false);
   auto threads = std::make_shared<int>(0);
   app->add_option("--config", *config, "corpus config (omn-audit/corpus-config@1), e.g. configs/corpus/sotu.json")->required();
-  app->add_option("--out", *out, "output directory: corpus.json, tokenizer.model, train.bin, heldout.bin")->required();
+  app->add_option("--out,-o,--output", *out, "output directory: corpus.json, tokenizer.model, train.bin, heldout.bin (-o/--output as in every command)")->required();
   app->add_option("--threads", *threads, "tokenizer-training threads (0: every CPU)")->check(CLI::Range(0, 1024));
   app->add_flag("--force", *force, "overwrite an existing corpus in --out");
   return {app, [=] {

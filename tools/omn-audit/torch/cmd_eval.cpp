@@ -38,7 +38,7 @@ Command addEvalCommand(CLI::App& root) {
   auto a = std::make_shared<EvalArgs>();
   auto* app = root.add_subcommand("eval", pluginCommandHelp("eval"));
   addSessionOptions(app, a->o);
-  app->add_option("--json", a->json_out, "write the raw result (omn-audit/eval@1) here");
+  app->add_option("--json,-o,--output", a->json_out, "write the raw result (omn-audit/eval@1) here (-o/--output as in every command)");
   app->add_option("--dump-logits", a->dump_logits, "write the float32 logits of the first row as .npy (parity checks)");
   app->add_flag("--force", a->force, "overwrite existing outputs");
   return {app, [a] {

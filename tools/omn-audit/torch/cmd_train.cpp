@@ -18,7 +18,7 @@ Command addTrainCommand(CLI::App& root) {
   auto corpus = std::make_shared<std::string>();
   auto* app = root.add_subcommand("train", pluginCommandHelp("train"));
   app->add_option("--config", *config, "training config (omn-audit/train-config@1), e.g. configs/train/tiny.json")->required();
-  app->add_option("--out", a->out_dir, "run directory: checkpoints/, final.pt, train.json, log.jsonl")->required();
+  app->add_option("--out,-o,--output", a->out_dir, "run directory: checkpoints/, final.pt, train.json, log.jsonl (-o/--output as in every command)")->required();
   app->add_option("--corpus", *corpus, "use this corpus (directory or corpus.json) instead of the config's /corpus");
   app->add_flag("--resume", a->resume, "continue the run in --out from its last checkpoint (same config, same corpus)");
   app->add_flag("--force", a->force, "start over in an --out that holds a run (its files are replaced)");
