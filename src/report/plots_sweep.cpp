@@ -262,14 +262,22 @@ Figure heatmap(const json& r) {
       c.data(label, static_cast<double>(l), d, val(cd["vs_control"]["delta_nll_per_token"]["low"]),
              val(cd["vs_control"]["delta_nll_per_token"]["high"]), n);
     }
+    // over the cells: the condition's one paired ΔNLL with its CI, written once on the row: the cells share it
+    const json& dn = cd["vs_control"]["delta_nll_per_token"];
+    c.svg.text(c.left() + 6, y0 + cell_h * 0.68,
+               "ΔNLL " + (std::isfinite(d) ? (d >= 0 ? "+" : "") + fixed(d, 4) : std::string("NaN")) + " [" + fixed(val(dn["low"]), 4) +
+                   ", " + fixed(val(dn["high"]), 4) + "]",
+               "font-size:10px;fill:#111", "start", 0, "row-value");
   }
   std::vector<std::pair<double, std::string>> xt;
   for (int i = 0; i < L; i += std::max(1, L / 14)) xt.emplace_back(i, std::to_string(i));
   c.xTicks(xt);
   c.legend({{Key::Mark::box, "#eeeeee", "layer not touched"}, {Key::Mark::box, "#000000", "non-finite"}});
   c.colourBar(-amax, amax, "ΔNLL per token (nats)", diverging);
-  const std::string cap = "Each row a condition touching only some layers (cells: the layers it touched), coloured by its "
-                          "paired ΔNLL per token against the control (red: worse, blue: better). " + sourceLine(r);
+  const std::string cap = "Each row a condition touching only some layers (cells: the layers it touched, all in one colour: the "
+                          "condition's one paired ΔNLL per token against the control, written with its CI on the row; red: worse, "
+                          "blue: better). A cell says which layers the condition changed, not an effect of that layer alone. " +
+                          sourceLine(r);
   c.caption(cap);
   return c.figure("sweep-heatmap.svg", "Layer-selective conditions", cap);
 }

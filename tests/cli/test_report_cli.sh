@@ -34,6 +34,16 @@ check "ratio plot: one point per condition ($conds)" -- test "$(count "$tmp/s/sw
 check "ppl-vs-constant: one point per constant condition ($consts)" -- test "$(count "$tmp/s/sweep-ppl-vs-constant.svg")" -eq "$consts"
 check "heatmap: one cell per touched tensor of layer-selective conditions ($selective)" -- \
   test "$(xmllint --xpath "count(//*[@class='cell'])" "$tmp/s/sweep-heatmap.svg")" -eq "$selective"
+check "heatmap: each row's one paired ΔNLL and its CI written once, the document's" -- /usr/bin/python3 - "$tmp/s/sweep-heatmap.svg" "$tmp/sweep.json" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[2]))
+sel = [c for c in d["conditions"] if isinstance(c["op"], dict) and c["op"].get("layers") not in (None, "all")]
+vals = [e.text for e in ET.parse(sys.argv[1]).getroot().iter() if e.get("class") == "row-value"]
+assert len(vals) == len(sel), (vals, len(sel))
+for v, c in zip(vals, sel):
+    q = c["vs_control"]["delta_nll_per_token"]
+    assert v == "ΔNLL %+.4f [%.4f, %.4f]" % (q["estimate"], q["low"], q["high"]), (v, q)
+PY
 check "mechanism figures with --mechanism data" -- test -s "$tmp/s/sweep-mechanism-entropy.svg" -a -s "$tmp/s/sweep-mechanism-max-logit.svg"
 check "mechanism grid: a cell per condition and layer, a labelled row each (no tangle of lines)" -- /usr/bin/python3 - "$tmp/s" "$tmp/sweep.json" <<'PY'
 import csv, json, sys, xml.etree.ElementTree as ET
