@@ -329,7 +329,9 @@ Figure mechanism(const json& r, const char* key, const char* title, const char* 
     for (int l = 0; l < L; ++l) {  // rows labelled at the left (direct labels), not legend series
       const double v = val(m[l][key]);
       const double d = k == 0 ? 0.0 : change(m, l);
-      const std::string fill = k == 0 ? "#f4f4f4" : std::isfinite(d) ? diverging(0.5 + 0.5 * d / amax) : "#000000";
+      // no change to colour: a value that is not finite (black), or a ratio of a value <= 0 (grey)
+      const bool finite = std::isfinite(v) && std::isfinite(val(ctl[l][key]));
+      const std::string fill = k == 0 ? "#f4f4f4" : std::isfinite(d) ? diverging(0.5 + 0.5 * d / amax) : finite ? "#bbbbbb" : "#000000";
       c.svg.rect(c.left() + cell_w * l, y0, cell_w, cell_h - 1, "fill:" + fill + ";stroke:#fff", k == 0 ? "control-cell" : "cell");
       if (numbers && std::isfinite(v))
         c.svg.text(c.left() + cell_w * (l + 0.5), y0 + cell_h * 0.68, general3(v), "font-size:9px;fill:#222", "middle", 0, "cell-value");
@@ -339,7 +341,9 @@ Figure mechanism(const json& r, const char* key, const char* title, const char* 
   std::vector<std::pair<double, std::string>> xt;
   for (int i = 0; i < L; i += std::max(1, L / 14)) xt.emplace_back(i, std::to_string(i));
   c.xTicks(xt);
-  c.legend({{Key::Mark::box, "#f4f4f4", "control (its values)"}, {Key::Mark::box, "#000000", "non-finite"}});
+  std::vector<Key> keys = {{Key::Mark::box, "#f4f4f4", "control (its values)"}, {Key::Mark::box, "#000000", "non-finite"}};
+  if (ratio) keys.push_back({Key::Mark::box, "#bbbbbb", "no ratio (a value ≤ 0)"});
+  c.legend(keys);
   c.colourBar(-amax, amax, ratio ? std::string("log2(condition / control)") : std::string("condition − control (") + unit + ")", diverging);
   const std::string cap = std::string(title) + ": each row a condition (ids as in the results table), each column a layer; the cell "
                           "holds the condition's value" + (numbers ? "" : " (hover for it)") + ", coloured by its change from the "

@@ -32,8 +32,12 @@ expect 2 "not-there: FAILED open or read" -- "$omn" hash -c "$tmp/sw.sha256"
 check "hash -c --ignore-missing --quiet: silent, exit 0 (sha256sum's output)" -- \
   bash -c '[ -z "$("$1" hash -c "$2" --ignore-missing --quiet 2>&1)" ] && [ "$(sha256sum -c "$2" --ignore-missing --quiet 2>&1)" = "" ]' _ "$omn" "$tmp/sw.sha256"
 check "omn-audit -q hash -c: no OK lines" -- bash -c '[ -z "$("$1" -q hash -c "$2" --ignore-missing)" ]' _ "$omn" "$tmp/sw.sha256"
-check "hash -c --status: nothing printed, exit 2 for the unreadable file" -- \
-  bash -c 'out="$("$1" hash -c "$2" --status 2>&1)"; rc=$?; [ -z "$out" ] && [ $rc = 2 ]' _ "$omn" "$tmp/sw.sha256"
+check "hash -c --status: nothing on standard output (the open error on stderr, as sha256sum), exit 2" -- \
+  bash -c 'out="$("$1" hash -c "$2" --status 2>/dev/null)"; rc=$?; [ -z "$out" ] && [ $rc = 2 ]' _ "$omn" "$tmp/sw.sha256"
+{ echo '# a comment'; printf '%064d  %s\n' 0 "$tmp/gone"; } > "$tmp/gone.sha256"
+expect 2 "no file was verified" -- "$omn" hash -c "$tmp/gone.sha256" --ignore-missing
+check "hash -c --ignore-missing --status with every file missing: silent, exit 2" -- \
+  bash -c 'out="$("$1" hash -c "$2" --ignore-missing --status 2>&1)"; rc=$?; [ -z "$out" ] && [ $rc = 2 ]' _ "$omn" "$tmp/gone.sha256"
 printf '%s  %s\n' "$(printf '%064d' 0)" "$tmp/not-there" > "$tmp/none.sha256"
 expect 2 "no file was verified" -- "$omn" hash -c "$tmp/none.sha256" --ignore-missing
 expect 2 "not a checksum line" -- "$omn" hash -c "$tmp/commented.sha256" --strict
@@ -160,6 +164,11 @@ check "profile -o writes what --json writes" -- /usr/bin/python3 -c "import json
 expect 0 "" -- "$omn" track "$mini" --order given --output "$tmp/t.json"
 check "track --output writes the track document" -- test -s "$tmp/t.json"
 expect 0 "Usage: .*profile \[OPTIONS\] checkpoint" -- "$omn" help profile
+expect 0 "Usage: .*profile \[OPTIONS\] checkpoint" -- "$omn" -v help profile
+expect 2 "did you mean --help\?\)" -- "$omn" profile "$mini" --hel
+# a value that starts with -- is the value of the option before it, as CLI11 reads it
+check "profile --state-key --x: the value --x is not taken for an unknown option" -- \
+  bash -c '! "$1" profile "$2" --state-key --x 2>&1 | grep -q "unknown option"' _ "$omn" "$mini"
 expect 0 "Usage: .*eval \[OPTIONS\] checkpoint" -- "$omn" help eval
 expect 2 "unknown command 'nope'" -- "$omn" help nope
 expect 0 "SUBCOMMAND" -- "$omn" help

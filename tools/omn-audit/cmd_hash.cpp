@@ -78,7 +78,7 @@ int check(const std::string& list_path, const CheckOptions& o) {
   }
   std::istream& in = list_path == "-" ? std::cin : file;
   std::string text;
-  int failed = 0, unreadable = 0, malformed = 0, checked = 0;
+  int failed = 0, unreadable = 0, malformed = 0, checked = 0, skipped = 0;
   for (std::size_t n = 1; std::getline(in, text); ++n) {
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (text.empty()) continue;
@@ -98,17 +98,18 @@ int check(const std::string& list_path, const CheckOptions& o) {
       continue;
     }
     struct stat st {};
-    if (o.ignore_missing && name != "-" && ::stat(name.c_str(), &st) != 0 && errno == ENOENT) continue;
+    if (o.ignore_missing && name != "-" && ::stat(name.c_str(), &st) != 0 && errno == ENOENT) {
+      ++skipped;
+      continue;
+    }
     ++checked;
     try {
       const bool match = digestOf(name) == digest;
       if (!o.status && (!match || !o.quiet)) std::cout << io::terminalSafe(name) << (match ? ": OK" : ": FAILED") << "\n";
       failed += match ? 0 : 1;
-    } catch (const Error& e) {
-      if (!o.status) {
-        std::cout << io::terminalSafe(name) << ": FAILED open or read\n";
-        std::cerr << "omn-audit: " << io::terminalSafe(e.what()) << "\n";
-      }
+    } catch (const Error& e) {  // as sha256sum: --status drops the FAILED line, not the open error
+      if (!o.status) std::cout << io::terminalSafe(name) << ": FAILED open or read\n";
+      std::cerr << "omn-audit: " << io::terminalSafe(e.what()) << "\n";
       ++unreadable;
     }
   }
@@ -117,8 +118,10 @@ int check(const std::string& list_path, const CheckOptions& o) {
     if (unreadable) std::cerr << "omn-audit: warning: " << unreadable << " listed file(s) could not be read\n";
     if (failed) std::cerr << "omn-audit: warning: " << failed << " computed checksum(s) did NOT match\n";
   }
-  if (checked == 0 && o.ignore_missing && malformed == 0)
+  if (checked == 0 && o.ignore_missing && skipped > 0) {  // as sha256sum: silent under --status, exit 2 either way
+    if (o.status) return kExitInvalidInput;
     throw UsageError("-c " + list_path + ": no file was verified (every listed file is missing and --ignore-missing skipped it)");
+  }
   if (checked == 0) throw UsageError("-c " + list_path + ": no checksum lines found");
   // as sha256sum -c: lines that are not checksum lines (comments, a signature's armour) are warned
   // about, not failures, unless --strict

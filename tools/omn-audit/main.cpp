@@ -59,10 +59,12 @@ int main(int argc, char** argv) {
   // "omn-audit help [CMD]" is "omn-audit [CMD] --help"
   std::vector<char*> args(argv, argv + argc);
   char help_flag[] = "--help";
-  if (argc >= 2 && std::strcmp(argv[1], "help") == 0) {
-    args.erase(args.begin() + 1);
-    args.insert(args.begin() + (argc >= 3 ? 2 : 1), help_flag);
-    if (argc > 3) {
+  int help_at = 1;  // the first word that is not an option ("omn-audit -v help profile")
+  while (help_at < argc && argv[help_at][0] == '-') ++help_at;
+  if (help_at < argc && std::strcmp(argv[help_at], "help") == 0) {
+    args.erase(args.begin() + help_at);
+    args.insert(args.begin() + (argc > help_at + 1 ? help_at + 1 : help_at), help_flag);
+    if (argc > help_at + 2) {
       std::cerr << "omn-audit: error: help takes one command name (omn-audit help profile)\n";
       return omn::kExitInvalidInput;
     }

@@ -51,13 +51,25 @@ inline void refuseUnknownOptions(CLI::App& app, int argc, char** argv) {
       for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; }))
         if (s->get_name() == argv[i]) sub = s;
   if (!sub) return;
-  std::vector<std::string> names;
+  std::vector<std::string> names, valued;  // valued: options whose next word is their value
   for (const CLI::App* a : {static_cast<const CLI::App*>(&app), static_cast<const CLI::App*>(sub)})
-    for (const CLI::Option* o : a->get_options())
-      for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    for (const CLI::Option* o : a->get_options()) {
+      for (const std::string& l : o->get_lnames())
+        if (std::find(names.begin(), names.end(), "--" + l) == names.end()) {
+          names.push_back("--" + l);
+          if (o->get_type_size_min() > 0) valued.push_back("--" + l);
+        }
+      for (const std::string& s : o->get_snames())
+        if (o->get_type_size_min() > 0) valued.push_back("-" + s);
+    }
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--") break;
+    // "--state-key --x": the word after an option that takes a value is that value (CLI11 reads it so)
+    if (arg.find('=') == std::string::npos && std::find(valued.begin(), valued.end(), arg) != valued.end()) {
+      ++i;
+      continue;
+    }
     if (arg.size() < 3 || arg.rfind("--", 0) != 0) continue;
     const std::string name = arg.substr(0, arg.find('='));
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
