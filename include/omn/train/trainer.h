@@ -24,7 +24,7 @@ struct TrainOptions {
 // Runs (or resumes) the training; returns the train.json document it wrote. A diverged run ends
 // normally (status "diverged", no final.pt): divergence is a result, not an error. Stopped (`stop`)
 // between two steps, it throws Interrupted naming the checkpoint --resume continues from; the run
-// directory stays as the last checkpoint left it.
+// directory stays as the last checkpoint left it. The loop itself is train::Trainer (training_loop.h).
 nlohmann::json runTraining(const TrainOptions& options);
 
 }  // namespace omn::train
