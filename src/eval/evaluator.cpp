@@ -1,9 +1,26 @@
 #include "omn/eval/evaluator.h"
 
+#include <optional>
+
 #include "omn/errors.h"
 #include "omn/eval/scorer.h"
 
 namespace omn::eval {
+
+namespace {
+// --cache-activations: the residual stream entering block `layer`, batch after batch.
+class CacheCapture final : public model::ForwardObserver {
+ public:
+  explicit CacheCapture(ActivationCache& cache) : cache_(cache) {}
+  bool wants(model::Intermediate what, int layer) const override {
+    return what == model::Intermediate::BlockOutput && layer + 1 == cache_.layer;
+  }
+  void observe(const model::Announcement& a) override { cache_.inputs.push_back(a.value); }
+
+ private:
+  ActivationCache& cache_;
+};
+}  // namespace
 
 Evaluator::Evaluator(const model::Transformer& model, std::vector<Row> rows, model::AttentionPath path, int batch,
                      const at::Device& device)
@@ -48,9 +65,9 @@ SequenceScores Evaluator::score(const ScoreOptions& opt) const {
   SequenceScores s;
   Progress p;
   p.rows_total = rows_.size();
-  std::vector<model::LayerMechanism> batch_mech;
+  const int n_layers = model_.config().n_layers;
   auto* mech = opt.mech;
-  if (mech) mech->assign(static_cast<std::size_t>(model_.config().n_layers), model::LayerMechanism{});
+  if (mech) mech->assign(static_cast<std::size_t>(n_layers), LayerMechanism{});
   // checked on entry: capture and from_cache both go through the cache
   // (a caller's bug, not a user's input: std::logic_error, exit 1)
   if ((opt.capture || opt.from_cache) && !opt.cache)
@@ -80,12 +97,14 @@ SequenceScores Evaluator::score(const ScoreOptions& opt) const {
       h = model_.embed(tok.to(device_));
       if (opt.capture && opt.cache->layer == 0) opt.cache->inputs.push_back(h);
     }
-    std::function<void(int, const at::Tensor&)> keep;
-    if (opt.capture && opt.cache->layer > 0)
-      keep = [&](int i, const at::Tensor& x) {
-        if (i + 1 == opt.cache->layer) opt.cache->inputs.push_back(x);
-      };
-    const at::Tensor out = model_.run(h, from, layout, path_, mech ? &batch_mech : nullptr, keep);
+    // who listens to this pass: the statistics, the cache, the caller's probe
+    model::ObserverSet observers;
+    std::optional<MechanismObserver> batch_mech;
+    if (mech) observers.add(&batch_mech.emplace(n_layers));
+    std::optional<CacheCapture> capture;
+    if (opt.capture && opt.cache->layer > 0) observers.add(&capture.emplace(*opt.cache));
+    observers.add(opt.observer);
+    const at::Tensor out = model_.run(h, from, layout, path_, observers.empty() ? nullptr : &observers);
     if (opt.keep_final) opt.keep_final->push_back(out);
     const at::Tensor reference = opt.reference_final ? (*opt.reference_final)[bi] : at::Tensor();
     for (const RowScore& r : scoreRows(model_, out, tok, doc, 0, reference, opt.divergence ? &opt.divergence->kl_tokens : nullptr)) {
@@ -103,7 +122,7 @@ SequenceScores Evaluator::score(const ScoreOptions& opt) const {
                // `from` are not run here: the caller fills them from the full pass
       for (std::size_t l = static_cast<std::size_t>(from); l < mech->size(); ++l) {
         auto& m = (*mech)[l];
-        const auto& x = batch_mech[l];
+        const auto& x = batch_mech->layers()[l];
         const double w = static_cast<double>(b.count) / static_cast<double>(p.rows_done + b.count);
         m.mean_entropy += w * (x.mean_entropy - m.mean_entropy);
         m.q_rms += w * (x.q_rms - m.q_rms);

@@ -29,7 +29,7 @@ using nlohmann::json;
 
 namespace {
 
-json mechanismJson(const std::vector<model::LayerMechanism>& m) {
+json mechanismJson(const std::vector<eval::LayerMechanism>& m) {
   json a = json::array();
   for (std::size_t l = 0; l < m.size(); ++l)
     a.push_back({{"layer", l},
@@ -37,7 +37,7 @@ json mechanismJson(const std::vector<model::LayerMechanism>& m) {
                  {"max_logit", output::finiteOrNull(m[l].max_logit)},
                  {"q_rms", output::finiteOrNull(m[l].q_rms)},
                  {"k_rms", output::finiteOrNull(m[l].k_rms)},
-                 {"input_kurtosis", output::finiteOrNull(m[l].input_kurtosis)}});  // model::activationKurtosis, as the trainer
+                 {"input_kurtosis", output::finiteOrNull(m[l].input_kurtosis)}});  // eval::activationKurtosis, as the trainer
   return a;
 }
 
@@ -163,7 +163,7 @@ class PassRunner {
       bar.update(p.rows_done, progressText(p, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()));
     };
     so.stop = o_.stop;
-    std::vector<model::LayerMechanism> mech;
+    std::vector<eval::LayerMechanism> mech;
     if (mechanism) so.mech = &mech;
     if (capture || from_cache) so.cache = &cache_;
     so.capture = capture;

@@ -17,12 +17,15 @@ at::Tensor Transformer::norm(const at::Tensor& x, const at::Tensor& gain) const 
 }
 
 at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& layout, const RopeRotation& rope,
-                              AttentionPath path, LayerMechanism* mech) const {
+                              AttentionPath path, ForwardObserver* observer) const {
   const LayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
   const ModelConfig& c = config_;
   const std::int64_t B = h.size(0), T = h.size(1), hd = c.head_dim;
   const bool pre = c.placement == NormPlacement::Pre;
-  if (mech) mech->input_kurtosis = activationKurtosis(h);
+  auto announce = [&](Intermediate what, const at::Tensor& value, const at::Tensor* keys = nullptr) {
+    if (observer && observer->wants(what, i)) observer->observe({what, i, value, layout, keys});
+  };
+  announce(Intermediate::BlockInput, h);
 
   // --- attention -------------------------------------------------------------------------------
   const at::Tensor u = pre ? norm(h, w.attention_norm) : h;
@@ -39,10 +42,8 @@ at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& 
   };
   q = qkNorm(q, w.q_norm, w.q_norm_bypassed, c.n_heads);
   k = qkNorm(k, w.k_norm, w.k_norm_bypassed, c.n_kv_heads);
-  if (mech) {
-    mech->q_rms = q.to(at::kFloat).pow(2).mean().sqrt().item<double>();
-    mech->k_rms = k.to(at::kFloat).pow(2).mean().sqrt().item<double>();
-  }
+  announce(Intermediate::QNormed, q);
+  announce(Intermediate::KNormed, k);
   // RoPE after the norm; positions restart at every document
   q = applyRope(q, rope, c.rope_style);
   k = applyRope(k, rope, c.rope_style);
@@ -50,12 +51,9 @@ at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& 
   const std::int64_t group = c.n_heads / c.n_kv_heads;
   const at::Tensor kr = group == 1 ? k : k.repeat_interleave(group, /*dim=*/2);
   const at::Tensor vr = group == 1 ? v : v.repeat_interleave(group, /*dim=*/2);
-  if (mech) {
-    const AttentionStats st = attentionStats(q, kr, layout);
-    mech->mean_entropy = st.mean_entropy;
-    mech->max_logit = st.max_logit;
-  }
+  announce(Intermediate::AttentionInputs, q, &kr);
   const at::Tensor a = attend(path, q, kr, vr, layout).reshape({B, T, c.n_heads * hd});
+  announce(Intermediate::AttentionOutput, a);
   const at::Tensor o = products::linear(a, w.wo);
   at::Tensor x = h + (pre ? o : norm(o, w.post_attention_norm));
 
@@ -71,25 +69,15 @@ at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& 
     up = products::linear(u2, w.w3);
   }
   const at::Tensor f = products::linear(at::silu(gate) * up, w.w2);
-  return x + (pre ? f : norm(f, w.post_ffn_norm));
+  const at::Tensor out = x + (pre ? f : norm(f, w.post_ffn_norm));
+  announce(Intermediate::BlockOutput, out);
+  return out;
 }
 
-at::Tensor Transformer::run(at::Tensor h, int from, const DocumentLayout& layout, AttentionPath path,
-                            std::vector<LayerMechanism>* mech,
-                            const std::function<void(int, const at::Tensor&)>& after_block) const {
-  if (mech) mech->assign(static_cast<std::size_t>(config_.n_layers), LayerMechanism{});
+at::Tensor Transformer::run(at::Tensor h, int from, const DocumentLayout& layout, AttentionPath path, ForwardObserver* observer) const {
   const RopeRotation rope = ropeRotation(layout.positions, config_.head_dim, config_.rope_theta, h.device());
-  for (int i = from; i < config_.n_layers; ++i) {
-    h = block(i, h, layout, rope, path, mech ? &(*mech)[static_cast<std::size_t>(i)] : nullptr);
-    if (after_block) after_block(i, h);
-  }
+  for (int i = from; i < config_.n_layers; ++i) h = block(i, h, layout, rope, path, observer);
   return norm(h, weights_.final_norm);
-}
-
-double activationKurtosis(const at::Tensor& h) {
-  const at::Tensor x2 = h.to(at::kDouble).pow(2);
-  const at::Tensor m2 = x2.mean(-1), m4 = x2.pow(2).mean(-1);  // per token, over the features
-  return (m4 / m2.pow(2)).mean().item<double>();
 }
 
 at::Tensor Transformer::logits(const at::Tensor& final_hidden) const {

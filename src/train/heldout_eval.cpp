@@ -20,7 +20,7 @@ json toJson(const GainStats& s) { return {{"mean", s.mean}, {"std", s.std}, {"mi
 
 Evaluation evaluateHeldout(const eval::Evaluator& ev, const TrainableModel& m) {
   at::NoGradGuard no_grad;
-  std::vector<model::LayerMechanism> mech;
+  std::vector<eval::LayerMechanism> mech;
   eval::ScoreOptions so;
   so.mech = &mech;
   const eval::SequenceScores sc = ev.score(so);

@@ -14,6 +14,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include "omn/errors.h"
+#include "omn/eval/mechanism.h"
 #include "omn/eval/scorer.h"
 #include "omn/model/attention.h"
 #include "omn/model/rms_norm.h"
@@ -372,4 +373,79 @@ TEST(Mechanism, DISABLED_AtTrainingLength) {
   EXPECT_TRUE(std::isfinite(st.mean_entropy) && std::isfinite(st.max_logit));
   std::printf("mechanism at T=%lld, H=%lld, hd=%lld: %.1f s, mean entropy %.4f nats, max logit %.3f\n", static_cast<long long>(T),
               static_cast<long long>(H), static_cast<long long>(hd), s, st.mean_entropy, st.max_logit);
+}
+
+// The forward pass's named intermediates (model/forward_observer.h): announced in the documented
+// order with their shapes, only to an observer that wants them; a pass with observers gives the same
+// output bit for bit as one without; the mechanism observer's numbers are the statistics of exactly
+// what it was shown (the block's input, the normed Q and K, the attention inputs).
+namespace {
+struct Recorder final : omn::model::ForwardObserver {
+  std::vector<std::pair<int, omn::model::Intermediate>> seen;
+  std::vector<at::Tensor> values, keys;
+  omn::model::Intermediate only = omn::model::Intermediate::BlockOutput;
+  bool everything = true;
+  bool wants(omn::model::Intermediate what, int) const override { return everything || what == only; }
+  void observe(const omn::model::Announcement& a) override {
+    seen.emplace_back(a.layer, a.what);
+    values.push_back(a.value);
+    keys.push_back(a.keys ? *a.keys : at::Tensor());
+  }
+};
+}  // namespace
+
+TEST(ForwardObserver, AnnouncesEachIntermediateInOrderAndChangesNothing) {
+  using omn::model::Intermediate;
+  c10::InferenceMode inference;
+  omn::train::TrainConfig cfg;
+  cfg.model.n_layers = 2;
+  auto tm = omn::train::initModel(cfg, 50, 5, at::Device(at::kCPU));
+  const auto& m = *tm.model;
+  at::manual_seed(2);
+  const at::Tensor tokens = at::randint(50, {2, 12}, at::kLong);
+  at::Tensor doc = at::zeros({2, 12}, at::kLong);
+  doc[1].narrow(0, 5, 7).fill_(1);
+  const auto layout = omn::model::documentLayout(doc);
+  const auto path = omn::model::AttentionPath::Masked;
+  const at::Tensor bare = m.run(m.embed(tokens), 0, layout, path);
+
+  Recorder all;
+  omn::eval::MechanismObserver mech(cfg.model.n_layers);
+  omn::model::ObserverSet set;
+  set.add(&all);
+  set.add(&mech);
+  set.add(nullptr);
+  const at::Tensor watched = m.run(m.embed(tokens), 0, layout, path, &set);
+  EXPECT_TRUE(at::equal(bare, watched));
+  const std::vector<Intermediate> order{Intermediate::BlockInput,      Intermediate::QNormed,         Intermediate::KNormed,
+                                        Intermediate::AttentionInputs, Intermediate::AttentionOutput, Intermediate::BlockOutput};
+  ASSERT_EQ(all.seen.size(), 2 * order.size());
+  const std::int64_t hd = cfg.model.head_dim;
+  for (std::size_t k = 0; k < all.seen.size(); ++k) {
+    EXPECT_EQ(all.seen[k].first, static_cast<int>(k / order.size()));
+    EXPECT_EQ(all.seen[k].second, order[k % order.size()]) << omn::model::intermediateName(all.seen[k].second);
+  }
+  EXPECT_EQ(all.values[1].sizes().vec(), (std::vector<std::int64_t>{2, 12, cfg.model.n_heads, hd}));
+  EXPECT_EQ(all.values[2].sizes().vec(), (std::vector<std::int64_t>{2, 12, cfg.model.n_kv_heads, hd}));
+  EXPECT_EQ(all.keys[3].sizes().vec(), (std::vector<std::int64_t>{2, 12, cfg.model.n_heads, hd}));  // K repeated to the query heads
+  EXPECT_TRUE(at::equal(all.values[0], m.embed(tokens)));  // layer 0's input is the embedding
+  EXPECT_TRUE(at::equal(all.values[6], all.values[5]));    // layer 1's input is layer 0's output
+  // the statistics are those of what was announced
+  for (int l = 0; l < 2; ++l) {
+    const std::size_t base = static_cast<std::size_t>(l) * order.size();
+    const auto& got = mech.layers()[static_cast<std::size_t>(l)];
+    EXPECT_EQ(got.input_kurtosis, omn::eval::activationKurtosis(all.values[base]));
+    EXPECT_EQ(got.q_rms, all.values[base + 1].pow(2).mean().sqrt().item<double>());
+    const auto st = omn::model::attentionStats(all.values[base + 3], all.keys[base + 3], layout);
+    EXPECT_EQ(got.max_logit, st.max_logit);
+    EXPECT_EQ(got.mean_entropy, st.mean_entropy);
+    EXPECT_GT(got.k_rms, 0.0);
+  }
+  // an observer that wants one intermediate is told only that one
+  Recorder one;
+  one.everything = false;
+  one.only = Intermediate::QNormed;
+  m.run(m.embed(tokens), 1, layout, path, &one);  // from layer 1: layer 0 is not run
+  ASSERT_EQ(one.seen.size(), 1u);
+  EXPECT_EQ(one.seen[0], std::make_pair(1, Intermediate::QNormed));
 }

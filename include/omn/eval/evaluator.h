@@ -8,6 +8,7 @@
 
 #include "omn/eval/bootstrap.h"
 #include "omn/eval/divergence.h"
+#include "omn/eval/mechanism.h"
 #include "omn/eval/token_set.h"
 #include "omn/model/transformer.h"
 
@@ -31,7 +32,8 @@ struct ActivationCache {
 struct ScoreOptions {
   ProgressFn progress;
   std::function<bool()> stop;  // polled between batches (Ctrl-C): true stops with the rows done
-  std::vector<model::LayerMechanism>* mech = nullptr;  // per-layer statistics, averaged over batches
+  std::vector<LayerMechanism>* mech = nullptr;  // per-layer statistics, averaged over batches
+  model::ForwardObserver* observer = nullptr;    // a probe: told every intermediate it wants, batch by batch
   ActivationCache* cache = nullptr;
   bool capture = false;  // full pass that fills cache->inputs at cache->layer
   bool from_cache = false;  // start at cache->layer from cache->inputs (bitwise equal to a full pass)

@@ -3,25 +3,13 @@
 #pragma once
 #include <ATen/ATen.h>
 
-#include <functional>
-
 #include "omn/model/attention.h"
 #include "omn/model/config.h"
+#include "omn/model/forward_observer.h"
 #include "omn/model/rotary.h"
 #include "omn/model/weights.h"
 
 namespace omn::model {
-
-// What --mechanism and the trainer record for one layer: attention entropy, the largest
-// pre-softmax logit, the RMS of the Q and K entering RoPE (after the gain), and the activation
-// kurtosis of the block's input.
-struct LayerMechanism {
-  double mean_entropy = 0, max_logit = 0, q_rms = 0, k_rms = 0, input_kurtosis = 0;
-};
-
-// Activation kurtosis in IMU-1's form: the mean over tokens of m4 / m2² over the features, with no
-// mean subtraction (3 for Gaussian features; large when a few features dominate). h [..., D].
-double activationKurtosis(const at::Tensor& h);
 
 class Transformer {
  public:
@@ -32,14 +20,12 @@ class Transformer {
   const Weights& weights() const { return weights_; }
 
   at::Tensor embed(const at::Tensor& tokens) const;  // [B, T] int64 → [B, T, D]
-  // One block: h → h', with the batch's RoPE rotation (made once per pass by run()). `mech`
-  // (optional) receives the layer's attention statistics.
+  // One block: h → h', with the batch's RoPE rotation (made once per pass by run()). `observer`
+  // (optional) is told each named intermediate it wants (forward_observer.h).
   at::Tensor block(int layer, const at::Tensor& h, const DocumentLayout& layout, const RopeRotation& rope, AttentionPath path,
-                   LayerMechanism* mech = nullptr) const;
+                   ForwardObserver* observer = nullptr) const;
   // Blocks [from, n_layers) from hidden state h, then the final norm.
-  at::Tensor run(at::Tensor h, int from, const DocumentLayout& layout, AttentionPath path,
-                 std::vector<LayerMechanism>* mech = nullptr,
-                 const std::function<void(int, const at::Tensor&)>& after_block = {}) const;
+  at::Tensor run(at::Tensor h, int from, const DocumentLayout& layout, AttentionPath path, ForwardObserver* observer = nullptr) const;
   const at::Tensor& head() const { return weights_.output; }  // [V, D]
   at::Tensor logits(const at::Tensor& final_hidden) const;     // float32 [B, T, V]
 

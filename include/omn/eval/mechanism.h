@@ -1,0 +1,34 @@
+// What --mechanism and the trainer record for one layer: attention entropy, the largest
+// pre-softmax logit, the RMS of the Q and K entering RoPE (after the gain), and the activation
+// kurtosis of the block's input. Measured by a forward-pass observer (model/forward_observer.h):
+// a pass without it computes none of these and never waits on the device for them.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "omn/model/forward_observer.h"
+
+namespace omn::eval {
+
+struct LayerMechanism {
+  double mean_entropy = 0, max_logit = 0, q_rms = 0, k_rms = 0, input_kurtosis = 0;
+};
+
+// Activation kurtosis in IMU-1's form: the mean over tokens of m4 / m2² over the features, with no
+// mean subtraction (3 for Gaussian features; large when a few features dominate). h [..., D].
+double activationKurtosis(const at::Tensor& h);
+
+// One pass's statistics, per layer (layers the pass did not run stay zero).
+class MechanismObserver final : public model::ForwardObserver {
+ public:
+  explicit MechanismObserver(int n_layers) : layers_(static_cast<std::size_t>(n_layers)) {}
+  bool wants(model::Intermediate what, int layer) const override;
+  void observe(const model::Announcement& a) override;
+  const std::vector<LayerMechanism>& layers() const { return layers_; }
+
+ private:
+  std::vector<LayerMechanism> layers_;
+};
+
+}  // namespace omn::eval
