@@ -104,7 +104,7 @@ SequenceScores Evaluator::score(const ScoreOptions& opt) const {
     std::optional<CacheCapture> capture;
     if (opt.capture && opt.cache->layer > 0) observers.add(&capture.emplace(*opt.cache));
     observers.add(opt.observer);
-    const at::Tensor out = model_.run(h, from, layout, path_, observers.empty() ? nullptr : &observers);
+    const at::Tensor out = model_.run(h, from, layout, path_, observers.empty() ? nullptr : &observers, opt.gains);
     if (opt.keep_final) opt.keep_final->push_back(out);
     const at::Tensor reference = opt.reference_final ? (*opt.reference_final)[bi] : at::Tensor();
     for (const RowScore& r : scoreRows(model_, out, tok, doc, 0, reference, opt.divergence ? &opt.divergence->kl_tokens : nullptr)) {

@@ -23,7 +23,8 @@ std::string sha256OfTensors(const std::vector<const at::Tensor*>& ts) {
 }
 }  // namespace
 
-GainState::GainState(model::Transformer& model, const io::Checkpoint& ck) : model_(model), config_(model.config()) {
+GainState::GainState(const model::Transformer& model, const io::Checkpoint& ck)
+    : model_(model), config_(model.config()), overlay_(model.config().n_layers) {
   if (!config_.qk_norm)
     throw UsageError(ck.path + ": the model has no Q/K gains (trained without QK-norm): intervene has no gain to change");
   std::string file_bytes;
@@ -38,14 +39,13 @@ GainState::GainState(model::Transformer& model, const io::Checkpoint& ck) : mode
       const std::vector<std::uint8_t> b = io::readBytes(ref);
       file_bytes.append(reinterpret_cast<const char*>(b.data()), b.size());
       (q ? stored_q_ : stored_k_).push_back(model::toTensor(ref, model::scalarType(ref.dtype), at::kCPU, /*owned=*/true));
-      (q ? saved_q_ : saved_k_).push_back(live(i, q).clone());
     }
   checkpoint_digest_ = io::sha256Bytes(file_bytes.data(), file_bytes.size());
   original_digest_ = digest();
 }
 
-at::Tensor& GainState::live(int layer, bool q) {
-  auto& l = model_.weights().layers[static_cast<std::size_t>(layer)];
+const at::Tensor& GainState::own(int layer, bool q) const {
+  const auto& l = model_.weights().layers[static_cast<std::size_t>(layer)];
   return q ? l.q_norm : l.k_norm;
 }
 
@@ -286,9 +286,10 @@ AppliedGains GainState::apply(const Condition& c) {
     for (bool q : {true, false}) {
       if (!cur.written[slot(l, q)]) continue;
       const at::Tensor st = storedFrom(cur.values[slot(l, q)], stored(l, q));
-      live(l, q).copy_(st);  // into the working dtype and device
-      auto& lw = model_.weights().layers[static_cast<std::size_t>(l)];
-      (q ? lw.q_norm_bypassed : lw.k_norm_bypassed) = cur.bypassed[slot(l, q)];
+      const at::Tensor& working = own(l, q);
+      // into the working dtype and device, as param.copy_ would (a new tensor: the model's stays)
+      overlay_.set(l, q, st.to(working.device(), working.scalar_type(), /*non_blocking=*/false, /*copy=*/true),
+                   cur.bypassed[slot(l, q)]);
       a.touched.push_back(config_.name(q ? "q_norm" : "k_norm", l));
       const at::Tensor eff = effective(st).to(at::kDouble);
       a.vectors.push_back({{"layer", l},
@@ -303,20 +304,12 @@ AppliedGains GainState::apply(const Condition& c) {
   return a;
 }
 
-void GainState::restore() {
-  for (auto& lw : model_.weights().layers) lw.q_norm_bypassed = lw.k_norm_bypassed = false;
-  for (int i = 0; i < config_.n_layers; ++i) {
-    live(i, true).copy_(saved_q_[static_cast<std::size_t>(i)]);
-    live(i, false).copy_(saved_k_[static_cast<std::size_t>(i)]);
-  }
-}
+void GainState::restore() { overlay_.clear(); }
 
 std::string GainState::digest() const {
   std::vector<const at::Tensor*> ts;
-  for (const auto& l : model_.weights().layers) {
-    ts.push_back(&l.q_norm);
-    ts.push_back(&l.k_norm);
-  }
+  for (int i = 0; i < config_.n_layers; ++i)
+    for (bool q : {true, false}) ts.push_back(&overlay_.gain(i, q, own(i, q)));
   return sha256OfTensors(ts);
 }
 

@@ -152,7 +152,8 @@ class PassRunner {
   void skip() { ++step_; }          // a step whose record the journal already holds
   void addStep() { ++total_; }      // an extra pass (refilling the cache on resume)
 
-  Pass run(const std::string& what, bool capture, bool from_cache, bool mechanism, Against against = Against::Nothing) {
+  Pass run(const std::string& what, bool capture, bool from_cache, bool mechanism, Against against = Against::Nothing,
+           const model::GainOverlay* gains = nullptr) {
     ++step_;
     output::ProgressBar bar("[" + std::to_string(step_) + "/" + std::to_string(total_) + "] " + what, ev_.size(), tty_, false, "rows");
     eval::ScoreOptions so;
@@ -168,6 +169,7 @@ class PassRunner {
     if (capture || from_cache) so.cache = &cache_;
     so.capture = capture;
     so.from_cache = from_cache;
+    so.gains = gains;
     eval::Divergence divergence;
     if (against == Against::Keep) so.keep_final = &control_final_;
     if (against == Against::Compare) {
@@ -234,7 +236,7 @@ json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool
   const std::string applied_sha256 = gains.digest();  // the gains the pass ran with
   Pass pass;
   try {
-    pass = passes.run(c.id + " " + c.label, false, from_cache, mechanism, kl ? Against::Compare : Against::Nothing);
+    pass = passes.run(c.id + " " + c.label, false, from_cache, mechanism, kl ? Against::Compare : Against::Nothing, &gains.overlay());
   } catch (...) {
     gains.restore();
     throw;

@@ -17,7 +17,7 @@ at::Tensor Transformer::norm(const at::Tensor& x, const at::Tensor& gain) const 
 }
 
 at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& layout, const RopeRotation& rope,
-                              AttentionPath path, ForwardObserver* observer) const {
+                              AttentionPath path, ForwardObserver* observer, const GainOverlay* gains) const {
   const LayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
   const ModelConfig& c = config_;
   const std::int64_t B = h.size(0), T = h.size(1), hd = c.head_dim;
@@ -32,16 +32,18 @@ at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& 
   at::Tensor q = products::linear(u, w.wq);  // [B, T, Hq·hd]
   at::Tensor k = products::linear(u, w.wk);  // [B, T, Hkv·hd]
   const at::Tensor v = products::linear(u, w.wv).view({B, T, c.n_kv_heads, hd});
-  // QK-Norm, before RoPE: over each head (one gain shared by the heads) or the whole projection;
-  // a model trained without it, or a normalisation bypassed by an intervention, uses the
-  // projection as it is
-  auto qkNorm = [&](const at::Tensor& x, const at::Tensor& gain, bool bypassed, std::int64_t heads) {
-    if (!c.qk_norm || bypassed) return x.view({B, T, heads, hd});
+  // QK-Norm, before RoPE: over each head (one gain shared by the heads) or the whole projection,
+  // with the gain an intervention's overlay puts in place of the model's; a model trained without
+  // it, or a normalisation the overlay bypasses, uses the projection as it is
+  auto qkNorm = [&](const at::Tensor& x, bool is_q, std::int64_t heads) {
+    const at::Tensor& own = is_q ? w.q_norm : w.k_norm;
+    const at::Tensor& gain = gains ? gains->gain(i, is_q, own) : own;
+    if (!c.qk_norm || (gains && gains->bypassed(i, is_q))) return x.view({B, T, heads, hd});
     if (c.qk_layout == GainLayout::Head) return rmsNorm(x.view({B, T, heads, hd}), gain, c.qk_norm_eps, c.qk_norm_cast);
     return rmsNorm(x, gain, c.qk_norm_eps, c.qk_norm_cast).view({B, T, heads, hd});
   };
-  q = qkNorm(q, w.q_norm, w.q_norm_bypassed, c.n_heads);
-  k = qkNorm(k, w.k_norm, w.k_norm_bypassed, c.n_kv_heads);
+  q = qkNorm(q, true, c.n_heads);
+  k = qkNorm(k, false, c.n_kv_heads);
   announce(Intermediate::QNormed, q);
   announce(Intermediate::KNormed, k);
   // RoPE after the norm; positions restart at every document
@@ -74,9 +76,10 @@ at::Tensor Transformer::block(int i, const at::Tensor& h, const DocumentLayout& 
   return out;
 }
 
-at::Tensor Transformer::run(at::Tensor h, int from, const DocumentLayout& layout, AttentionPath path, ForwardObserver* observer) const {
+at::Tensor Transformer::run(at::Tensor h, int from, const DocumentLayout& layout, AttentionPath path, ForwardObserver* observer,
+                            const GainOverlay* gains) const {
   const RopeRotation rope = ropeRotation(layout.positions, config_.head_dim, config_.rope_theta, h.device());
-  for (int i = from; i < config_.n_layers; ++i) h = block(i, h, layout, rope, path, observer);
+  for (int i = from; i < config_.n_layers; ++i) h = block(i, h, layout, rope, path, observer, gains);
   return norm(h, weights_.final_norm);
 }
 

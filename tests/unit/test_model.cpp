@@ -449,3 +449,41 @@ TEST(ForwardObserver, AnnouncesEachIntermediateInOrderAndChangesNothing) {
   ASSERT_EQ(one.seen.size(), 1u);
   EXPECT_EQ(one.seen[0], std::make_pair(1, Intermediate::QNormed));
 }
+
+// An intervention's gains reach the forward pass as an overlay (model/gain_overlay.h): the pass
+// equals one whose weights were written in place, bit for bit; the model's own gains are untouched;
+// bypassing every layer's Q and K normalisation equals the same weights without QK-norm.
+TEST(GainOverlay, APassWithTheOverlayEqualsWritingTheWeights) {
+  c10::InferenceMode inference;
+  omn::train::TrainConfig cfg;
+  cfg.model.n_layers = 2;
+  auto tm = omn::train::initModel(cfg, 40, 9, at::Device(at::kCPU));
+  auto& m = *tm.model;
+  at::manual_seed(4);
+  const at::Tensor tokens = at::randint(40, {2, 10}, at::kLong);
+  const auto layout = omn::model::documentLayout(at::zeros({2, 10}, at::kLong));
+  const auto path = omn::model::AttentionPath::Masked;
+  const at::Tensor own_q1 = m.weights().layers[1].q_norm.clone();
+  const at::Tensor new_q1 = at::rand_like(own_q1) * 3;
+
+  omn::model::GainOverlay overlay(cfg.model.n_layers);
+  overlay.set(1, true, new_q1, false);
+  const at::Tensor with_overlay = m.run(m.embed(tokens), 0, layout, path, nullptr, &overlay);
+  EXPECT_TRUE(at::equal(m.weights().layers[1].q_norm, own_q1));  // the model's gain was not written
+  EXPECT_FALSE(at::equal(with_overlay, m.run(m.embed(tokens), 0, layout, path)));
+  overlay.clear();
+  EXPECT_TRUE(at::equal(m.run(m.embed(tokens), 0, layout, path, nullptr, &overlay), m.run(m.embed(tokens), 0, layout, path)));
+
+  omn::model::Weights written = m.weights();
+  written.layers[1].q_norm = new_q1;
+  const omn::model::Transformer in_place(m.config(), written);
+  EXPECT_TRUE(at::equal(with_overlay, in_place.run(in_place.embed(tokens), 0, layout, path)));
+
+  omn::model::GainOverlay bypass(cfg.model.n_layers);
+  for (int l = 0; l < 2; ++l)
+    for (bool q : {true, false}) bypass.set(l, q, at::Tensor(), true);
+  omn::model::ModelConfig no_qk = m.config();
+  no_qk.qk_norm = false;
+  const omn::model::Transformer without(no_qk, m.weights());
+  EXPECT_TRUE(at::equal(m.run(m.embed(tokens), 0, layout, path, nullptr, &bypass), without.run(without.embed(tokens), 0, layout, path)));
+}

@@ -34,6 +34,7 @@ struct ScoreOptions {
   std::function<bool()> stop;  // polled between batches (Ctrl-C): true stops with the rows done
   std::vector<LayerMechanism>* mech = nullptr;  // per-layer statistics, averaged over batches
   model::ForwardObserver* observer = nullptr;    // a probe: told every intermediate it wants, batch by batch
+  const model::GainOverlay* gains = nullptr;     // Q/K gains in place of the model's (intervene's condition)
   ActivationCache* cache = nullptr;
   bool capture = false;  // full pass that fills cache->inputs at cache->layer
   bool from_cache = false;  // start at cache->layer from cache->inputs (bitwise equal to a full pass)
@@ -45,9 +46,10 @@ struct ScoreOptions {
 };
 
 // Reads the model's weights as they are at each pass and keeps nothing derived from them between
-// passes except the activation cache the caller asks for. The model is const here because the
-// evaluator never writes it; intervene's GainState (the one writer) changes the Q/K gains between
-// passes, and a condition is scored from the cache only when it changes no layer before it.
+// passes except the activation cache the caller asks for. Nothing here writes the model: an
+// intervention's Q/K gains reach a pass as an overlay (ScoreOptions::gains), and a condition is
+// scored from the cache only when it changes no layer before it. (The trainer's optimizer changes
+// the weights between evaluations, never during one.)
 class Evaluator {
  public:
   Evaluator(const model::Transformer& model, std::vector<Row> rows, model::AttentionPath path, int batch,

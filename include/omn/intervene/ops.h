@@ -1,8 +1,9 @@
 // Interventions on the Q/K gains only. Each condition's steps compute new *effective* gains in
 // float32, each step from the values the one before left (the first from the checkpoint's stored
-// values); the result is written back with one cast to the parameter's stored dtype — what
-// `param.fill_(c)` / `param.copy_(x)` does in PyTorch — then into the model's working copy.
-// restore() copies the saved values back; digest() lets the caller verify it bitwise.
+// values); the result is cast once to the parameter's stored dtype — what `param.fill_(c)` /
+// `param.copy_(x)` does in PyTorch — then to the model's working dtype, and put in an overlay the
+// forward pass reads in place of the model's gains (model/gain_overlay.h). The model's weights are
+// never written: restore() empties the overlay, and digest() shows the model's gains unchanged.
 #pragma once
 #include <ATen/ATen.h>
 
@@ -28,7 +29,7 @@ struct AppliedGains {
 
 class GainState {
  public:
-  GainState(model::Transformer& model, const io::Checkpoint& ck);
+  GainState(const model::Transformer& model, const io::Checkpoint& ck);
 
   // transplant's sources: every distinct checkpoint the conditions name, hashed and verified
   // (IntegrityError on a mismatch), its Q/K gains read by the model's tensor names (UsageError
@@ -39,12 +40,15 @@ class GainState {
   // (a layer past the last, swap_qk on unequal lengths, a coordinate past a vector's end,
   // rescale_pattern of a vector whose mean is 0).
   AppliedGains apply(const Condition& c);
+  // What the next pass reads in place of the model's gains (empty after restore()).
+  const model::GainOverlay& overlay() const { return overlay_; }
   // The same computation and checks, without changing anything: a sweep validates every
   // condition before it starts.
   void check(const Condition& c) const;
   void restore();
 
-  // SHA-256 over the model's live gain tensors (layer-major, Q then K, raw bytes).
+  // SHA-256 over the gains a pass uses now, the overlay's where it has one and the model's elsewhere
+  // (layer-major, Q then K, raw bytes of the working dtype).
   std::string digest() const;
   const std::string& originalDigest() const { return original_digest_; }
   // SHA-256 over the same gains' bytes as stored in the checkpoint file.
@@ -64,17 +68,17 @@ class GainState {
   void applyStep(const Step& s, Computed& cur) const;
   at::Tensor chooseCoordinates(const Step& s, const at::Tensor& g) const;  // ascending indices
 
-  at::Tensor& live(int layer, bool q);
+  const at::Tensor& own(int layer, bool q) const;  // the model's working gain
   // the dtype the model computes in (the working copy's), which a written gain must also fit
-  at::ScalarType workingType(int layer, bool q) const { return (q ? saved_q_ : saved_k_)[static_cast<std::size_t>(layer)].scalar_type(); }
+  at::ScalarType workingType(int layer, bool q) const { return own(layer, q).scalar_type(); }
   const at::Tensor& stored(int layer, bool q) const { return (q ? stored_q_ : stored_k_)[static_cast<std::size_t>(layer)]; }
   at::Tensor effective(const at::Tensor& stored) const;  // float32 effective gain
   at::Tensor storedFrom(const at::Tensor& effective_f32, const at::Tensor& like) const;
 
-  model::Transformer& model_;
+  const model::Transformer& model_;
   const model::ModelConfig& config_;
   std::vector<at::Tensor> stored_q_, stored_k_;  // the checkpoint's values, in its dtype
-  std::vector<at::Tensor> saved_q_, saved_k_;    // the model's working copies as loaded
+  model::GainOverlay overlay_;
   std::map<std::string, Vectors> sources_;       // transplant: effective float32 gains per sourceKey
   static std::string sourceKey(const Step& s);
   std::string original_digest_, checkpoint_digest_;

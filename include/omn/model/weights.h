@@ -24,9 +24,6 @@ struct LayerWeights {
   at::Tensor attention_norm, ffn_norm, post_attention_norm, post_ffn_norm;
   at::Tensor wq, wk, wv, wo, q_norm, k_norm;
   at::Tensor w13, w1, w3, w2;
-  // intervene's bypass: this layer's Q (K) normalisation removed, no RMS division and no gain; the
-  // projection goes to RoPE as it is. Never set by loading or training.
-  bool q_norm_bypassed = false, k_norm_bypassed = false;
 };
 
 struct Weights {
