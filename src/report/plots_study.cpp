@@ -8,6 +8,7 @@
 #include "omn/errors.h"
 #include "omn/report/plots.h"
 #include "omn/output/table.h"
+#include "omn/train/evaluation.h"
 
 namespace omn::report {
 using output::fixed;
@@ -167,8 +168,9 @@ double reduceLayers(const json& layers, bool max) {
   return n == 0 ? NAN : max ? acc : acc / n;
 }
 
+// The training loss (metric null) or one per-layer metric of train::kLayerMetrics over the steps.
 Figure trajectory(const json& s, const std::vector<std::string>& ids, const std::string& name, const std::string& title,
-                  const std::string& ylabel, bool logy, const std::string& what) {
+                  const std::string& ylabel, bool logy, const train::LayerMetric* metric) {
   const std::vector<const json*> runs = chosenRuns(s, ids);
   struct Line {
     std::string label, colour, dash;
@@ -186,14 +188,12 @@ Figure trajectory(const json& s, const std::vector<std::string>& ids, const std:
     l.dash = higher ? "5,3" : "";
     l.label = (*r)["arm"].get<std::string>() + " lr " + significant((*r)["lr"].get<double>(), 2) + ((*r)["diverged"].get<bool>() ? " (diverged)" : "");
     const json& t = (*r)["trajectory"];
-    const json& steps = what == "loss" ? t["train"]["step"] : t["eval"]["step"];
+    const json& steps = !metric ? t["train"]["step"] : t["eval"]["step"];
     for (std::size_t k = 0; k < steps.size(); ++k) {
       double y = NAN;
       // .at(): the series need not be as long as the steps in a hostile document (exit 2, not a read past the end)
-      if (what == "loss") y = val(t["train"]["loss"].at(k));
-      else if (what == "logit") y = reduceLayers(t["eval"]["max_attention_logit"].at(k), true);
-      else if (what == "entropy") y = reduceLayers(t["eval"]["attention_entropy"].at(k), false);
-      else y = reduceLayers(t["eval"]["input_kurtosis"].at(k), true);
+      if (!metric) y = val(t["train"]["loss"].at(k));
+      else y = reduceLayers(t["eval"][metric->key].at(k), metric->across_layers == train::AcrossLayers::Max);
       if (!std::isfinite(y) || (logy && y <= 0)) continue;
       l.pts.emplace_back(steps[k].get<double>(), y);
       xhi = std::max(xhi, steps[k].get<double>());
@@ -203,7 +203,7 @@ Figure trajectory(const json& s, const std::vector<std::string>& ids, const std:
     if (!l.pts.empty()) lines.push_back(std::move(l));
   }
   if (lines.empty()) return {};
-  if (what == "loss") {  // a diverged run's loss shoots up: clip at 1.25 x the loss at initialisation
+  if (!metric) {  // a diverged run's loss shoots up: clip at 1.25 x the loss at initialisation
     double l0 = 0;
     for (const json* r : runs) l0 = std::max(l0, val((*r)["initial_loss"]));
     if (l0 > 0 && yhi > 1.25 * l0) {
@@ -245,11 +245,10 @@ Figure trajectory(const json& s, const std::vector<std::string>& ids, const std:
 
 std::vector<Figure> studyFigures(const json& s, const std::vector<std::string>& ids) {
   std::vector<Figure> out;
-  for (Figure f : {lossVsLr(s),
-                   trajectory(s, ids, "study-train-loss.svg", "Training loss over steps", "training-batch loss (nats/token)", false, "loss"),
-                   trajectory(s, ids, "study-max-logit.svg", "Largest attention logit over training", "max pre-softmax logit (all layers)", true, "logit"),
-                   trajectory(s, ids, "study-entropy.svg", "Attention entropy over training", "mean attention entropy (nats)", false, "entropy"),
-                   trajectory(s, ids, "study-kurtosis.svg", "Activation kurtosis over training", "max kurtosis of layer inputs", true, "kurtosis")})
+  std::vector<Figure> figures{lossVsLr(s), trajectory(s, ids, "study-train-loss.svg", "Training loss over steps",
+                                                     "training-batch loss (nats/token)", false, nullptr)};
+  for (const train::LayerMetric& m : train::kLayerMetrics) figures.push_back(trajectory(s, ids, m.figure, m.title, m.axis, m.log_axis, &m));
+  for (Figure& f : figures)
     if (!f.svg.empty()) out.push_back(std::move(f));
   return out;
 }

@@ -9,6 +9,7 @@
 #include "omn/errors.h"
 #include "omn/output/json_file.h"
 #include "omn/output/table.h"
+#include "omn/train/evaluation.h"
 
 namespace omn::study {
 
@@ -125,8 +126,9 @@ double studentTQuantile(double p, int df) {
 json runRecord(const Cell& cell, const json& train, const std::vector<json>& log, const std::string& dir,
                const std::string& train_json_sha256) {
   json train_steps = json::array(), train_loss = json::array();
-  json ev_step = json::array(), ev_loss = json::array(), ev_logit = json::array(), ev_entropy = json::array(),
-       ev_kurt = json::array(), ev_q = json::array(), ev_k = json::array();
+  json ev_step = json::array(), ev_loss = json::array(), ev_q = json::array(), ev_k = json::array();
+  json ev_metric = json::object();  // per metric of train::kLayerMetrics: a per-layer series per evaluation
+  for (const train::LayerMetric& m : train::kLayerMetrics) ev_metric[m.key] = json::array();
   for (const json& rec : log) {
     if (rec.contains("train_loss")) {  // step 0 is an evaluation only
       train_steps.push_back(rec.at("step"));
@@ -136,23 +138,22 @@ json runRecord(const Cell& cell, const json& train, const std::vector<json>& log
     const json& e = rec["eval"];
     ev_step.push_back(rec["step"]);
     ev_loss.push_back(e.value("heldout_loss", json(nullptr)));
-    json logit = json::array(), ent = json::array(), kurt = json::array(), q = json::array(), k = json::array();
+    json per_layer = json::object(), q = json::array(), k = json::array();
+    for (const train::LayerMetric& m : train::kLayerMetrics) per_layer[m.key] = json::array();
     for (const json& l : e.value("layers", json::array())) {
-      logit.push_back(l.value("max_attention_logit", json(nullptr)));
-      ent.push_back(l.value("attention_entropy", json(nullptr)));
-      kurt.push_back(l.value("input_kurtosis", json(nullptr)));
+      for (const train::LayerMetric& m : train::kLayerMetrics) per_layer[m.key].push_back(l.value(m.key, json(nullptr)));
       q.push_back(l.contains("q_gain") && l["q_gain"].is_object() ? l["q_gain"].value("mean", json(nullptr)) : json(nullptr));
       k.push_back(l.contains("k_gain") && l["k_gain"].is_object() ? l["k_gain"].value("mean", json(nullptr)) : json(nullptr));
     }
-    ev_logit.push_back(logit);
-    ev_entropy.push_back(ent);
-    ev_kurt.push_back(kurt);
+    for (const train::LayerMetric& m : train::kLayerMetrics) ev_metric[m.key].push_back(per_layer[m.key]);
     ev_q.push_back(q);
     ev_k.push_back(k);
   }
   const std::string status = train.value("status", "");
   if (status != "finished" && status != "diverged")
     throw FormatError(dir + "/train.json: status \"" + status + "\": the run did not finish");
+  json eval_series = {{"step", ev_step}, {"heldout_loss", ev_loss}, {"q_gain_mean", ev_q}, {"k_gain_mean", ev_k}};
+  eval_series.update(ev_metric);
   return {{"id", cell.id},
           {"index", cell.index},
           {"arm", cell.arm},
@@ -181,15 +182,7 @@ json runRecord(const Cell& cell, const json& train, const std::vector<json>& log
           {"steps_to_threshold", train.value("steps_to_threshold", json::array())},
           {"seconds", train.contains("timing") ? train["timing"].value("seconds", json(nullptr)) : json(nullptr)},
           {"trajectory",
-           {{"train", {{"step", train_steps}, {"loss", train_loss}}},
-            {"eval",
-             {{"step", ev_step},
-              {"heldout_loss", ev_loss},
-              {"max_attention_logit", ev_logit},
-              {"attention_entropy", ev_entropy},
-              {"input_kurtosis", ev_kurt},
-              {"q_gain_mean", ev_q},
-              {"k_gain_mean", ev_k}}}}}};
+           {{"train", {{"step", train_steps}, {"loss", train_loss}}}, {"eval", eval_series}}}};
 }
 
 json gridJson(const StudyManifest& m) {

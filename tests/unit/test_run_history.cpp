@@ -1,10 +1,14 @@
-// train::RunHistory: what a run knows of its past, the same whether built step by step or rebuilt
+// train::RunHistory and the evaluation record. RunHistory: what a run knows of its past, the same whether built step by step or rebuilt
 // from the log a resume reads (the resume's bitwise guarantee rests on it), and the divergence rule
 // it judges (docs/train.md, rule 2).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
+#include "omn/study/analysis.h"
+#include "omn/train/evaluation.h"
 #include "omn/train/run_history.h"
 #include "omn/train/run_records.h"
 
@@ -82,4 +86,51 @@ TEST(RunHistory, CheckpointEntryRoundTrips) {
   EXPECT_EQ(j, omn::train::toJson(omn::train::checkpointEntry(j)));
   EXPECT_EQ(j["log_bytes"], 12345);
   EXPECT_THROW(omn::train::checkpointEntry(json{{"step", 1}}), json::exception);
+}
+
+// The per-layer metrics are one table (train/evaluation.h): the log record, the study's
+// trajectories and figures are made from it, and the schema and docs must list every row -- this
+// test fails for a metric added to the table and not to them.
+namespace {
+std::string sourceFile(const std::string& rel) {
+  std::ifstream f(std::string(OMN_SOURCE_DIR) + "/" + rel);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST(LayerMetrics, EveryRowReachesTheLogTheStudyTheSchemaAndTheDocs) {
+  omn::train::Evaluation e;
+  e.heldout_loss = 4.5;
+  e.heldout_tokens = 100;
+  omn::train::LayerHealth h;
+  h.max_attention_logit = 12.5;
+  h.attention_entropy = std::nan("");
+  h.input_kurtosis = 3.25;
+  e.layers = {h, h};
+  const json rec = omn::train::toJson(e);
+  ASSERT_EQ(rec["layers"].size(), 2u);
+  EXPECT_EQ(rec["layers"][1]["layer"], 1);
+  EXPECT_FALSE(rec["layers"][0].contains("q_gain"));  // no QK-norm: no gain statistics
+  EXPECT_EQ(rec["layers"][0]["attention_entropy"], nullptr);  // not finite: null
+  for (const auto& m : omn::train::kLayerMetrics) EXPECT_TRUE(rec["layers"][0].contains(m.key)) << m.key;
+
+  // the study's trajectory carries a per-layer series for each row, from the log as written
+  omn::study::Cell cell;
+  cell.id = "qk-off_lr-1.000e-03_seed-0";
+  const json train = {{"status", "finished"}, {"config", {{"sha256", "x"}}}, {"model", {{"parameters", 10}}}};
+  const std::vector<json> log = {{{"step", 0}, {"eval", rec}}, {{"step", 1}, {"train_loss", 4.0}}};
+  const json run = omn::study::runRecord(cell, train, log, "runs/x", "y");
+  const std::string schema = sourceFile("docs/schema/study.schema.json");
+  const std::string docs = sourceFile("docs/train.md");
+  ASSERT_FALSE(schema.empty());
+  ASSERT_FALSE(docs.empty());
+  for (const auto& m : omn::train::kLayerMetrics) {
+    ASSERT_TRUE(run["trajectory"]["eval"].contains(m.key)) << m.key;
+    EXPECT_EQ(run["trajectory"]["eval"][m.key][0][0], rec["layers"][0][m.key]) << m.key;
+    EXPECT_NE(schema.find(std::string("\"") + m.key + "\": {\"$ref\": \"#/$defs/per_layer_series\"}"), std::string::npos)
+        << m.key << " is not in docs/schema/study.schema.json's trajectory.eval";
+    EXPECT_NE(docs.find(m.key), std::string::npos) << m.key << " is not documented in docs/train.md";
+  }
 }
