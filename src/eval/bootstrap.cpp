@@ -7,6 +7,7 @@
 
 #include "omn/errors.h"
 #include "omn/eval/token_set.h"
+#include "omn/split_mix64.h"
 
 namespace omn::eval {
 

@@ -12,6 +12,7 @@
 #include "omn/errors.h"
 #include "omn/io/mapped_file.h"
 #include "omn/io/sha256.h"
+#include "omn/split_mix64.h"
 
 namespace omn::eval {
 namespace {
@@ -97,21 +98,6 @@ std::int64_t npyValue(const Npy& n, std::uint64_t i) {
 }
 
 }  // namespace
-
-std::uint64_t SplitMix64::next() {
-  std::uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-std::uint64_t SplitMix64::below(std::uint64_t n) {
-  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  for (;;) {
-    const std::uint64_t v = next();
-    if (v < limit) return v % n;
-  }
-}
 
 TokenSet readTokenSet(const TokenSetSpec& spec) {
   TokenSet s;

@@ -6,9 +6,9 @@
 #include <tuple>
 
 #include "omn/errors.h"
-#include "omn/eval/token_set.h"
 #include "omn/io/sha256.h"
 #include "omn/model/weights.h"
+#include "omn/split_mix64.h"
 
 namespace omn::intervene {
 
@@ -72,7 +72,7 @@ std::string magnitude(double v) {
 // noise's ε ~ N(0, 1), one per chosen coordinate in order: Box-Muller (the cosine branch) on two
 // SplitMix64 draws, u1 in (0, 1], u2 in [0, 1); the stream is permute's, seed ^ (layer << 32) ^ role.
 at::Tensor normals(std::uint64_t seed, int layer, bool q, std::int64_t n) {
-  eval::SplitMix64 rng(seed ^ (static_cast<std::uint64_t>(layer) << 32) ^ (q ? 0u : 1u));
+  SplitMix64 rng(seed ^ (static_cast<std::uint64_t>(layer) << 32) ^ (q ? 0u : 1u));
   const double two53 = 9007199254740992.0;
   std::vector<double> z(static_cast<std::size_t>(n));
   for (double& v : z) {
@@ -200,7 +200,7 @@ void GainState::applyStep(const Step& s, Computed& cur) const {
       case Op::GlobalMean: out = at::full_like(g, global); break;
       case Op::Permute: {
         // Fisher-Yates with SplitMix64, one stream per vector: seed ^ (layer << 32) ^ role
-        eval::SplitMix64 rng(s.seed ^ (static_cast<std::uint64_t>(l) << 32) ^ (q ? 0u : 1u));
+        SplitMix64 rng(s.seed ^ (static_cast<std::uint64_t>(l) << 32) ^ (q ? 0u : 1u));
         std::vector<std::int64_t> perm(static_cast<std::size_t>(g.numel()));
         for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(i);
         for (std::size_t i = perm.size(); i-- > 1;) std::swap(perm[i], perm[rng.below(i + 1)]);

@@ -1,7 +1,7 @@
 #include "omn/train/batches.h"
 
 #include "omn/errors.h"
-#include "omn/eval/token_set.h"
+#include "omn/split_mix64.h"
 
 namespace omn::train {
 
@@ -10,7 +10,7 @@ BatchRows sampleBatch(const std::vector<std::uint32_t>& stream, std::int64_t eos
   const std::uint64_t n = stream.size(), T = static_cast<std::uint64_t>(seq_len);
   if (n < T)
     throw UsageError("the training stream holds " + std::to_string(n) + " tokens, fewer than one row of " + std::to_string(T));
-  eval::SplitMix64 rng(seed * 0x9E3779B97F4A7C15ull ^ (static_cast<std::uint64_t>(step) * 0xD1B54A32D192ED03ull));
+  SplitMix64 rng(seed * 0x9E3779B97F4A7C15ull ^ (static_cast<std::uint64_t>(step) * 0xD1B54A32D192ED03ull));
   BatchRows b;
   b.tokens.resize(static_cast<std::size_t>(batch * seq_len));
   b.doc.resize(b.tokens.size());

@@ -85,15 +85,4 @@ Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, s
 // one such id means the set and the model do not belong together).
 void checkVocabulary(const TokenSet& set, std::int64_t vocab);
 
-// A small deterministic generator (splitmix64) used for selection and bootstrap: same seed, same
-// numbers on every platform (std:: distributions are implementation-defined).
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : s_(seed) {}
-  std::uint64_t next();
-  std::uint64_t below(std::uint64_t n);  // uniform in [0, n), unbiased
- private:
-  std::uint64_t s_;
-};
-
 }  // namespace omn::eval

@@ -5,7 +5,7 @@
 //
 // PyTorch 1.13's weights_only unpickler has no float opcode, so the envelope may hold objects,
 // arrays, strings, integers, booleans and null, but no floating-point number: a caller stores
-// such metadata as a JSON text (see train/checkpointing). A float is refused, never rounded.
+// such metadata as a JSON text (train::writeWeights, train/run_files.h). A float is refused, never rounded.
 #pragma once
 #include <cstdint>
 #include <string>
