@@ -85,6 +85,7 @@ inline void setupLogging(bool verbose, bool quiet) {
 }  // namespace omn::cli
 
 #include "commands.h"
+#include "describe.h"
 #include "plugin_commands.h"
 
 namespace omn::cli {
@@ -145,6 +146,10 @@ inline int runCommandLine(const char* title, PluginId plugin, const std::vector<
     std::cerr << "omn-audit: error: " << title << " registers " << commands.size() << " commands, plugin_commands.h lists "
               << listed << "\n";
     return omn::kExitUnexpected;
+  }
+  if (argc == 2 && std::string(argv[1]) == kDescribeFlag) {  // the man page's and completions' source (describe.h)
+    std::cout << describeCommands(app).dump() << std::endl;
+    return omn::kExitOk;
   }
   return parseAndRun(app, commands, argc, argv, verbose, quiet);
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "describe.h"
 #include "guard.h"
 #include "omn/embedded.h"
 #include "omn/errors.h"
@@ -92,7 +93,17 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "log only errors");
   std::vector<Command> commands;
   for (const auto& e : kOwnCommands) commands.push_back(e.add(app));
-  for (const auto& c : omn::cli::kPluginCommands)  // listed in --help; run by its plugin (above)
+  std::vector<std::string> plugin_names;
+  for (const auto& c : omn::cli::kPluginCommands) {  // listed in --help; run by its plugin (above)
     app.add_subcommand(c.name, std::string(c.help) + " (see " + c.name + " --help)");
+    plugin_names.push_back(c.name);
+  }
+  if (argc == 2 && std::strcmp(argv[1], omn::cli::kDescribeFlag) == 0) {
+    // one JSON line for the CLI's own commands, then one per plugin, described by the plugin itself
+    std::cout << omn::cli::describeCommands(app, plugin_names).dump() << std::endl;
+    for (const Plugin* p : {&kTorch, &kText})
+      if (const int rc = omn::cli::runPlugin(*p, argc, argv); rc != 0) return rc;
+    return 0;
+  }
   return omn::cli::parseAndRun(app, commands, argc, argv, verbose, quiet);
 }

@@ -46,6 +46,15 @@ inline std::string finiteNonNegative(const std::string& v) {
   return "expected a number in [0, 1e9], got \"" + v + "\"";
 }
 
+// "{auto,bf16,fp16,fp32}": the values in the help's type column, and what --describe-commands
+// gives the shell completions (describe.h).
+template <class E, std::size_t N>
+std::string choiceTypeName(const std::array<io::Named<E>, N>& table) {
+  std::string t = "{";
+  for (const auto& c : table) t += std::string(t.size() > 1 ? "," : "") + c.name;
+  return t + "}";
+}
+
 // An option whose value is one of a closed set (io/choice.h): checked by the set's own parser while
 // the command line is parsed, stored as its value.
 template <class E, std::size_t N>
@@ -59,6 +68,7 @@ CLI::Option* addChoice(CLI::App* app, const std::string& flag, E& var, const std
           if (v == c.name) return std::string();
         return "expected " + io::choiceList(table) + ", got \"" + v + "\"";
       })
+      ->type_name(choiceTypeName(table))
       ->default_str(io::choiceName(table, var));
 }
 
