@@ -49,8 +49,9 @@ inline nlohmann::json describeOption(const CLI::Option& o) {
           {"choices", optionChoices(o)}};
 }
 
-// The app's subcommands (those named in `skip` left out: the CLI's placeholders for plugin
-// commands, which their plugin describes) with their options, positionals and examples.
+// The app's global flags and its subcommands, each with its options, positionals and examples.
+// Subcommands named in `skip` are left out: the CLI passes the placeholders it lists for plugin
+// commands, since each plugin describes its own.
 inline nlohmann::json describeCommands(const CLI::App& app, const std::vector<std::string>& skip = {}) {
   nlohmann::json commands = nlohmann::json::array(), global = nlohmann::json::array();
   for (const CLI::Option* o : app.get_options())
