@@ -71,11 +71,8 @@ Figure lossVsLr(const json& s) {
   const auto ticks = lrTicks(s);
   c.xTicks(ticks, ticks.size() > 14);  // rotated only when even the short labels would collide
   c.svg.line(c.left(), c.Y(l0), c.right(), c.Y(l0), "stroke:#555;stroke-width:1;stroke-dasharray:6,3", "initial-loss");
-  c.svg.text(c.right() - 4, c.Y(l0) - 4, "loss at initialisation (L0)", "font-size:10px;fill:#555", "end", 0, "annotation");
-  if (std::isfinite(unigram)) {
+  if (std::isfinite(unigram))
     c.svg.line(c.left(), c.Y(unigram), c.right(), c.Y(unigram), "stroke:#999;stroke-width:1;stroke-dasharray:2,3", "unigram");
-    c.svg.text(c.right() - 4, c.Y(unigram) + 12, "unigram model", "font-size:10px;fill:#777", "end", 0, "annotation");
-  }
   std::vector<Key> keys;
   const std::size_t n_arms = s["arms"].size();
   for (std::size_t i = 0; i < n_arms; ++i) {
@@ -103,6 +100,12 @@ Figure lossVsLr(const json& s) {
     c.endSeries();
     keys.push_back({Key::Mark::line, colour, label, "", "", "circle"});
   }
+  // the reference lines' labels last, at the low-LR end (the diverged crosses sit on L0 at the high
+  // end) and on a white halo, so that no series is drawn through them
+  const std::string halo = ";paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round";
+  c.svg.text(c.left() + 4, c.Y(l0) - 4, "loss at initialisation (L0)", "font-size:10px;fill:#555" + halo, "start", 0, "annotation");
+  if (std::isfinite(unigram))
+    c.svg.text(c.left() + 4, c.Y(unigram) + 12, "unigram model", "font-size:10px;fill:#777" + halo, "start", 0, "annotation");
   c.legend(keys);
   const std::string cap = "Mean over " + std::to_string(s["grid"]["seeds"].size()) +
                           " seed(s) of the final held-out loss; whiskers: the seeds' range; crosses at L0: a run diverged. " +
