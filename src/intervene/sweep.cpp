@@ -66,28 +66,12 @@ namespace {
 
 // The journal of this run: a fresh one, or an interrupted run's when its inputs match, with the
 // records it already holds by id (a condition whose restore failed is never reused: it runs again).
-struct Resumed {
-  io::Journal journal;
-  std::map<std::string, json> done;
-  const json* find(const std::string& id) const {
-    const auto it = done.find(id);
-    return it == done.end() ? nullptr : &it->second;
-  }
-};
-
-Resumed openJournal(const std::string& jpath, const json& header, bool resume) {
-  bool have = false;
-  Resumed r{io::Journal::openForRun(jpath, header, resume, "run", have), {}};
-  if (!have) return r;
-  const std::string diff = io::journalMismatch(r.journal.header(), header,
-                                               {"manifest_sha256", "checkpoint_sha256", "tokens_sha256", "model_code_fingerprint",
-                                                "git_revision", "shard", "bf16_products", "options"});
-  if (!diff.empty()) throw UsageError("cannot resume from " + jpath + ": " + diff);
-  for (const auto& rec : r.journal.records()) {
-    if (rec.contains("restore") && !rec["restore"].value("ok", false)) continue;
-    r.done[rec.at("id").get<std::string>()] = rec;
-  }
-  spdlog::info("resuming: {} finished record(s) in {}", r.done.size(), jpath);
+io::ResumedJournal openJournal(const std::string& jpath, const json& header, bool resume) {
+  io::ResumedJournal r = io::resumeJournal(
+      jpath, header, resume, "run",
+      {"manifest_sha256", "checkpoint_sha256", "tokens_sha256", "model_code_fingerprint", "git_revision", "shard", "bf16_products", "options"},
+      [](const json& rec) { return !rec.contains("restore") || rec["restore"].value("ok", false); });
+  if (r.resumed) spdlog::info("resuming: {} finished record(s) in {}", r.done.size(), jpath);
   return r;
 }
 
@@ -287,7 +271,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   eval::ActivationCache cache;
   const bool use_cache = planMemory(conditions, gains, ev, s.config.n_layers, o, cache);
-  Resumed resumed = openJournal(jpath, header, o.resume);
+  io::ResumedJournal resumed = openJournal(jpath, header, o.resume);
   PassRunner passes(ev, cache, o, conditions.size() + 2, jpath);
 
   // The checkpoint must stay the file the session opened: its weights may be views into its

@@ -148,4 +148,21 @@ std::string journalMismatch(const nlohmann::json& old_h, const nlohmann::json& c
   return out;
 }
 
+ResumedJournal resumeJournal(const std::string& path, const nlohmann::json& header, bool resume, const std::string& what,
+                             const std::vector<std::string>& identity, const std::function<bool(const nlohmann::json&)>& reuse) {
+  bool resumed = false;
+  ResumedJournal r{Journal::openForRun(path, header, resume, what, resumed), {}, false};
+  r.resumed = resumed;
+  if (!resumed) return r;
+  const std::string diff = journalMismatch(r.journal.header(), header, identity);
+  if (!diff.empty()) throw UsageError("cannot resume from " + path + ": " + diff);
+  for (const auto& rec : r.journal.records()) {
+    if (reuse && !reuse(rec)) continue;
+    const auto id = rec.find("id");
+    if (id == rec.end() || !id->is_string()) throw FormatError("journal " + path + ": a record without a string \"id\"");
+    r.done[id->get<std::string>()] = rec;
+  }
+  return r;
+}
+
 }  // namespace omn::io

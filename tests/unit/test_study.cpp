@@ -180,3 +180,34 @@ TEST(Journal, OpenForRunReplacesAHeaderOnlyJournalAndNamesAnInUseOne) {
   EXPECT_TRUE(resumed);
   EXPECT_EQ(j.records().size(), 1u);
 }
+
+// The resuming the sweep and the study share: a changed identity field is refused by name, records
+// the reuse rule rejects run again, the others come back by id.
+TEST(Journal, ResumeJournalMatchesIdentityAndReusesByRule) {
+  omn::test::TempDir dir;
+  const std::string path = dir.path() + "/r.journal";
+  const nlohmann::json header = {{"schema", "omn-audit/journal@1"}, {"manifest_sha256", "aa"}, {"shard", nullptr}};
+  {
+    omn::io::ResumedJournal r = omn::io::resumeJournal(path, header, false, "run", {"manifest_sha256"});
+    EXPECT_FALSE(r.resumed);
+    EXPECT_TRUE(r.done.empty());
+    r.journal.append({{"id", "c1"}, {"restore", {{"ok", true}}}});
+    r.journal.append({{"id", "c2"}, {"restore", {{"ok", false}}}});
+  }
+  nlohmann::json changed = header;
+  changed["manifest_sha256"] = "bb";
+  try {
+    omn::io::resumeJournal(path, changed, true, "run", {"manifest_sha256", "shard"});
+    ADD_FAILURE() << "a journal of other inputs was resumed";
+  } catch (const omn::UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("cannot resume from " + path), std::string::npos) << m;
+    EXPECT_NE(m.find("manifest_sha256"), std::string::npos) << m;
+  }
+  const auto ok = [](const nlohmann::json& rec) { return rec["restore"].value("ok", false); };
+  omn::io::ResumedJournal r = omn::io::resumeJournal(path, header, true, "run", {"manifest_sha256", "shard"}, ok);
+  EXPECT_TRUE(r.resumed);
+  ASSERT_NE(r.find("c1"), nullptr);
+  EXPECT_EQ(r.find("c2"), nullptr);  // its restore failed: it runs again
+  EXPECT_EQ(r.done.size(), 1u);
+}

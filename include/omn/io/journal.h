@@ -10,6 +10,8 @@
 //   * The file is held under an exclusive flock for the Journal's life: a second process resuming
 //     the same output is refused (UsageError) instead of interleaving its lines.
 #pragma once
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,5 +58,23 @@ class Journal {
 // ..."), or "".
 std::string journalMismatch(const nlohmann::json& journal_header, const nlohmann::json& current_header,
                             const std::vector<std::string>& keys);
+
+// The journal of a journaled run (a sweep, a study) and what it already finished: a fresh journal,
+// or with `resume` an interrupted run's (Journal::openForRun) whose header matches this run's in
+// every one of `identity` (UsageError "cannot resume from PATH: <journalMismatch>" otherwise), its
+// records by their "id" -- those `reuse` accepts (all when empty); the others run again. The one
+// definition of resuming that the sweep and the study share.
+struct ResumedJournal {
+  Journal journal;
+  std::map<std::string, nlohmann::json> done;  // by "id"
+  bool resumed = false;                         // the journal's records continue
+  const nlohmann::json* find(const std::string& id) const {
+    const auto it = done.find(id);
+    return it == done.end() ? nullptr : &it->second;
+  }
+};
+ResumedJournal resumeJournal(const std::string& path, const nlohmann::json& header, bool resume, const std::string& what,
+                             const std::vector<std::string>& identity,
+                             const std::function<bool(const nlohmann::json&)>& reuse = {});
 
 }  // namespace omn::io
