@@ -8,6 +8,8 @@
 #include "omn/audit/profile.h"
 #include "omn/errors.h"
 #include "omn/json_pointer.h"
+#include "omn/documents/document.h"
+#include "omn/documents/legacy_documents.h"
 #include "omn/io/json_document.h"
 
 namespace omn::audit {
@@ -61,7 +63,7 @@ namespace {
 // them: /statistics/count_in_1_2 is counts/[1,2]/count, count_above_32 counts/(32,inf)/count.
 bool ruleMatches(const std::string& pattern, const std::string& pointer) {
   if (pointerMatches(pattern, pointer)) return true;
-  for (const auto& c : io::kLegacyCounts)
+  for (const auto& c : documents::kLegacyCounts)
     if (pointer == c.pointer) return pointerMatches(pattern, c.field);
   return false;
 }
@@ -84,7 +86,7 @@ Tolerances parseTolerance(const json& t, const std::string& file) {
   Tolerances tol;
   if (t.is_null()) return tol;
   tol.given = true;
-  io::checkDocument(t, "tolerance " + file, {io::DocumentKind::tolerance});  // every field below is present and typed
+  documents::checkDocument(t, "tolerance " + file, {documents::DocumentKind::tolerance});  // every field below is present and typed
   tol.def_abs = t.value("default", json::object()).value("abs", 0.0);
   tol.def_rel = t.value("default", json::object()).value("rel", 0.0);
   for (const json& r : t.value("rules", json::array()))
@@ -171,7 +173,7 @@ std::vector<std::pair<std::string, double>> comparableStatistics(const json& p) 
 namespace {
 
 bool isReference(const json& baseline) {
-  return baseline.value("schema", "") == io::schemaId(io::DocumentKind::reference_profile);
+  return baseline.value("schema", "") == documents::schemaId(documents::DocumentKind::reference_profile);
 }
 
 // The pointers a baseline is checked at: a reference's figures, or a profile's statistics.
@@ -249,8 +251,8 @@ RegressionReport checkRegression(const json& profile, const json& baseline, cons
   const Tolerances tol = parseTolerance(tolerance, tolerance_path);
   RegressionReport rep;
   // validated on entry: a baseline that is not a whole profile or reference is exit 2 here
-  const auto kind = io::checkDocument(baseline, "baseline " + baseline_path,
-                                      {io::DocumentKind::profile, io::DocumentKind::reference_profile});
+  const auto kind = documents::checkDocument(baseline, "baseline " + baseline_path,
+                                      {documents::DocumentKind::profile, documents::DocumentKind::reference_profile});
   // `floor`: a deviation always allowed, whatever the tolerance file says (a published figure's rounding)
   auto check = [&](const std::string& ptr, const std::string& label, double b, double fallback, double floor = 0) {
     Check c;
@@ -264,7 +266,7 @@ RegressionReport checkRegression(const json& profile, const json& baseline, cons
   };
   checkComparable(baseline, profile.value("options", json::object()), baseline_path);
   checkSameArchitecture(profile, baseline, baseline_path);
-  if (kind == io::DocumentKind::reference_profile) {
+  if (kind == documents::DocumentKind::reference_profile) {
     rep.baseline_kind = "reference";
     const json& figs = baseline["figures"];
     for (std::size_t i = 0; i < figs.size(); ++i) {

@@ -7,6 +7,7 @@
 #include "omn/audit/profile_run.h"
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 #include "omn/io/model_folder.h"
 #include "omn/output/provenance.h"
@@ -77,7 +78,7 @@ void addRecordedDigests(const std::string& dir, std::map<std::string, Recorded>&
   std::error_code ec;
   if (!fs::is_regular_file(train, ec)) return;
   const json doc = io::readJsonFile(train.string(), "run record");
-  io::checkDocument(doc, train.string(), {io::DocumentKind::train});
+  documents::checkDocument(doc, train.string(), {documents::DocumentKind::train});
   auto add = [&](const json& entry, const std::string& pointer) {
     const fs::path p = fs::path(dir) / entry.at("path").get<std::string>();
     out[digestKey(p.string())] = {entry.at("sha256").get<std::string>(), train.string() + " " + pointer + "/sha256"};

@@ -1,5 +1,6 @@
 #include "omn/output/shard_set.h"
 
+#include "omn/documents/document.h"
 #include "omn/errors.h"
 #include "omn/output/json_file.h"
 
@@ -13,8 +14,8 @@ std::vector<json> readShardSet(const std::vector<std::string>& paths, const std:
   std::vector<json> docs;
   for (const auto& p : paths) {
     json d = readJsonFile(p, "shard");
-    io::checkDocument(d, "shard " + p,
-                      {schema == io::schemaId(io::DocumentKind::study) ? io::DocumentKind::study : io::DocumentKind::intervention});
+    documents::checkDocument(d, "shard " + p,
+                      {schema == documents::schemaId(documents::DocumentKind::study) ? documents::DocumentKind::study : documents::DocumentKind::intervention});
     if (!d.contains("shard") || !d["shard"].is_object() || !d["shard"].contains("index") || !d["shard"].contains("count") ||
         !d["shard"]["index"].is_number_integer() || !d["shard"]["count"].is_number_integer())
       throw UsageError(p + ": /shard: not the output of a --shard run");

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "omn/errors.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 
 namespace omn::train {
@@ -43,7 +44,7 @@ std::string checkpointFileName(std::int64_t step) {
 }
 
 RunRecord checkRunRecord(const json& doc, const std::string& path) {
-  io::checkDocument(doc, path, {io::DocumentKind::train});  // types, ranges, checkpoint order
+  documents::checkDocument(doc, path, {documents::DocumentKind::train});  // types, ranges, checkpoint order
   RunRecord rr;
   rr.doc = doc;
   rr.checkpoints = doc["checkpoints"];

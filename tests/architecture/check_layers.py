@@ -13,7 +13,7 @@ import re
 import sys
 
 # bottom to top; the root headers (errors.h, embedded.h, ...) sit below everything
-ORDER = ["io", "output", "model", "data", "audit", "eval", "intervene", "train", "study", "report"]
+ORDER = ["io", "documents", "output", "model", "data", "audit", "eval", "intervene", "train", "study", "report"]
 RANK = {d: i for i, d in enumerate(ORDER)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"omn/([a-z_]+)/[^"]+"', re.M)
 

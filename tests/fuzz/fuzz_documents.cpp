@@ -12,6 +12,7 @@
 
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 #include "omn/report/html.h"
 #include "omn/report/plots.h"
@@ -19,14 +20,14 @@
 #include "omn/report/track_text.h"
 
 using nlohmann::json;
-using K = omn::io::DocumentKind;
+using K = omn::documents::DocumentKind;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   json doc;
   K kind;
   try {
     doc = omn::io::parseJson(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
-    kind = omn::io::acceptDocument(doc, "fuzz", {K::profile, K::reference_profile, K::tolerance, K::eval, K::intervention,
+    kind = omn::documents::acceptDocument(doc, "fuzz", {K::profile, K::reference_profile, K::tolerance, K::eval, K::intervention,
                                                 K::study, K::track});
   } catch (const omn::Error&) {
     return 0;

@@ -10,6 +10,7 @@
 
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 
 using nlohmann::json;
@@ -24,7 +25,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     std::fprintf(stderr, "fuzz_gate: set OMN_FUZZ_PROFILE to a profile --json output\n");
     std::abort();
   }
-  g_profile = omn::io::readDocument(p, "profile", {omn::io::DocumentKind::profile}).json;
+  g_profile = omn::documents::readDocument(p, "profile", {omn::documents::DocumentKind::profile}).json;
   return 0;
 }
 
@@ -35,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (tolerance) {
       (void)omn::audit::checkRegression(g_profile, g_profile, doc, "profile", "fuzz");
     } else {  // as --baseline reads it: accepted (older shapes read as today's), then compared
-      omn::io::acceptDocument(doc, "fuzz", {omn::io::DocumentKind::profile, omn::io::DocumentKind::reference_profile});
+      omn::documents::acceptDocument(doc, "fuzz", {omn::documents::DocumentKind::profile, omn::documents::DocumentKind::reference_profile});
       omn::audit::checkComparable(doc, g_profile["options"], "fuzz");
       (void)omn::audit::checkRegression(g_profile, doc, nullptr, "fuzz", "");
     }

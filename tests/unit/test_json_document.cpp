@@ -8,10 +8,11 @@
 
 #include "omn/embedded.h"
 #include "omn/errors.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 
 using nlohmann::json;
-using omn::io::DocumentKind;
+using omn::documents::DocumentKind;
 
 namespace {
 
@@ -35,23 +36,23 @@ TEST(JsonDocument, NestingIsBoundedBeforeAnythingRecursiveRuns) {
 
 TEST(JsonDocument, ValidationNamesTheFileAndPointer) {
   const json tol = {{"schema", "omn-audit/tolerance@1"}, {"rules", {{{"pointer", "/x"}, {"abs", -1}}}}};
-  const std::string e = errorOf([&] { omn::io::checkDocument(tol, "tolerance t.json", {DocumentKind::tolerance}); });
+  const std::string e = errorOf([&] { omn::documents::checkDocument(tol, "tolerance t.json", {DocumentKind::tolerance}); });
   EXPECT_NE(e.find("tolerance t.json: /rules/0/abs"), std::string::npos) << e;
   const json bare = {{"schema", "omn-audit/profile@1"}};
-  EXPECT_NE(errorOf([&] { omn::io::checkDocument(bare, "p.json", {DocumentKind::profile}); }).find("p.json: /: Missing required property"),
+  EXPECT_NE(errorOf([&] { omn::documents::checkDocument(bare, "p.json", {DocumentKind::profile}); }).find("p.json: /: Missing required property"),
             std::string::npos);
   const json other = {{"schema", "omn-audit/track@1"}};
-  EXPECT_NE(errorOf([&] { omn::io::checkDocument(other, "p.json", {DocumentKind::profile, DocumentKind::intervention}); })
+  EXPECT_NE(errorOf([&] { omn::documents::checkDocument(other, "p.json", {DocumentKind::profile, DocumentKind::intervention}); })
                 .find("/schema: expected \"omn-audit/profile@1\" or \"omn-audit/intervention@1\", got \"omn-audit/track@1\""),
             std::string::npos);
-  EXPECT_NE(errorOf([&] { omn::io::checkDocument(json::array(), "a.json", {DocumentKind::profile}); }).find("a.json: /: expected"),
+  EXPECT_NE(errorOf([&] { omn::documents::checkDocument(json::array(), "a.json", {DocumentKind::profile}); }).find("a.json: /: expected"),
             std::string::npos);
 }
 
 TEST(JsonDocument, TheEmbeddedReferenceValidates) {
   const auto& files = omn::embeddedConfigs();
   const json ref = json::parse(files.at("omn-1-reference-profile.json"));
-  EXPECT_EQ(omn::io::checkDocument(ref, "ref", {DocumentKind::reference_profile}), DocumentKind::reference_profile);
+  EXPECT_EQ(omn::documents::checkDocument(ref, "ref", {DocumentKind::reference_profile}), DocumentKind::reference_profile);
 }
 
 // valijson matches "pattern" with std::regex, which recurses once per repetition: "^[0-9]+$" on a

@@ -7,6 +7,7 @@
 #include "omn/audit/profile_run.h"
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 
 using nlohmann::json;
@@ -187,7 +188,7 @@ TEST(Regression, AProfileFromBeforeCountRangesStillGates) {
   old["options"].erase("count_ranges");
   const std::string path = testing::TempDir() + "old-profile.json";
   std::ofstream(path) << old.dump();
-  const json read = omn::io::readDocument(path, "baseline", {omn::io::DocumentKind::profile}).json;
+  const json read = omn::documents::readDocument(path, "baseline", {omn::documents::DocumentKind::profile}).json;
   std::remove(path.c_str());
   EXPECT_EQ(read["statistics"]["counts"], now["statistics"]["counts"]);
   EXPECT_EQ(read["options"]["count_ranges"], now["options"]["count_ranges"]);
@@ -206,7 +207,7 @@ TEST(Regression, OlderReferencesAndToleranceRulesKeepTheirMeaning) {
     if (f["pointer"] == "/statistics/counts/[1,2]/count") f["pointer"] = "/statistics/count_in_1_2";
     if (f["pointer"] == "/statistics/counts/(32,inf)/count") f["pointer"] = "/statistics/count_above_32";
   }
-  omn::io::acceptDocument(ref, "old ref", {omn::io::DocumentKind::reference_profile});
+  omn::documents::acceptDocument(ref, "old ref", {omn::documents::DocumentKind::reference_profile});
   const auto rep = omn::audit::checkRegression(now, ref, nullptr, "old ref", "");
   EXPECT_EQ(rep.checks.size(), 17u);
   EXPECT_EQ(rep.drifted(), 0u);  // it said "missing ... DRIFT" twice
@@ -244,15 +245,15 @@ TEST(Regression, AProfileHoldsCountsOrBothOldFieldsNeverNeitherOrAMix) {
   const json now = profileOf("omn1-mini.pt");
   json neither = now;
   neither["statistics"].erase("counts");
-  EXPECT_THROW(omn::io::checkDocument(neither, "p", {omn::io::DocumentKind::profile}), omn::FormatError);
+  EXPECT_THROW(omn::documents::checkDocument(neither, "p", {omn::documents::DocumentKind::profile}), omn::FormatError);
   json mixed = now;
   mixed["statistics"]["count_in_1_2"] = 999;
-  EXPECT_THROW(omn::io::checkDocument(mixed, "p", {omn::io::DocumentKind::profile}), omn::FormatError);
+  EXPECT_THROW(omn::documents::checkDocument(mixed, "p", {omn::documents::DocumentKind::profile}), omn::FormatError);
   json half = neither;
   half["statistics"]["count_in_1_2"] = 5233;
-  EXPECT_THROW(omn::io::checkDocument(half, "p", {omn::io::DocumentKind::profile}), omn::FormatError);
+  EXPECT_THROW(omn::documents::checkDocument(half, "p", {omn::documents::DocumentKind::profile}), omn::FormatError);
   half["statistics"]["count_above_32"] = 59;
-  EXPECT_NO_THROW(omn::io::checkDocument(half, "p", {omn::io::DocumentKind::profile}));
+  EXPECT_NO_THROW(omn::documents::checkDocument(half, "p", {omn::documents::DocumentKind::profile}));
 }
 
 // Another architecture is exit 2 naming both shapes, not a list of DRIFT rows (issue 28): a

@@ -12,6 +12,7 @@
 #include "omn/audit/profile.h"
 #include "omn/audit/regression.h"
 #include "omn/embedded.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 #include "omn/io/terminal_text.h"
 
@@ -19,18 +20,18 @@ namespace omn::cli {
 
 inline nlohmann::json loadBaseline(const std::string& b) {
   const auto& files = embeddedConfigs();
-  const auto kinds = {io::DocumentKind::profile, io::DocumentKind::reference_profile};
+  const auto kinds = {documents::DocumentKind::profile, documents::DocumentKind::reference_profile};
   if (auto it = files.find(b + "-profile.json"); it != files.end()) {
     nlohmann::json j = io::parseJson(it->second, "embedded baseline " + b);
-    io::acceptDocument(j, "embedded baseline " + b, kinds);
+    documents::acceptDocument(j, "embedded baseline " + b, kinds);
     return j;
   }
-  return io::readDocument(b, "baseline", kinds).json;
+  return documents::readDocument(b, "baseline", kinds).json;
 }
 
 // --tolerance: an omn-audit/tolerance@1 document, validated on entry.
 inline nlohmann::json loadTolerance(const std::string& path) {
-  return io::readDocument(path, "tolerance", {io::DocumentKind::tolerance}).json;
+  return documents::readDocument(path, "tolerance", {documents::DocumentKind::tolerance}).json;
 }
 
 // --count-range RANGE, repeatable: one range per occurrence, never the checkpoint after it.

@@ -7,6 +7,7 @@
 #include "guard.h"
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 #include "omn/output/json_file.h"
 #include "omn/output/table.h"
@@ -23,8 +24,8 @@ Command addCompareCommand(CLI::App& root) {
   app->add_flag("--all", *all, "list equal statistics too");
   return {app, [paths, all] {
             return readingDocuments(*paths, [&] {
-              const auto a = io::readDocument((*paths)[0], "profile", {io::DocumentKind::profile}).json;
-              const auto b = io::readDocument((*paths)[1], "profile", {io::DocumentKind::profile}).json;
+              const auto a = documents::readDocument((*paths)[0], "profile", {documents::DocumentKind::profile}).json;
+              const auto b = documents::readDocument((*paths)[1], "profile", {documents::DocumentKind::profile}).json;
               std::map<std::string, double> va, vb;
               for (const auto& [p, v] : audit::comparableStatistics(a)) va[p] = v;
               for (const auto& [p, v] : audit::comparableStatistics(b)) vb[p] = v;

@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "guard.h"
 #include "omn/intervene/merge.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 #include "omn/intervene/results.h"
 #include "omn/output/json_file.h"
@@ -29,8 +30,8 @@ Command addMergeCommand(CLI::App& root) {
               output::checkOutputPath(*out, *force, *paths);
               if (!csv->empty()) output::checkOutputPath(*csv, *force, *paths);
               // the first shard's schema says which kind of job the shards are from
-              const auto head = io::readDocument(paths->front(), "shard", {io::DocumentKind::intervention, io::DocumentKind::study});
-              if (head.kind == io::DocumentKind::study) {
+              const auto head = documents::readDocument(paths->front(), "shard", {documents::DocumentKind::intervention, documents::DocumentKind::study});
+              if (head.kind == documents::DocumentKind::study) {
                 const nlohmann::json doc = study::mergeStudyShards(*paths, *out);
                 output::writeFileAtomic(*out, output::dumpJson(doc));
                 if (!csv->empty()) output::writeFileAtomic(*csv, study::studyCsv(doc));

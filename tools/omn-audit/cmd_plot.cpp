@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "guard.h"
 #include "omn/errors.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 #include "omn/output/json_file.h"
 #include "omn/report/plots.h"
@@ -51,10 +52,10 @@ Command addPlotCommand(CLI::App& root) {
             if (output::standardStream(*dir)) throw UsageError("-o " + *dir + ": plot writes a directory of figures, not a stream; name a directory");
             return readingDocuments({*input}, [&] {
               const std::string path = std::filesystem::is_directory(*input) ? (std::filesystem::path(*input) / "train.json").string() : *input;
-              const io::Document d = io::readDocument(path, "input", {io::DocumentKind::profile, io::DocumentKind::intervention,
-                                                                       io::DocumentKind::study, io::DocumentKind::track, io::DocumentKind::train});
+              const documents::Document d = documents::readDocument(path, "input", {documents::DocumentKind::profile, documents::DocumentKind::intervention,
+                                                                       documents::DocumentKind::study, documents::DocumentKind::track, documents::DocumentKind::train});
               std::vector<report::Figure> figs;
-              if (d.kind == io::DocumentKind::train) {
+              if (d.kind == documents::DocumentKind::train) {
                 if (!runs->empty()) throw UsageError("--runs: only for a study document; " + path + " is a training run");
                 figs = report::runFigures(train::checkRunRecord(d.json, path).doc, runLog(path, d.json));
               } else {

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "guard.h"
 #include "omn/errors.h"
+#include "omn/documents/document.h"
 #include "omn/io/json_document.h"
 #include "omn/report/html.h"
 #include "omn/output/json_file.h"
@@ -27,9 +28,9 @@ Command addReportCommand(CLI::App& root) {
             return readingDocuments(*inputs, [&] {
               report::ReportInput in;
               for (const auto& p : *inputs) {
-                io::Document d = io::readDocument(p, "input", {io::DocumentKind::intervention, io::DocumentKind::eval,
-                                                                io::DocumentKind::study, io::DocumentKind::profile});
-                nlohmann::json& slot = d.kind == io::DocumentKind::profile ? in.profile : in.result;
+                documents::Document d = documents::readDocument(p, "input", {documents::DocumentKind::intervention, documents::DocumentKind::eval,
+                                                                documents::DocumentKind::study, documents::DocumentKind::profile});
+                nlohmann::json& slot = d.kind == documents::DocumentKind::profile ? in.profile : in.result;
                 if (!slot.is_null()) throw UsageError(p + ": two documents of the same kind; give one result and one profile");
                 slot = std::move(d.json);
               }

@@ -14,7 +14,7 @@
 namespace omn::output {
 
 // Throws FormatError naming the file (and the parse position) when it is missing or not JSON
-// (io/json_document.h: depth-bounded; documents omn-audit wrote are read with io::readDocument).
+// (io/json_document.h: depth-bounded; documents omn-audit wrote are read with documents::readDocument).
 using io::readJsonFile;
 
 // The standard stream (1 or 2) an output names: "-", /dev/stdout, /dev/stderr, /proc/self/fd/N,
