@@ -72,7 +72,7 @@ def verdict(iv, what):
         return "one value: no interval"
     if iv["low"] > 0 or iv["high"] < 0:
         return "%s %s" % (what, "higher" if iv["low"] > 0 else "lower")
-    return "no measurable difference (the interval contains 0)"
+    return "%s: no measurable difference (the interval contains 0)" % what
 
 
 class Study:
@@ -414,8 +414,9 @@ def routing():
     for name, t in table.items():
         if name == ref:
             continue
-        md.append("- **%s**: gains %s; dependence %s." % (name, verdict(t["vs_omn_gain_mean"], "mean gain"),
-                                                        verdict(t["vs_omn_dependence"], "dependence")))
+        md.append("- **%s**: %s; %s; %s." % (name, verdict(t["vs_omn_gain_mean"], "mean gain"),
+                                               verdict(t["vs_omn_gain_max"], "largest gain"),
+                                               verdict(t["vs_omn_dependence"], "dependence on the gains")))
     comp = analysis["compute"]
     md += ["", "Compute: %.2f h of training, %.2f h of sweeps." % (comp["training_seconds"] / 3600, comp["sweep_seconds"] / 3600), "",
            "![%s](../figures/experiments/%s.svg)" % (experiment, experiment), ""]
