@@ -245,13 +245,138 @@ json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool
           {"reported_perplexity", c.reported_perplexity ? json(*c.reported_perplexity) : json(nullptr)}};
 }
 
+// The checkpoint must stay the file the session opened: its weights may be views into its mapping.
+// Its identity is checked after every pass, before that pass is journaled (so the journal holds only
+// passes run on the file as opened), and its SHA-256 is read again at the end, before the closing
+// control is compared with the opening one: a changed file is named as such, never reported as "not
+// deterministic".
+void requireUnchanged(const eval::Session& s, const std::string& jpath, const std::string& when, bool rehash) {
+  try {
+    eval::requireCheckpointUnchanged(s, when, rehash);
+  } catch (const IntegrityError& e) {
+    throw IntegrityError(std::string(e.what()) + "; the passes finished before it are in " + jpath +
+                         ": restore the file, then rerun with --resume");
+  }
+}
+
+// What a resumed journal must agree on: the inputs, the code, the shard and the options that change a record.
+json journalHeader(const Manifest& m, const eval::Session& s, const SweepOptions& o, const json& shard) {
+  return {{"schema", "omn-audit/journal@1"},       {"manifest_sha256", m.sha256},
+          {"checkpoint_sha256", s.checkpoint_sha256}, {"tokens_sha256", s.tokens.sha256},
+          {"model_code_fingerprint", modelCodeFingerprint()}, {"git_revision", output::gitRevision()},
+          {"shard", shard},
+          {"bf16_products", model::productsJson(s.dtype, s.device)["bf16"]},
+          {"options", {{"mechanism", o.mechanism}, {"kl", o.kl}}}};
+}
+
+// The passes of one sweep, in order: the opening control, each condition, the closing control. Each
+// is taken from the journal when it holds it, else run, checked and journaled.
+struct SweepPasses {
+  const eval::Session& s;
+  const SweepOptions& o;
+  GainState& gains;
+  eval::ActivationCache& cache;
+  const bool use_cache;
+  io::ResumedJournal& resumed;
+  PassRunner& passes;
+  const std::string& jpath;
+
+  json openingControl() {
+    const Against kl_role = o.kl ? Against::Keep : Against::Nothing;
+    if (const json* r = resumed.find("control_open")) {
+      passes.skip();
+      if (use_cache || o.kl) {  // neither is journaled: rebuild them with one pass over the control
+        passes.addStep();
+        passes.run("control (refilling the activation cache / the --kl reference)", use_cache, false, false, kl_role);
+      }
+      return *r;
+    }
+    json control_open = controlRecord("control_open", passes.run("control", use_cache, false, o.mechanism, kl_role), gains);
+    requireUnchanged(s, jpath, "after the control pass", false);
+    resumed.journal.append(control_open);
+    return control_open;
+  }
+
+  // each condition: apply, score, restore, verify, journal
+  std::vector<json> conditions(const std::vector<Condition>& todo, const json& control_open) {
+    std::vector<json> records;
+    for (const Condition& c : todo) {
+      if (const json* r = resumed.find(c.id)) {
+        records.push_back(*r);
+        passes.skip();
+        continue;
+      }
+      const bool from_cache = use_cache && gains.firstLayer(c) >= cache.layer;
+      json rec = runCondition(c, gains, passes, from_cache, cache.layer, o.mechanism, o.kl, control_open);
+      requireUnchanged(s, jpath, "after condition " + c.id + " (" + c.label + ")", false);
+      resumed.journal.append(rec);
+      records.push_back(rec);
+      if (!rec["restore"]["ok"].get<bool>())
+        throw IntegrityError("condition " + c.id + " (" + c.label + "): the gains did not restore bitwise (SHA-256 " +
+                             rec["restore"]["sha256"].get<std::string>() + ", expected " + gains.originalDigest() + ")");
+    }
+    return records;
+  }
+
+  // the control again (it must reproduce the first); the checkpoint's SHA-256 read again before it is kept
+  json closingControl() {
+    const json* journaled = resumed.find("control_close");
+    json control_close = journaled ? *journaled
+                                   : controlRecord("control_close", passes.run("control (closing)", false, false, o.mechanism,
+                                                                               o.kl ? Against::Compare : Against::Nothing), gains);
+    if (!journaled) requireUnchanged(s, jpath, "after the control (closing) pass", false);
+    requireUnchanged(s, jpath, "at the end of the sweep (SHA-256 read again)", true);
+    if (!journaled) resumed.journal.append(control_close);
+    return control_close;
+  }
+};
+
+// The document's fixed part: provenance, inputs and what the sweep ran with. Every path as the
+// manifest names it: relative to the manifest's directory (no local absolute path).
+json documentBase(const Manifest& m, const eval::Session& s, const SweepOptions& o, const GainState& gains,
+                  const eval::ActivationCache& cache, bool use_cache, const json& shard, output::ProvenanceInfo prov) {
+  auto rel = [&](const std::string& p) { return io::relativeTo(p, m.path); };
+  prov.device = s.device.str();
+  prov.inputs = {{"manifest", rel(m.path), m.sha256, true},
+                 {"checkpoint", rel(s.spec.checkpoint), s.checkpoint_sha256, !s.spec.sha256.empty()},
+                 {"tokens", rel(s.tokens.path), s.tokens.sha256, !s.spec.tokens_sha256.empty()}};
+  if (!s.tokens.offsets_path.empty()) prov.inputs.push_back({"offsets", rel(s.tokens.offsets_path), s.tokens.offsets_sha256, false});
+  if (s.location.isFolder())
+    prov.inputs.push_back({"model-config", rel(s.location.config_path), s.location.config_sha256, !s.spec.config_sha256.empty()});
+  prov.finished_utc = output::utcNow();
+  json base = {{"schema", "omn-audit/intervention@1"},
+               {"provenance", output::provenance(prov)},
+               {"manifest", {{"path", rel(m.path)}, {"sha256", m.sha256}, {"verbatim", m.verbatim}, {"bytes", m.bytes}}},
+               {"checkpoint", eval::checkpointJson(s)},
+               {"model", eval::modelJson(s)},
+               {"tokens", eval::tokensJson(s)},
+               {"selection", eval::selectionJson(s)},
+               {"gains", {{"checkpoint_sha256", gains.checkpointDigest()}, {"working_sha256", gains.originalDigest()}}},
+               {"cache", {{"enabled", use_cache}, {"layer", use_cache ? json(cache.layer) : json(nullptr)},
+                          {"bytes", use_cache ? json(cache.bytes()) : json(nullptr)}}},
+               {"mechanism", o.mechanism},
+               {"kl", o.kl},
+               {"shard", shard}};
+  if (!m.reported.is_null()) base["reported"] = m.reported;
+  if (!o.confirms.is_null()) base["confirms"] = o.confirms;
+  base["checkpoint"]["path"] = rel(s.spec.checkpoint);
+  if (s.location.isFolder()) {
+    base["checkpoint"]["folder"]["path"] = rel(s.location.given);
+    base["checkpoint"]["folder"]["config"] = rel(s.location.config_path);
+  }
+  if (s.preset.source != "builtin" && s.preset.source.find('/') != std::string::npos)  // a preset file beside the manifest
+    base["model"]["preset_source"] = rel(s.preset.source);
+  base["tokens"]["path"] = rel(s.tokens.path);
+  if (base["tokens"]["offsets"].is_object()) base["tokens"]["offsets"]["path"] = rel(s.tokens.offsets_path);
+  return base;
+}
+
 }  // namespace
 
 json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
-  const std::vector<std::string> inputs = inputFiles(m);
-  const auto [out, csv] = checkSweepOutputs(m, o, inputs);
+  const auto [out, csv] = checkSweepOutputs(m, o, inputFiles(m));
   const std::vector<Condition> conditions = shardConditions(m.conditions, o.shard_index, o.shard_count);
 
   // --- plan: the gains saved and every condition checked; the journal; the cache ----------------------
@@ -262,119 +387,21 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
     if (!e.sanity) spdlog::warn("{} equals {} by construction: {}", e.id, e.same == "control" ? std::string("the control") : e.same, e.why);
   const std::string jpath = out + ".journal";
   const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
-  const json header = {{"schema", "omn-audit/journal@1"},       {"manifest_sha256", m.sha256},
-                       {"checkpoint_sha256", s.checkpoint_sha256}, {"tokens_sha256", s.tokens.sha256},
-                       {"model_code_fingerprint", modelCodeFingerprint()}, {"git_revision", output::gitRevision()},
-                       {"shard", shard},
-                       {"bf16_products", model::productsJson(s.dtype, s.device)["bf16"]},
-                       {"options", {{"mechanism", o.mechanism}, {"kl", o.kl}}}};
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   eval::ActivationCache cache;
   const bool use_cache = planMemory(conditions, gains, ev, s.config.n_layers, o, cache);
-  io::ResumedJournal resumed = openJournal(jpath, header, o.resume);
-  PassRunner passes(ev, cache, o, conditions.size() + 2, jpath);
+  io::ResumedJournal resumed = openJournal(jpath, journalHeader(m, s, o, shard), o.resume);
+  PassRunner runner(ev, cache, o, conditions.size() + 2, jpath);
 
-  // The checkpoint must stay the file the session opened: its weights may be views into its
-  // mapping. Its identity is checked after every pass, before that pass is journaled (so the
-  // journal holds only passes run on the file as opened), and its SHA-256 is read again at the end,
-  // before the closing control is compared with the opening one: a changed file is named as such,
-  // never reported as "not deterministic".
-  auto requireUnchanged = [&](const std::string& when, bool rehash) {
-    try {
-      eval::requireCheckpointUnchanged(s, when, rehash);
-    } catch (const IntegrityError& e) {
-      throw IntegrityError(std::string(e.what()) + "; the passes finished before it are in " + jpath +
-                           ": restore the file, then rerun with --resume");
-    }
-  };
-
-  // --- the control, first ----------------------------------------------------------------------------
-  json control_open;
-  if (const json* r = resumed.find("control_open")) {
-    control_open = *r;
-    passes.skip();
-    if (use_cache || o.kl) {  // neither is journaled: rebuild them with one pass over the control
-      passes.addStep();
-      passes.run("control (refilling the activation cache / the --kl reference)", use_cache, false, false,
-                 o.kl ? Against::Keep : Against::Nothing);
-    }
-  } else {
-    control_open = controlRecord("control_open", passes.run("control", use_cache, false, o.mechanism, o.kl ? Against::Keep : Against::Nothing),
-                                 gains);
-    requireUnchanged("after the control pass", false);
-    resumed.journal.append(control_open);
-  }
-
-  // --- each condition: apply, score, restore, verify, journal ---------------------------------------
-  std::vector<json> records;
-  for (const Condition& c : conditions) {
-    if (const json* r = resumed.find(c.id)) {
-      records.push_back(*r);
-      passes.skip();
-      continue;
-    }
-    const bool from_cache = use_cache && gains.firstLayer(c) >= cache.layer;
-    json rec = runCondition(c, gains, passes, from_cache, cache.layer, o.mechanism, o.kl, control_open);
-    requireUnchanged("after condition " + c.id + " (" + c.label + ")", false);
-    resumed.journal.append(rec);
-    records.push_back(rec);
-    if (!rec["restore"]["ok"].get<bool>())
-      throw IntegrityError("condition " + c.id + " (" + c.label + "): the gains did not restore bitwise (SHA-256 " +
-                           rec["restore"]["sha256"].get<std::string>() + ", expected " + gains.originalDigest() + ")");
-  }
-
-  // --- the control again: it must reproduce the first ------------------------------------------------
-  json control_close;
-  const json* journaled_close = resumed.find("control_close");
-  if (journaled_close) {
-    control_close = *journaled_close;
-  } else {
-    control_close = controlRecord("control_close", passes.run("control (closing)", false, false, o.mechanism,
-                                                              o.kl ? Against::Compare : Against::Nothing), gains);
-    requireUnchanged("after the control (closing) pass", false);
-  }
-  requireUnchanged("at the end of the sweep (SHA-256 read again)", true);
-  if (!journaled_close) resumed.journal.append(control_close);
+  // --- run: control, conditions, control ------------------------------------------------------------
+  SweepPasses passes{s, o, gains, cache, use_cache, resumed, runner, jpath};
+  ResultsInput in;
+  in.control_open = passes.openingControl();
+  in.conditions = passes.conditions(conditions, in.control_open);
+  in.control_close = passes.closingControl();
 
   // --- the document ----------------------------------------------------------------------------------
-  // every path as the manifest names it: relative to the manifest's directory (no local absolute path)
-  auto rel = [&](const std::string& p) { return io::relativeTo(p, m.path); };
-  prov.device = s.device.str();
-  prov.inputs = {{"manifest", rel(m.path), m.sha256, true},
-                 {"checkpoint", rel(s.spec.checkpoint), s.checkpoint_sha256, !s.spec.sha256.empty()},
-                 {"tokens", rel(s.tokens.path), s.tokens.sha256, !s.spec.tokens_sha256.empty()}};
-  if (!s.tokens.offsets_path.empty()) prov.inputs.push_back({"offsets", rel(s.tokens.offsets_path), s.tokens.offsets_sha256, false});
-  if (s.location.isFolder())
-    prov.inputs.push_back({"model-config", rel(s.location.config_path), s.location.config_sha256, !s.spec.config_sha256.empty()});
-  prov.finished_utc = output::utcNow();
-  ResultsInput in;
-  in.base = {{"schema", "omn-audit/intervention@1"},
-             {"provenance", output::provenance(prov)},
-             {"manifest", {{"path", rel(m.path)}, {"sha256", m.sha256}, {"verbatim", m.verbatim}, {"bytes", m.bytes}}},
-             {"checkpoint", eval::checkpointJson(s)},
-             {"model", eval::modelJson(s)},
-             {"tokens", eval::tokensJson(s)},
-             {"selection", eval::selectionJson(s)},
-             {"gains", {{"checkpoint_sha256", gains.checkpointDigest()}, {"working_sha256", gains.originalDigest()}}},
-             {"cache", {{"enabled", use_cache}, {"layer", use_cache ? json(cache.layer) : json(nullptr)},
-                        {"bytes", use_cache ? json(cache.bytes()) : json(nullptr)}}},
-             {"mechanism", o.mechanism},
-             {"kl", o.kl},
-             {"shard", shard}};
-  if (!m.reported.is_null()) in.base["reported"] = m.reported;
-  if (!o.confirms.is_null()) in.base["confirms"] = o.confirms;
-  in.base["checkpoint"]["path"] = rel(s.spec.checkpoint);
-  if (s.location.isFolder()) {
-    in.base["checkpoint"]["folder"]["path"] = rel(s.location.given);
-    in.base["checkpoint"]["folder"]["config"] = rel(s.location.config_path);
-  }
-  if (s.preset.source != "builtin" && s.preset.source.find('/') != std::string::npos)  // a preset file beside the manifest
-    in.base["model"]["preset_source"] = rel(s.preset.source);
-  in.base["tokens"]["path"] = rel(s.tokens.path);
-  if (in.base["tokens"]["offsets"].is_object()) in.base["tokens"]["offsets"]["path"] = rel(s.tokens.offsets_path);
-  in.control_open = control_open;
-  in.control_close = control_close;
-  in.conditions = records;
+  in.base = documentBase(m, s, o, gains, cache, use_cache, shard, prov);
   in.bootstrap = m.bootstrap;
   in.family_size = m.family_size ? m.family_size : m.conditions.size();
   std::tie(in.noise_floor, in.noise_floor_basis) = noiseFloor(m, s.dtype);
