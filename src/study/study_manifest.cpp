@@ -49,6 +49,170 @@ std::vector<double> parseLrs(const io::JsonReader& r, const json& v) {
   return sorted;
 }
 
+// The base training config with /set applied; the corpus (the manifest's, else the base config's,
+// resolved where each was written); /init/from made absolute (the cells' configs live elsewhere).
+json parseBase(const io::JsonReader& r, const json& j, const std::string& path, StudyManifest& m) {
+  m.base_path = io::resolveAgainst(r.str(r.need(j, "", "base"), "/base"), path);
+  json base = output::readJsonFile(m.base_path, "base training config (/base of " + path + ")");
+  m.base_sha256 = io::sha256File(m.base_path);
+  if (const json* v = r.opt(j, "set")) {
+    r.object(*v, "/set", {"name", "init", "model", "optimizer", "schedule", "clip_grad_norm", "steps", "batch_size", "seq_len",
+                          "log_every", "eval", "checkpoint_every", "loss_thresholds", "dtype", "device"});
+    base.merge_patch(*v);  // RFC 7386: objects merge, null removes, anything else replaces
+  }
+  if (const json* v = r.opt(j, "corpus")) m.corpus = io::resolveAgainst(r.str(*v, "/corpus"), path);
+  else if (base.contains("corpus") && base["corpus"].is_string())
+    m.corpus = io::resolveAgainst(base["corpus"].get<std::string>(), m.base_path);
+  else r.fail("/base", "the base config has no /corpus and the manifest gives none");
+  if (base.contains("init") && base["init"].is_object() && base["init"].contains("from") && base["init"]["from"].is_string())
+    base["init"]["from"] = fs::absolute(io::resolveAgainst(base["init"]["from"].get<std::string>(), m.base_path)).lexically_normal().string();
+  return base;
+}
+
+// The grid's axes; an axis the manifest leaves out holds one value, the base config's.
+struct Grid {
+  std::vector<bool> qk;
+  std::vector<std::uint64_t> seeds;
+  std::vector<int> depths;               // 0: the base config's
+  std::vector<std::string> optimizers;   // "": the base config's
+  bool sweep_depth = false, sweep_opt = false;
+};
+
+Grid parseGrid(const io::JsonReader& r, const json& j, const json& base, StudyManifest& m) {
+  const json& g = r.need(j, "", "grid");
+  r.object(g, "/grid", {"qk_norm", "lr", "seeds", "n_layers", "optimizer"});
+  Grid grid;
+  const auto qk = r.list(r.need(g, "/grid", "qk_norm"), "/grid/qk_norm");
+  for (std::size_t i = 0; i < qk.size(); ++i)
+    grid.qk.push_back(r.boolean(qk[i], g["qk_norm"].is_array() ? "/grid/qk_norm/" + std::to_string(i) : "/grid/qk_norm"));
+  m.lrs = parseLrs(r, r.need(g, "/grid", "lr"));
+  if (const json* v = r.opt(g, "seeds")) {
+    const auto l = r.list(*v, "/grid/seeds");
+    for (std::size_t i = 0; i < l.size(); ++i) grid.seeds.push_back(static_cast<std::uint64_t>(r.integer(l[i], "/grid/seeds/" + std::to_string(i), 0)));
+  } else {
+    grid.seeds.push_back(base.contains("seed") && base["seed"].is_number_unsigned() ? base["seed"].get<std::uint64_t>() : 0);
+  }
+  grid.sweep_depth = r.opt(g, "n_layers") != nullptr;
+  if (grid.sweep_depth) {
+    const auto l = r.list(g["n_layers"], "/grid/n_layers");
+    for (std::size_t i = 0; i < l.size(); ++i) grid.depths.push_back(static_cast<int>(r.integer(l[i], "/grid/n_layers/" + std::to_string(i), 1, 1024)));
+  } else {
+    grid.depths.push_back(0);
+  }
+  grid.sweep_opt = r.opt(g, "optimizer") != nullptr;
+  if (grid.sweep_opt) {
+    const auto l = r.list(g["optimizer"], "/grid/optimizer");
+    for (std::size_t i = 0; i < l.size(); ++i)
+      grid.optimizers.push_back(train::optimizerName(r.choice(l[i], "/grid/optimizer/" + std::to_string(i), train::kOptimizerKinds)));
+  } else {
+    grid.optimizers.push_back("");
+  }
+  for (const auto* axis : {"qk_norm", "seeds", "n_layers", "optimizer"}) {
+    if (!g.contains(axis) || !g[axis].is_array()) continue;
+    std::vector<std::string> seen;
+    for (const auto& v : g[axis]) seen.push_back(v.dump());
+    std::sort(seen.begin(), seen.end());
+    if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) r.fail(std::string("/grid/") + axis, "a value appears twice");
+  }
+  return grid;
+}
+
+void parseOutputs(const io::JsonReader& r, const json& j, const std::string& path, StudyManifest& m) {
+  const json& o = r.need(j, "", "output");
+  r.object(o, "/output", {"json", "csv", "runs"});
+  m.output_json = io::resolveAgainst(r.str(r.need(o, "/output", "json"), "/output/json"), path);
+  if (const json* v = r.opt(o, "csv")) m.output_csv = io::resolveAgainst(r.str(*v, "/output/csv"), path);
+  m.runs_dir = io::resolveAgainst(r.str(r.need(o, "/output", "runs"), "/output/runs"), path);
+  if (m.output_json == m.output_csv) r.fail("/output/csv", "the same file as /output/json");
+}
+
+// What every cell's config shares, worked out once.
+struct CellContext {
+  const io::JsonReader& r;
+  const std::string& path;
+  const json& base;
+  const Grid& grid;
+  std::string corpus_rel;  // the cells' configs live in the runs directory: their corpus path is relative to it
+  double base_lr = 0;      // /optimizer/lr of the base config: Muon's rate is scaled by lr / base_lr
+  std::string runs_dir;
+};
+
+// One cell: its identity, and its config (the base with the grid's values) validated by the trainer's parser.
+Cell makeCell(const CellContext& x, std::size_t index, const std::string& arm, const std::string& opt, int depth, bool on, double lr,
+              std::uint64_t seed) {
+  const io::JsonReader& r = x.r;
+  Cell c;
+  c.index = index;
+  c.arm = arm;
+  c.qk_norm = on;
+  c.lr = lr;
+  c.seed = seed;
+  c.id = std::string(on ? "qk-on" : "qk-off") + "_lr-" + lrLabel(lr) + "_seed-" + std::to_string(seed);
+  if (x.grid.sweep_depth) c.id += "_layers-" + std::to_string(depth);
+  if (x.grid.sweep_opt) c.id += opt == "adamw" ? "_adamw" : "_muon";
+  json cfg = x.base;
+  cfg["name"] = (cfg.contains("name") && cfg["name"].is_string() ? cfg["name"].get<std::string>() + " " : std::string()) + c.id;
+  cfg["corpus"] = x.corpus_rel;
+  cfg["seed"] = seed;
+  if (!cfg.contains("model") || !cfg["model"].is_object()) r.fail("/base", "the base config has no /model object");
+  cfg["model"]["qk_norm"] = on;
+  if (x.grid.sweep_depth) cfg["model"]["n_layers"] = depth;
+  if (!cfg.contains("optimizer") || !cfg["optimizer"].is_object()) r.fail("/base", "the base config has no /optimizer object");
+  json& op = cfg["optimizer"];
+  if (x.grid.sweep_opt) op["kind"] = opt;
+  op["lr"] = lr;
+  if (op.value("kind", "") == "muon+adamw") {
+    const double base_muon = op.contains("muon_lr") && op["muon_lr"].is_number() ? op["muon_lr"].get<double>() : 0.02;
+    if (!(x.base_lr > 0)) r.fail("/base", "the base config has no positive /optimizer/lr to scale /optimizer/muon_lr by");
+    c.muon_lr = base_muon * lr / x.base_lr;
+    op["muon_lr"] = *c.muon_lr;
+  } else {
+    op.erase("muon_lr");
+  }
+  const std::string cell_path = (fs::path(x.runs_dir) / (c.id + ".config.json")).string();
+  try {
+    const train::TrainConfig tc = train::parseTrainConfig(cfg, cell_path, "");
+    c.n_layers = tc.model.n_layers;
+    c.optimizer = train::optimizerName(tc.optimizer.kind);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string("study manifest ") + x.path + ": cell " + c.id + " (the base config with /set and the grid applied): " + e.what());
+  }
+  c.config = std::move(cfg);
+  return c;
+}
+
+// The grid's product, optimizer x depth x QK-norm (one arm each) x LR x seed, in that order.
+void expandCells(const io::JsonReader& r, const std::string& path, const json& base, const Grid& grid, StudyManifest& m) {
+  // the size first: every cell is a training run, and a grid past the cap is a typo, not a plan
+  const double n_cells = static_cast<double>(grid.optimizers.size()) * static_cast<double>(grid.depths.size()) *
+                         static_cast<double>(grid.qk.size()) * static_cast<double>(m.lrs.size()) * static_cast<double>(grid.seeds.size());
+  if (n_cells > static_cast<double>(kMaxStudyCells))
+    r.fail("/grid", "expands into " + output::wholeNumber(n_cells) + " cells (optimizers x depths x QK-norm x learning rates x seeds), more than " +
+                        std::to_string(kMaxStudyCells) + " training runs: split the study into several manifests");
+  CellContext x{r, path, base, grid, {}, 0, m.runs_dir};
+  x.corpus_rel = fs::absolute(m.corpus).lexically_normal().lexically_relative(fs::absolute(m.runs_dir).lexically_normal()).string();
+  if (base.contains("optimizer") && base["optimizer"].is_object() && base["optimizer"].contains("lr") && base["optimizer"]["lr"].is_number())
+    x.base_lr = base["optimizer"]["lr"].get<double>();
+  m.cells.reserve(static_cast<std::size_t>(n_cells));
+  std::unordered_map<std::string, double> lr_of_id;  // the runs' names must differ: linear, not a scan per cell
+  for (const std::string& opt : grid.optimizers)
+    for (int depth : grid.depths)
+      for (bool on : grid.qk) {
+        std::string arm = on ? "qk-on" : "qk-off";
+        if (grid.sweep_depth) arm += " L" + std::to_string(depth);
+        if (grid.sweep_opt) arm += " " + opt;
+        m.arms.push_back(arm);
+        for (double lr : m.lrs)
+          for (std::uint64_t seed : grid.seeds) {
+            Cell c = makeCell(x, m.cells.size(), arm, opt, depth, on, lr, seed);
+            if (const auto [it, fresh] = lr_of_id.emplace(c.id, c.lr); !fresh)
+              r.fail("/grid/lr", "learning rates " + json(it->second).dump() + " and " + json(c.lr).dump() +
+                                     " are the same to 4 significant digits (the runs' names): make them differ more");
+            m.cells.push_back(std::move(c));
+          }
+      }
+}
+
 }  // namespace
 
 StudyManifest parseStudyManifest(const json& j, const std::string& path, const std::string& sha256, const std::string& verbatim) {
@@ -61,137 +225,10 @@ StudyManifest parseStudyManifest(const json& j, const std::string& path, const s
   m.verbatim = verbatim;
   if (const json* v = r.opt(j, "description")) m.description = r.str(*v, "/description");
   if (const json* v = r.opt(j, "confidence")) m.confidence = r.num(*v, "/confidence", 0, 1, true, true);
-  m.base_path = io::resolveAgainst(r.str(r.need(j, "", "base"), "/base"), path);
-  json base = output::readJsonFile(m.base_path, "base training config (/base of " + path + ")");
-  m.base_sha256 = io::sha256File(m.base_path);
-  if (const json* v = r.opt(j, "set")) {
-    r.object(*v, "/set", {"name", "init", "model", "optimizer", "schedule", "clip_grad_norm", "steps", "batch_size", "seq_len",
-                          "log_every", "eval", "checkpoint_every", "loss_thresholds", "dtype", "device"});
-    base.merge_patch(*v);  // RFC 7386: objects merge, null removes, anything else replaces
-  }
-  // the corpus: the manifest's, else the base config's, resolved where each was written
-  if (const json* v = r.opt(j, "corpus")) m.corpus = io::resolveAgainst(r.str(*v, "/corpus"), path);
-  else if (base.contains("corpus") && base["corpus"].is_string())
-    m.corpus = io::resolveAgainst(base["corpus"].get<std::string>(), m.base_path);
-  else r.fail("/base", "the base config has no /corpus and the manifest gives none");
-  if (base.contains("init") && base["init"].is_object() && base["init"].contains("from") && base["init"]["from"].is_string())
-    base["init"]["from"] = fs::absolute(io::resolveAgainst(base["init"]["from"].get<std::string>(), m.base_path)).lexically_normal().string();
-
-  // --- the grid -----------------------------------------------------------------------------------
-  const json& g = r.need(j, "", "grid");
-  r.object(g, "/grid", {"qk_norm", "lr", "seeds", "n_layers", "optimizer"});
-  std::vector<bool> qk;
-  for (std::size_t i = 0; i < r.list(r.need(g, "/grid", "qk_norm"), "/grid/qk_norm").size(); ++i)
-    qk.push_back(r.boolean(r.list(g["qk_norm"], "/grid/qk_norm")[i], g["qk_norm"].is_array() ? "/grid/qk_norm/" + std::to_string(i) : "/grid/qk_norm"));
-  m.lrs = parseLrs(r, r.need(g, "/grid", "lr"));
-  std::vector<std::uint64_t> seeds;
-  if (const json* v = r.opt(g, "seeds")) {
-    const auto l = r.list(*v, "/grid/seeds");
-    for (std::size_t i = 0; i < l.size(); ++i) seeds.push_back(static_cast<std::uint64_t>(r.integer(l[i], "/grid/seeds/" + std::to_string(i), 0)));
-  } else {
-    seeds.push_back(base.contains("seed") && base["seed"].is_number_unsigned() ? base["seed"].get<std::uint64_t>() : 0);
-  }
-  std::vector<int> depths;
-  const bool sweep_depth = r.opt(g, "n_layers") != nullptr;
-  if (sweep_depth) {
-    const auto l = r.list(g["n_layers"], "/grid/n_layers");
-    for (std::size_t i = 0; i < l.size(); ++i) depths.push_back(static_cast<int>(r.integer(l[i], "/grid/n_layers/" + std::to_string(i), 1, 1024)));
-  } else {
-    depths.push_back(0);  // the base config's
-  }
-  std::vector<std::string> optimizers;
-  const bool sweep_opt = r.opt(g, "optimizer") != nullptr;
-  if (sweep_opt) {
-    const auto l = r.list(g["optimizer"], "/grid/optimizer");
-    for (std::size_t i = 0; i < l.size(); ++i) optimizers.push_back(train::optimizerName(r.choice(l[i], "/grid/optimizer/" + std::to_string(i), train::kOptimizerKinds)));
-  } else {
-    optimizers.push_back("");  // the base config's
-  }
-  for (const auto* axis : {"qk_norm", "seeds", "n_layers", "optimizer"}) {
-    if (!g.contains(axis) || !g[axis].is_array()) continue;
-    std::vector<std::string> seen;
-    for (const auto& v : g[axis]) seen.push_back(v.dump());
-    std::sort(seen.begin(), seen.end());
-    if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) r.fail(std::string("/grid/") + axis, "a value appears twice");
-  }
-
-  // --- outputs --------------------------------------------------------------------------------------
-  const json& o = r.need(j, "", "output");
-  r.object(o, "/output", {"json", "csv", "runs"});
-  m.output_json = io::resolveAgainst(r.str(r.need(o, "/output", "json"), "/output/json"), path);
-  if (const json* v = r.opt(o, "csv")) m.output_csv = io::resolveAgainst(r.str(*v, "/output/csv"), path);
-  m.runs_dir = io::resolveAgainst(r.str(r.need(o, "/output", "runs"), "/output/runs"), path);
-  if (m.output_json == m.output_csv) r.fail("/output/csv", "the same file as /output/json");
-
-  // --- the cells, each one's config built and validated by the trainer's parser --------------------
-  // the cells' configs live in the runs directory: their corpus path is relative to it
-  const std::string corpus_rel =
-      fs::absolute(m.corpus).lexically_normal().lexically_relative(fs::absolute(m.runs_dir).lexically_normal()).string();
-  const double base_lr = base.contains("optimizer") && base["optimizer"].is_object() && base["optimizer"].contains("lr") &&
-                                 base["optimizer"]["lr"].is_number()
-                             ? base["optimizer"]["lr"].get<double>()
-                             : 0.0;
-  // the size first: every cell is a training run, and a grid past the cap is a typo, not a plan
-  const double n_cells = static_cast<double>(optimizers.size()) * static_cast<double>(depths.size()) *
-                         static_cast<double>(qk.size()) * static_cast<double>(m.lrs.size()) * static_cast<double>(seeds.size());
-  if (n_cells > static_cast<double>(kMaxStudyCells))
-    r.fail("/grid", "expands into " + output::wholeNumber(n_cells) + " cells (optimizers x depths x QK-norm x learning rates x seeds), more than " +
-                        std::to_string(kMaxStudyCells) + " training runs: split the study into several manifests");
-  m.cells.reserve(static_cast<std::size_t>(n_cells));
-  std::unordered_map<std::string, double> lr_of_id;  // the runs' names must differ: linear, not a scan per cell
-  for (const std::string& opt : optimizers)
-    for (int depth : depths)
-      for (bool on : qk) {
-        std::string arm = on ? "qk-on" : "qk-off";
-        if (sweep_depth) arm += " L" + std::to_string(depth);
-        if (sweep_opt) arm += " " + opt;
-        m.arms.push_back(arm);
-        for (double lr : m.lrs)
-          for (std::uint64_t seed : seeds) {
-            Cell c;
-            c.index = m.cells.size();
-            c.arm = arm;
-            c.qk_norm = on;
-            c.lr = lr;
-            c.seed = seed;
-            c.id = std::string(on ? "qk-on" : "qk-off") + "_lr-" + lrLabel(lr) + "_seed-" + std::to_string(seed);
-            if (sweep_depth) c.id += "_layers-" + std::to_string(depth);
-            if (sweep_opt) c.id += opt == "adamw" ? "_adamw" : "_muon";
-            json cfg = base;
-            cfg["name"] = (cfg.contains("name") && cfg["name"].is_string() ? cfg["name"].get<std::string>() + " " : std::string()) + c.id;
-            cfg["corpus"] = corpus_rel;
-            cfg["seed"] = seed;
-            if (!cfg.contains("model") || !cfg["model"].is_object()) r.fail("/base", "the base config has no /model object");
-            cfg["model"]["qk_norm"] = on;
-            if (sweep_depth) cfg["model"]["n_layers"] = depth;
-            if (!cfg.contains("optimizer") || !cfg["optimizer"].is_object()) r.fail("/base", "the base config has no /optimizer object");
-            json& op = cfg["optimizer"];
-            if (sweep_opt) op["kind"] = opt;
-            op["lr"] = lr;
-            const bool muon = op.value("kind", "") == "muon+adamw";
-            if (muon) {
-              const double base_muon = op.contains("muon_lr") && op["muon_lr"].is_number() ? op["muon_lr"].get<double>() : 0.02;
-              if (!(base_lr > 0)) r.fail("/base", "the base config has no positive /optimizer/lr to scale /optimizer/muon_lr by");
-              c.muon_lr = base_muon * lr / base_lr;
-              op["muon_lr"] = *c.muon_lr;
-            } else {
-              op.erase("muon_lr");
-            }
-            const std::string cell_path = (fs::path(m.runs_dir) / (c.id + ".config.json")).string();
-            try {
-              const train::TrainConfig tc = train::parseTrainConfig(cfg, cell_path, "");
-              c.n_layers = tc.model.n_layers;
-              c.optimizer = train::optimizerName(tc.optimizer.kind);
-            } catch (const UsageError& e) {
-              throw UsageError(std::string("study manifest ") + path + ": cell " + c.id + " (the base config with /set and the grid applied): " + e.what());
-            }
-            if (const auto [it, fresh] = lr_of_id.emplace(c.id, c.lr); !fresh)
-              r.fail("/grid/lr", "learning rates " + json(it->second).dump() + " and " + json(c.lr).dump() +
-                                     " are the same to 4 significant digits (the runs' names): make them differ more");
-            c.config = std::move(cfg);
-            m.cells.push_back(std::move(c));
-          }
-      }
+  const json base = parseBase(r, j, path, m);
+  const Grid grid = parseGrid(r, j, base, m);
+  parseOutputs(r, j, path, m);
+  expandCells(r, path, base, grid, m);
   return m;
 }
 
