@@ -18,6 +18,9 @@ using nlohmann::json;
 
 Command addCompareCommand(CLI::App& root) {
   auto* app = root.add_subcommand("compare", "print the differences between two profile documents");
+  app->footer("Examples:\n"
+              "  omn-audit compare before.json after.json\n"
+              "  omn-audit compare before.json after.json --all");
   auto paths = std::make_shared<std::vector<std::string>>();
   auto all = std::make_shared<bool>(false);
   app->add_option("profiles", *paths, "two --json outputs of `omn-audit profile`")->required()->expected(2);

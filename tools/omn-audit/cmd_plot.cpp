@@ -39,6 +39,10 @@ std::vector<nlohmann::json> runLog(const std::string& train_json, const nlohmann
 
 Command addPlotCommand(CLI::App& root) {
   auto* app = root.add_subcommand("plot", "write the figures (SVG) of a profile, sweep, study, track or training run");
+  app->footer("Examples:\n"
+              "  omn-audit plot sweep.json -o figures\n"
+              "  omn-audit plot runs/tiny -o figures/tiny\n"
+              "  omn-audit plot study.json -o figures --runs qk-on_lr-5.623e-03_seed-0");
   auto input = std::make_shared<std::string>();
   auto dir = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);

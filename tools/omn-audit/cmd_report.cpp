@@ -16,6 +16,9 @@ namespace omn::cli {
 
 Command addReportCommand(CLI::App& root) {
   auto* app = root.add_subcommand("report", "one self-contained HTML report (or Markdown + SVGs) from result and profile JSON");
+  app->footer("Examples:\n"
+              "  omn-audit report sweep.json profile.json -o report.html\n"
+              "  omn-audit report study.json -o report.md --markdown");
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>();
   auto markdown = std::make_shared<bool>(false);

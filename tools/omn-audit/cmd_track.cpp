@@ -18,6 +18,10 @@ Command addTrackCommand(CLI::App& root) {
   auto order = std::make_shared<std::string>("step");
   auto force = std::make_shared<bool>(false);
   auto* app = root.add_subcommand("track", "profile the Q/K gains of many checkpoints (a run's steps) as a trajectory; drift per step");
+  app->footer("Examples:\n"
+              "  omn-audit track runs/tiny -o track.json --csv track.csv\n"
+              "  omn-audit track runs/tiny/checkpoints/step-*.pt --digests SHA256SUMS --baseline profile.json\n"
+              "  omn-audit track a.pt b.pt c.pt --order given --count-range '(32,inf)'");
   app->add_option("checkpoints", r->inputs, "checkpoint files and directories (a run directory: checkpoints/*.pt and final.pt)")->required();
   app->add_option("--digests", r->digests_path,
                   "sha256sum-style list (\"<hex>  <path>\"): the checkpoints it names are hashed and verified (mismatch: exit 4); "

@@ -11,6 +11,9 @@ namespace omn::cli {
 
 Command addCorpusCommand(CLI::App& root) {
   auto* app = root.add_subcommand("corpus", pluginCommandHelp("corpus"));
+  app->footer("Examples:\n"
+              "  omn-audit corpus --config configs/corpus/sotu.json -o data/sotu\n"
+              "  omn-audit corpus --config configs/corpus/sotu.json -o data/sotu --threads 1 --force");
   auto config = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);

@@ -73,6 +73,11 @@ struct InterveneArgs {
 Command addInterveneCommand(CLI::App& root) {
   auto a = std::make_shared<InterveneArgs>();
   auto* app = root.add_subcommand("intervene", pluginCommandHelp("intervene"));
+  app->footer("Examples:\n"
+              "  omn-audit intervene --manifest configs/manifests/tiny-demo.json --plan\n"
+              "  omn-audit intervene --manifest configs/manifests/tiny-demo.json -o sweep.json --kl --mechanism\n"
+              "  omn-audit intervene --manifest configs/manifests/tiny-demo.json --shard 0/2 -o sweep.shard-0.json\n"
+              "  omn-audit intervene --manifest configs/manifests/tiny-demo.json --resume");
   app->add_option("--manifest", a->manifest, "the sweep (omn-audit/manifest@1, docs/manifest.md)")->required();
   app->add_option("--json,--output,-o", a->o.output_json, "result JSON (default: the manifest's /output/json); --json as in profile, eval and track");
   app->add_option("--csv", a->o.output_csv, "one CSV row per condition (default: the manifest's /output/csv)");

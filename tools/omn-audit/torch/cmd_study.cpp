@@ -37,6 +37,10 @@ Command addStudyCommand(CLI::App& root) {
   auto manifest = std::make_shared<std::string>();
   auto shard = std::make_shared<std::string>();
   auto* app = root.add_subcommand("study", pluginCommandHelp("study"));
+  app->footer("Examples:\n"
+              "  omn-audit study --manifest configs/studies/qk-lr-tiny.json --threads 1\n"
+              "  omn-audit study --manifest configs/studies/qk-lr-tiny.json --shard 0/2 -o cell-0.json\n"
+              "  omn-audit study --manifest configs/studies/qk-lr-tiny.json --resume");
   app->add_option("--manifest", *manifest, "study manifest (omn-audit/study-manifest@1), e.g. configs/studies/qk-lr-tiny.json")->required();
   app->add_option("--json,-o,--output", o->output_json, "the study document (omn-audit/study@1; default: the manifest's /output/json)");
   app->add_option("--csv", o->output_csv, "also one CSV row per run");

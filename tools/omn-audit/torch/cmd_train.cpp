@@ -17,6 +17,9 @@ Command addTrainCommand(CLI::App& root) {
   auto config = std::make_shared<std::string>();
   auto corpus = std::make_shared<std::string>();
   auto* app = root.add_subcommand("train", pluginCommandHelp("train"));
+  app->footer("Examples:\n"
+              "  omn-audit train --config configs/train/tiny.json -o runs/tiny --threads 1\n"
+              "  omn-audit train --config configs/train/tiny.json -o runs/tiny --resume");
   app->add_option("--config", *config, "training config (omn-audit/train-config@1), e.g. configs/train/tiny.json")->required();
   app->add_option("--out,-o,--output", a->out_dir, "run directory: checkpoints/, final.pt, train.json, log.jsonl (-o/--output as in every command)")->required();
   app->add_option("--corpus", *corpus, "use this corpus (directory or corpus.json) instead of the config's /corpus");
