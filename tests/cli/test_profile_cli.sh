@@ -184,6 +184,10 @@ if [ -f "$build_dir/cmake_install.cmake" ]; then
   cmake --install "$build_dir" --prefix "$tmp/inst" >/dev/null
   expect 0 "--tokenizer-revision" -- "$tmp/inst/bin/omn-audit" eval --help
   expect 0 "^$sha  $mini\$" -- "$tmp/inst/bin/omn-audit" hash "$mini"
+  # the generated man page and completions are installed where man, bash-completion and zsh look
+  check "the man page is installed and renders" -- bash -c 'MANWIDTH=100 man -l "$1/share/man/man1/omn-audit.1" | grep -q "EXIT STATUS"' _ "$tmp/inst"
+  check "the bash completion is installed" -- test -s "$tmp/inst/share/bash-completion/completions/omn-audit"
+  check "the zsh completion is installed" -- test -s "$tmp/inst/share/zsh/site-functions/_omn-audit"
   rm -f "$tmp/inst/lib/omn-audit/omn-audit-text.so"
   expect 2 "needs the plugin omn-audit-text.so, which could not be loaded from $tmp/inst/bin/omn-audit-text.so and $tmp/inst/bin/../lib/omn-audit/omn-audit-text.so .*OMN_AUDIT_TEXT_PLUGIN" -- \
     "$tmp/inst/bin/omn-audit" corpus --help
