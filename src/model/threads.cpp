@@ -1,5 +1,7 @@
 #include "omn/model/threads.h"
 
+#include <fstream>
+
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -47,6 +49,17 @@ int useThreads(int requested) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
   return at::get_num_threads();
+}
+
+double loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1;
+  return in >> load ? load : -1;
+}
+
+bool threadsByDefault(int requested) {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  return requested <= 0 && !(env && *env);
 }
 
 }  // namespace omn::model

@@ -2,6 +2,8 @@
 // command at the edge (eval, intervene) or by the trainer for its run, never as a side effect of
 // opening a session.
 #pragma once
+#include <cstdio>
+#include <string>
 
 namespace omn::model {
 
@@ -13,5 +15,23 @@ inline constexpr int kMaxThreads = 4096;
 // the count libtorch now uses. An OMP_NUM_THREADS that is not a whole number from 1 to kMaxThreads
 // is a UsageError naming it.
 int useThreads(int requested);
+
+// The hint a command logs when the thread count it would take by default (requested 0, no
+// OMP_NUM_THREADS: every CPU) meets a busy machine. libtorch's threads meet at every operation, so
+// one that shares its core with another process holds up the rest (train ran 0.1 steps/s with 2
+// threads on a busy 2-core machine, 0.6 with --threads 1). `load` is the 1-minute load average
+// before the run (loadAverage()); "" when the count was asked for, is 1, or the other processes
+// leave a core per thread.
+inline std::string busyMachineHint(double load, int cpus, int threads, bool by_default) {
+  if (!by_default || threads <= 1 || load < 0 || load + threads <= cpus + 0.5) return "";
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "this machine is busy (load average %.2f on %d CPUs): %d threads will wait on each other; "
+                "if it runs slowly, try --threads 1",
+                load, cpus, threads);
+  return buf;
+}
+double loadAverage();  // /proc/loadavg's 1-minute figure; -1 where it cannot be read
+bool threadsByDefault(int requested);  // requested 0 and no OMP_NUM_THREADS: useThreads takes every CPU
 
 }  // namespace omn::model

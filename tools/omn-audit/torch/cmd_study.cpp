@@ -13,6 +13,7 @@
 #include "omn/study/study_run.h"
 #include "../plugin_commands.h"
 #include "stop_signal.h"
+#include "thread_hint.h"
 
 namespace omn::cli {
 
@@ -55,6 +56,7 @@ Command addStudyCommand(CLI::App& root) {
             o->progress = output::ProgressBar::stderrIsTerminal();
             keepFreedMemoryInHeap();
             o->stop = stopOnSignals();
+            warnIfBusy(o->threads);
             const nlohmann::json doc = study::runStudy(m, *o);
             std::ostream& text = output::isStdout(o->output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
             printStudySummary(text, doc);
