@@ -12,6 +12,7 @@
 #include "omn/errors.h"
 #include "omn/io/json_document.h"
 #include "omn/model/device_spec.h"
+#include "omn/io/error_list.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
 #include "omn/output/table.h"
@@ -389,58 +390,78 @@ void parseReported(const Reader& r, const json& j, Manifest& m) {
   }
 }
 
-// Each entry expands over its lists, in manifest order; a composite entry ("steps") is one
-// condition whose steps each name one value per list.
-void parseConditions(const Reader& r, const json& j, Manifest& m) {
+// The manifest's conditions as they are added: numbered in order, labels unique, the total capped.
+class ConditionList {
+ public:
+  ConditionList(const Reader& r, Manifest& m) : r_(r), m_(m) {}
+  void add(Condition x, const std::string& p) {
+    if (m_.conditions.size() >= kMaxConditions)
+      r_.fail(p, "brings the manifest past " + std::to_string(kMaxConditions) + " conditions: split it, or shard the sweep");
+    if (!labels_.insert(x.label).second) r_.fail(p, "duplicates the condition \"" + x.label + "\"");
+    x.id = "c" + std::to_string(m_.conditions.size());
+    m_.conditions.push_back(std::move(x));
+  }
+
+ private:
+  const Reader& r_;
+  Manifest& m_;
+  std::set<std::string> labels_;
+};
+
+// A composite entry ("steps"): one condition whose steps each name one value per list.
+void parseComposite(const Reader& r, const json& c, const std::string& p, Manifest& m, ConditionList& out) {
+  if (c.contains("op")) r.fail(p + "/op", "a composite condition takes its ops in /steps, not beside them");
+  r.object(c, p, {"name", "steps", "reported_perplexity"});
+  const json& st = c["steps"];
+  if (!st.is_array() || st.empty()) r.fail(p + "/steps", "expected a non-empty array of ops, applied in order");
+  Condition x;
+  x.pointer = p;
+  for (std::size_t k = 0; k < st.size(); ++k) {
+    const std::string sp = p + "/steps/" + std::to_string(k);
+    const json& e = r.object(st[k], sp, {"op", "values", "targets", "layers", "seeds", "modes", "source_layers", "sources", "coordinates"});
+    std::vector<Step> one = parseEntry(r, e, sp, m.path);
+    if (one.size() != 1) r.fail(sp, "a step is one op: give one value per list (it expands to " + std::to_string(one.size()) + ")");
+    x.label += (k ? "; " : "") + one.front().label;
+    x.steps.push_back(std::move(one.front()));
+  }
+  if (const json* n = r.opt(c, "name")) x.label = r.str(*n, p + "/name");
+  x.reported_perplexity = reportedValues(r, c, p, 1, m).front();
+  out.add(std::move(x), p);
+}
+
+// A single-op entry: one condition per combination of its lists.
+void parseSingle(const Reader& r, const json& entry, const std::string& p, Manifest& m, ConditionList& out) {
+  const json& c = r.object(entry, p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers", "sources",
+                                      "coordinates", "reported_perplexity"});
+  const std::vector<Step> steps = parseEntry(r, c, p, m.path);
+  const std::vector<std::optional<double>> reported = reportedValues(r, c, p, steps.size(), m);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const Step& s = steps[k];
+    Condition x;
+    x.pointer = p;
+    x.label = s.label;
+    x.reported_perplexity = reported[k];
+    if (c.contains("name")) {
+      const std::string n = r.str(c["name"], p + "/name");
+      x.label = steps.size() > 1 ? n + " [" + s.label + "]" : n;
+    }
+    x.steps = {s};
+    out.add(std::move(x), p);
+  }
+}
+
+// Each entry expands over its lists, in manifest order; an entry's mistakes are kept in
+// `errors` and the next entry is read.
+void parseConditions(const Reader& r, const json& j, Manifest& m, io::ErrorList& errors) {
   const json& cs = r.need(j, "", "conditions");
   if (!cs.is_array() || cs.empty()) r.fail("/conditions", "expected a non-empty array of conditions");
-  std::set<std::string> labels;
-  auto add = [&](Condition x, const std::string& p) {
-    if (m.conditions.size() >= kMaxConditions)
-      r.fail(p, "brings the manifest past " + std::to_string(kMaxConditions) + " conditions: split it, or shard the sweep");
-    if (!labels.insert(x.label).second) r.fail(p, "duplicates the condition \"" + x.label + "\"");
-    x.id = "c" + std::to_string(m.conditions.size());
-    m.conditions.push_back(std::move(x));
-  };
+  ConditionList out(r, m);
   for (std::size_t i = 0; i < cs.size(); ++i) {
     const std::string p = "/conditions/" + std::to_string(i);
-    if (cs[i].is_object() && cs[i].contains("steps")) {
-      if (cs[i].contains("op")) r.fail(p + "/op", "a composite condition takes its ops in /steps, not beside them");
-      r.object(cs[i], p, {"name", "steps", "reported_perplexity"});
-      const json& st = cs[i]["steps"];
-      if (!st.is_array() || st.empty()) r.fail(p + "/steps", "expected a non-empty array of ops, applied in order");
-      Condition x;
-      x.pointer = p;
-      for (std::size_t k = 0; k < st.size(); ++k) {
-        const std::string sp = p + "/steps/" + std::to_string(k);
-        const json& e = r.object(st[k], sp, {"op", "values", "targets", "layers", "seeds", "modes", "source_layers", "sources", "coordinates"});
-        std::vector<Step> one = parseEntry(r, e, sp, m.path);
-        if (one.size() != 1) r.fail(sp, "a step is one op: give one value per list (it expands to " + std::to_string(one.size()) + ")");
-        x.label += (k ? "; " : "") + one.front().label;
-        x.steps.push_back(std::move(one.front()));
-      }
-      if (const json* n = r.opt(cs[i], "name")) x.label = r.str(*n, p + "/name");
-      x.reported_perplexity = reportedValues(r, cs[i], p, 1, m).front();
-      add(std::move(x), p);
-      continue;
-    }
-    const json& c = r.object(cs[i], p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers", "sources",
-                                        "coordinates", "reported_perplexity"});
-    const std::vector<Step> steps = parseEntry(r, c, p, m.path);
-    const std::vector<std::optional<double>> reported = reportedValues(r, c, p, steps.size(), m);
-    for (std::size_t k = 0; k < steps.size(); ++k) {
-      const Step& s = steps[k];
-      Condition x;
-      x.pointer = p;
-      x.label = s.label;
-      x.reported_perplexity = reported[k];
-      if (c.contains("name")) {
-        const std::string n = r.str(c["name"], p + "/name");
-        x.label = steps.size() > 1 ? n + " [" + s.label + "]" : n;
-      }
-      x.steps = {s};
-      add(std::move(x), p);
-    }
+    errors.check([&] {
+      if (cs[i].is_object() && cs[i].contains("steps")) parseComposite(r, cs[i], p, m, out);
+      else parseSingle(r, cs[i], p, m, out);
+    });
   }
 }
 
@@ -462,14 +483,16 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
                             {&s.names.attention, "/model/attention"},
                             {&s.names.dtype, "/model/dtype"}, {&s.names.device, "/model/device"}})
     *field = r.label() + ": " + ptr;
-  parseCheckpoint(r, j, path, allow_unverified, s);
-  parseTokens(r, j, path, s);
-  parseRows(r, j, s);
-  parseStatistics(r, j, m);
-  parseModel(r, j, s, m.noise_floor, m.confirm_fp32);
-  parseOutput(r, j, path, m);
-  parseReported(r, j, m);
-  parseConditions(r, j, m);
+  // each section read on its own, unless it is read against one that failed; every mistake in one error
+  io::ErrorList errors(r.label());
+  errors.check([&] { parseCheckpoint(r, j, path, allow_unverified, s); });
+  errors.check([&] { parseTokens(r, j, path, s); });
+  if (errors.check([&] { parseRows(r, j, s); })) errors.check([&] { parseStatistics(r, j, m); });  // groups <= rows
+  errors.check([&] { parseModel(r, j, s, m.noise_floor, m.confirm_fp32); });
+  errors.check([&] { parseOutput(r, j, path, m); });
+  if (errors.check([&] { parseReported(r, j, m); }))  // a condition's reported perplexity needs /reported
+    errors.check([&] { parseConditions(r, j, m, errors); });
+  errors.throwIfAny();
   return m;
 }
 

@@ -10,6 +10,7 @@
 #include "omn/errors.h"
 #include "omn/output/table.h"
 #include "omn/io/json_document.h"
+#include "omn/io/error_list.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
 #include "omn/output/json_file.h"
@@ -225,9 +226,16 @@ StudyManifest parseStudyManifest(const json& j, const std::string& path, const s
   m.verbatim = verbatim;
   if (const json* v = r.opt(j, "description")) m.description = r.str(*v, "/description");
   if (const json* v = r.opt(j, "confidence")) m.confidence = r.num(*v, "/confidence", 0, 1, true, true);
-  const json base = parseBase(r, j, path, m);
-  const Grid grid = parseGrid(r, j, base, m);
-  parseOutputs(r, j, path, m);
+  // the grid is read against the base; the outputs apart: every mistake is reported in one error
+  io::ErrorList errors(r.label());
+  json base;
+  Grid grid;
+  errors.check([&] {
+    base = parseBase(r, j, path, m);
+    grid = parseGrid(r, j, base, m);
+  });
+  errors.check([&] { parseOutputs(r, j, path, m); });
+  errors.throwIfAny();
   expandCells(r, path, base, grid, m);
   return m;
 }

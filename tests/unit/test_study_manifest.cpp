@@ -98,3 +98,13 @@ TEST(StudyManifest, RefusalsNameTheirPointer) {
   const std::string cell = refusal(dir, bad_set);
   EXPECT_NE(cell.find("cell qk-on_lr-2.000e-03_seed-0 (the base config with /set and the grid applied)"), std::string::npos) << cell;
 }
+
+TEST(StudyManifest, TheGridAndTheOutputsAreCheckedInOneRun) {
+  omn::test::TempDir dir;
+  json m = manifest({{"qk_norm", true}, {"lr", {0.002, 0.002}}});
+  m["output"]["csv"] = "study.json";
+  const std::string msg = refusal(dir, m);
+  EXPECT_NE(msg.find(": 2 errors:\n"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\n  /grid/lr"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\n  /output/csv: the same file as /output/json"), std::string::npos) << msg;
+}
