@@ -76,6 +76,7 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     s->rows_available = all.size();
     s->selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed, spec.up_to);
     for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
+    if (s->spec.batch <= 0) s->spec.batch = autoBatch(spec.seq_len, s->rows.size());
 
     s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows), n.attention, n.dtype);
     s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(s->ck, s->config, s->dtype, s->device));

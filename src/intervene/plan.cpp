@@ -36,6 +36,13 @@ bool logitFactor(const Condition& c, int n_layers, LogitFactor& out) {
 
 std::string factorText(double f) { return output::general(f); }
 
+// "40 s", "3.2 min", "1.5 h"
+std::string duration(double seconds) {
+  if (seconds < 90) return output::significant(seconds, 2) + " s";
+  if (seconds < 5400) return output::significant(seconds / 60, 2) + " min";
+  return output::significant(seconds / 3600, 2) + " h";
+}
+
 }  // namespace
 
 std::vector<Equivalence> equivalences(const std::vector<Condition>& conditions, int n_layers) {
@@ -93,6 +100,18 @@ void printPlan(std::ostream& os, const Manifest& m, const std::vector<Condition>
     os << "; with --cache-activations (cache at layer " << cache_layer << ") "
        << 2 * static_cast<std::size_t>(f.n_layers) + n * static_cast<std::size_t>(with_cache) << " layer-passes";
   os << "\n";
+  if (f.timed_rows > 0 && f.rows > 0 && f.n_layers > 0) {
+    // seconds per row-pass, times the passes' rows; the cached run's share of layer passes
+    const double per_row = f.timed_seconds / static_cast<double>(f.timed_rows);
+    const double full = per_row * static_cast<double>(f.rows) * static_cast<double>(n + 2);
+    os << "estimate: " << duration(full) << " on this machine (" << f.machine << "; one pass of " << f.timed_rows << " row"
+       << (f.timed_rows == 1 ? "" : "s") << " took " << output::significant(f.timed_seconds, 3) << " s)";
+    if (cache_layer > 0 && n > 0) {
+      const double layer_passes = static_cast<double>(2 * f.n_layers + n * with_cache);
+      os << "; with --cache-activations about " << duration(full * layer_passes / static_cast<double>((n + 2) * f.n_layers));
+    }
+    os << "\n";
+  }
   for (const Equivalence& e : equivalences(conditions, f.n_layers)) {
     const auto c = std::find_if(conditions.begin(), conditions.end(), [&](const Condition& x) { return x.id == e.id; });
     os << (e.sanity ? "check: " : "warning: ") << e.id << " (" << io::terminalSafe(c->label, 200) << ") equals " << (e.same == "control" ? std::string("the control") : e.same)

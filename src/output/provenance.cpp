@@ -104,6 +104,11 @@ nlohmann::json host() {
 
 }  // namespace
 
+std::string cpuModel() {
+  const std::string m = firstValue("/proc/cpuinfo", "model name", ':');
+  return m.empty() ? "unknown CPU" : m;
+}
+
 nlohmann::json provenance(const ProvenanceInfo& info) {
   nlohmann::json inputs = nlohmann::json::array();
   for (const auto& in : info.inputs)

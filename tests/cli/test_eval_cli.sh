@@ -32,6 +32,16 @@ s = r["sequences"]
 ppl = math.exp(sum(s["nll_sum"]) / sum(s["tokens"]))
 sys.exit(0 if abs(ppl - r["perplexity"]) <= 1e-9 * ppl and r["perplexity_ci"]["low"] <= ppl <= r["perplexity_ci"]["high"] else 1)
 PY
+# no --batch: 2,048 tokens a pass (16 rows of 128, but only 6 rows here), recorded as resolved; the
+# row sums equal a pass of one row at a time to rounding
+check "the default batch is resolved and recorded (6 rows of 128 tokens: 6)" -- \
+  /usr/bin/python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))['model']['batch'] == 6 else 1)" "$tmp/e.json"
+"$omn" "${base[@]}" --batch 1 --json "$tmp/e1.json" --sha256 "$sha" >/dev/null
+check "a batch of 6 and a batch of 1 score each row alike (relative 1e-6)" -- /usr/bin/python3 - "$tmp/e.json" "$tmp/e1.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p))["result"]["sequences"]["nll_sum"] for p in sys.argv[1:])
+sys.exit(0 if len(a) == len(b) == 6 and all(abs(x - y) <= 1e-6 * abs(y) for x, y in zip(a, b)) else 1)
+PY
 "$omn" "${base[@]}" --json "$tmp/e2.json" --sha256 "$sha" >/dev/null
 strip() { grep -vE '"(started|finished)_utc"|"seconds"|"tokens_per_second"' "$1"; }
 check "same inputs, same JSON except timestamps and timing" -- diff <(strip "$tmp/e.json") <(strip "$tmp/e2.json")

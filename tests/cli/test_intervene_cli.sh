@@ -168,6 +168,10 @@ mk e7.json 'm["conditions"][0]["op"] = "clamp"'
 expect 2 "/conditions/0/op: expected constant, scale, .* or bypass, got \"clamp\"" -- "$omn" -q intervene --manifest "$tmp/e7.json"
 mk e8.json 'm["conditions"][2]["seeds"] = [1]'
 expect 2 "/conditions/2/seeds: not a parameter of vector_mean" -- "$omn" -q intervene --manifest "$tmp/e8.json"
+# every mistake in one run: two sections and a condition, one error naming each
+mk e9.json 'm["conditions"][0]["op"] = "clamp"; m["rows"]["num_seqs"] = 0; m["model"]["dtype"] = "fp8"'
+expect 2 "manifest .*e9.json: 3 errors:" -- "$omn" -q intervene --manifest "$tmp/e9.json"
+expect 2 "^  /conditions/0/op: expected constant" -- "$omn" -q intervene --manifest "$tmp/e9.json"
 # --plan: the inputs verified and every condition checked, the conditions equal by construction
 # named, nothing run and nothing written
 mk p1.json 'm["conditions"] = [{"op": "scale", "values": [2], "targets": ["q", "k"]}, {"op": "compensate", "values": [2]}]; m["output"] = {"json": "p1o.json"}'
@@ -175,6 +179,21 @@ expect 0 "warning: c1 \(scale 2 k all\) equals c0 by construction" -- "$omn" -q 
 expect 0 "check: c2 \(compensate 2 qk all\) equals the control by construction: compensate is the sanity control" -- \
   "$omn" -q intervene --manifest "$tmp/p1.json" --plan
 check "--plan writes no output and no journal" -- test ! -e "$tmp/p1o.json" -a ! -e "$tmp/p1o.json.journal"
+# --plan's time estimate: one timed pass, scaled by the rows and passes the plan counts
+"$omn" -q intervene --manifest "$tmp/p1.json" --plan > "$tmp/p1.plan" 2>&1 || true
+check "--plan's estimate is the timed pass scaled by rows and passes, on the named CPU" -- /usr/bin/python3 - "$tmp/p1.plan" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+p = re.search(r"= (\d+) passes of (\d+) rows", t)
+e = re.search(r"estimate: ([0-9.e+-]+) (s|min|h) on this machine \((.+), (\d+) threads?, cpu; one pass of (\d+) rows? took ([0-9.e+-]+) s\)", t)
+assert p and e, t
+unit = {"s": 1, "min": 60, "h": 3600}[e.group(2)]
+want = float(e.group(6)) / int(e.group(5)) * int(p.group(2)) * int(p.group(1))
+got = float(e.group(1)) * unit
+assert abs(got - want) <= 0.06 * want + 1e-9, (got, want, t)  # printed to 2 significant digits
+cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")][0]
+assert e.group(3) == cpu, (e.group(3), cpu)
+PY
 mk p2.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": [100000]}]'
 expect 2 "/conditions/0/coordinates: coordinate 100000 does not exist" -- "$omn" -q intervene --manifest "$tmp/p2.json" --plan
 # --kl keeps the control's final hidden states: over --cache-budget it is refused before any pass

@@ -226,7 +226,7 @@ manifest = {"schema": "omn-audit/manifest@1", "checkpoint": {"path": "qwen3-like
                                                              "config_sha256": sha(os.path.join(qdir, "config.json"))},
             "tokens": {"path": "tokens-m.bin", "sha256": sha(tokpath), "eos": 0, "tokenizer_revision": "test"},
             "rows": {"seq_len": SEQ, "num_seqs": NSEQ, "form": "historical"}, "groups": 2,
-            "bootstrap": {"resamples": 100, "seed": 1}, "model": {"dtype": "fp32", "attention": "masked", "batch": 1},
+            "bootstrap": {"resamples": 100, "seed": 1}, "model": {"dtype": "fp32", "attention": "masked"},
             "conditions": [{"op": "constant", "values": [1.0], "targets": ["qk"], "layers": "all"}],
             "output": {"json": "sweep.json"}}
 mpath = os.path.join(work, "manifest.json")

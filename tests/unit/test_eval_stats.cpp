@@ -8,6 +8,7 @@
 #include "../support/temp_file.h"
 #include "omn/errors.h"
 #include "omn/eval/bootstrap.h"
+#include "omn/eval/session_spec.h"
 #include "omn/eval/token_set.h"
 
 using namespace omn::eval;
@@ -113,4 +114,17 @@ TEST(Bootstrap, GroupsAreContiguousAndValidated) {
   EXPECT_DOUBLE_EQ(g[0].perplexity, std::exp((0.0 + 1 + 2 + 3) / 4));
   EXPECT_THROW(groupPerplexities(s, 11), omn::UsageError);
   EXPECT_THROW(bootstrapPerplexity(s, {0, 0.95, 0}), omn::UsageError);
+}
+
+// The default batch: about 2,048 tokens a pass, one row of 2,048 or more, at most 64 rows and at
+// most the rows there are.
+TEST(AutoBatch, AboutTwoThousandTokensAPass) {
+  using omn::eval::autoBatch;
+  EXPECT_EQ(autoBatch(128, 1024), 16);
+  EXPECT_EQ(autoBatch(2048, 50), 1);
+  EXPECT_EQ(autoBatch(4096, 50), 1);
+  EXPECT_EQ(autoBatch(100, 1024), 20);
+  EXPECT_EQ(autoBatch(16, 1024), 64);  // capped
+  EXPECT_EQ(autoBatch(128, 6), 6);     // the rows there are
+  EXPECT_EQ(autoBatch(128, 0), 1);
 }

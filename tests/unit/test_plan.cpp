@@ -116,8 +116,13 @@ TEST(IntervenePlan, ReproductionManifestHasNoDuplicates) {
   ASSERT_EQ(eqs.size(), 1u) << pairs(m, 28);
   EXPECT_TRUE(eqs[0].sanity);
   std::ostringstream os;
-  omn::intervene::PlanFacts f{28, 200, 2048, std::vector<int>(m.conditions.size(), 0)};
+  omn::intervene::PlanFacts f;
+  f.n_layers = 28;
+  f.rows = 200;
+  f.seq_len = 2048;
+  f.first_layers.assign(m.conditions.size(), 0);
   omn::intervene::printPlan(os, m, m.conditions, f);
+  EXPECT_EQ(os.str().find("estimate: "), std::string::npos) << os.str();  // no pass timed: no estimate
   EXPECT_NE(os.str().find("plan: " + std::to_string(m.conditions.size()) + " conditions and the control twice"), std::string::npos) << os.str();
   EXPECT_NE(os.str().find("check: "), std::string::npos);
   EXPECT_EQ(os.str().find("warning: "), std::string::npos) << os.str();
@@ -176,4 +181,28 @@ TEST(InterveneReported, ShippedManifestsParse) {
   EXPECT_EQ(h.reported["control_perplexity"], 12.97);
   const auto b = parseManifest(withConditions("omn1-bridge.json", json()), "b.json", "", true);
   EXPECT_EQ(b.session.row_form, omn::eval::RowForm::Historical);
+}
+
+// The estimate is the timed pass scaled: seconds per row x rows x passes (the conditions and the
+// control twice), and with the cache the share of layer passes that still run.
+TEST(IntervenePlan, EstimateScalesTheTimedPass) {
+  const auto m = parse(json::parse(R"([{"op": "constant", "values": [2, 3], "layers": [2, 3]}])"));
+  omn::intervene::PlanFacts f;
+  f.n_layers = 4;
+  f.rows = 64;
+  f.seq_len = 128;
+  f.first_layers = {2, 2};
+  f.timed_rows = 16;
+  f.timed_seconds = 2.5;  // 0.15625 s a row; 64 rows x 4 passes = 40 s; cached: (2x4 + 2x2) / (4x4) of it = 30 s
+  f.machine = "Some CPU, 1 thread, cpu";
+  std::ostringstream os;
+  omn::intervene::printPlan(os, m, m.conditions, f);
+  EXPECT_NE(os.str().find("estimate: 40 s on this machine (Some CPU, 1 thread, cpu; one pass of 16 rows took 2.5 s); "
+                          "with --cache-activations about 30 s\n"),
+            std::string::npos)
+      << os.str();
+  f.timed_seconds = 250;  // 4,000 s: in minutes
+  std::ostringstream longer;
+  omn::intervene::printPlan(longer, m, m.conditions, f);
+  EXPECT_NE(longer.str().find("estimate: 67 min on this machine"), std::string::npos) << longer.str();
 }

@@ -29,10 +29,16 @@ struct PlanFacts {
   int n_layers = 0;
   std::size_t rows = 0, seq_len = 0;
   std::vector<int> first_layers;  // per condition: the first layer it touches (GainState::firstLayer)
+  // the time estimate: one pass over `timed_rows` rows took `timed_seconds` on `machine`
+  // ("AMD EPYC, 1 thread, cpu"); 0 rows: no estimate
+  std::size_t timed_rows = 0;
+  double timed_seconds = 0;
+  std::string machine;
 };
 
 // The plan as text: one line per condition (id, label, first layer touched, layers a pass runs
-// without and with --cache-activations), the total, and the equivalences as warnings.
+// without and with --cache-activations), the total, the time it would take (the timed pass scaled
+// by rows and layer passes) and the equivalences as warnings.
 void printPlan(std::ostream& os, const Manifest& m, const std::vector<Condition>& conditions, const PlanFacts& f);
 
 }  // namespace omn::intervene

@@ -23,6 +23,7 @@ struct ProvenanceInfo {
 std::string utcNow();  // "2026-11-30T07:01:02Z"
 std::string toolVersion();
 std::string gitRevision();
+std::string cpuModel();  // /proc/cpuinfo's model name ("AMD EPYC"), or "unknown CPU"
 
 // {tool, version, git_revision, model_code_fingerprint, libtorch, device, host_threads, inputs,
 //  started_utc, finished_utc}

@@ -2,7 +2,10 @@
 // uncertainty, a crash-safe journal (--resume) and sharding (--shard i/N, then `merge`).
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <csignal>
 #include <iostream>
 #include <optional>
@@ -20,12 +23,35 @@
 #include "omn/output/json_file.h"
 #include "omn/intervene/sweep.h"
 #include "omn/output/progress.h"
+#include "omn/output/provenance.h"
 #include "../plugin_commands.h"
 #include "stop_signal.h"
 
 namespace omn::cli {
 
 namespace {
+
+// The time estimate's measurement: one batch of rows to warm up, then as many batches as take about
+// a second, timed (a first batch over 2 s is a large model: it is the measurement).
+void timePasses(const eval::Session& s, intervene::PlanFacts& f) {
+  c10::InferenceMode guard;
+  const std::size_t batch = static_cast<std::size_t>(std::max(1, s.spec.batch));
+  auto timed = [&](std::size_t rows) {
+    const eval::Evaluator ev(*s.model, {s.rows.begin(), s.rows.begin() + static_cast<std::ptrdiff_t>(rows)}, s.path, s.spec.batch,
+                             s.device);
+    const auto t0 = std::chrono::steady_clock::now();
+    (void)ev.score();
+    f.timed_rows = rows;
+    f.timed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  timed(std::min(s.rows.size(), batch));
+  if (f.timed_seconds <= 2.0) {
+    const double batches = std::ceil(1.0 / std::max(f.timed_seconds, 1e-3));
+    timed(std::min(s.rows.size(), batch * static_cast<std::size_t>(batches)));
+  }
+  f.machine = output::cpuModel() + ", " + std::to_string(s.threads) + " thread" + (s.threads == 1 ? "" : "s") + ", " +
+              s.device.str();
+}
 
 // --plan: the session opened and verified, every condition checked on the gains, nothing run
 int printPlan(intervene::Manifest& m, const intervene::SweepOptions& o) {
@@ -50,6 +76,7 @@ int printPlan(intervene::Manifest& m, const intervene::SweepOptions& o) {
   const eval::Evaluator ev(*s->model, s->rows, s->path, s->spec.batch, s->device);
   eval::ActivationCache cache;
   (void)intervene::planMemory(cs, gains, ev, s->config.n_layers, o, cache);
+  timePasses(*s, f);
   intervene::printPlan(std::cout, m, cs, f);
   return 0;
 }
@@ -94,8 +121,8 @@ Command addInterveneCommand(CLI::App& root) {
                 "compare each condition's next-token distributions with the control's: KL, top-1 agreement, change in p(correct) "
                 "(keeps the control's final hidden states, within --cache-budget)");
   app->add_flag("--plan", a->plan,
-                "verify the inputs, check every condition and print the expanded conditions, their cost and the ones equal by "
-                "construction; run nothing, write nothing");
+                "verify the inputs, check every condition and print the expanded conditions, their cost, the time the sweep would "
+                "take (from the control timed on a few rows) and the ones equal by construction; write nothing");
   return {app, [a] {
             intervene::Manifest m = intervene::loadManifest(a->manifest, a->allow_unverified);
             if (!a->shard.empty()) std::tie(a->o.shard_index, a->o.shard_count) = parseShard(a->shard);

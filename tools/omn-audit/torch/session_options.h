@@ -111,7 +111,8 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
       return std::string(e.what());
     }
   });
-  app->add_option("--batch", s.batch, "rows per forward pass")->default_val(1)->check(CLI::Range(1, 1 << 16));
+  app->add_option("--batch", s.batch, "rows per forward pass (0: about 2,048 tokens a pass, at most 64 rows)")->default_val(0)
+      ->check(CLI::Range(0, 1 << 16));
   app->add_option("--threads", s.threads, "CPU threads (0: OMP_NUM_THREADS when set, else every online CPU)")->default_val(0)
       ->check(CLI::Range(0, model::kMaxThreads));
   app->add_option("--groups", o.groups, "contiguous sequence groups, each with its perplexity")->default_val(5)->check(CLI::Range(1, 1000000));
