@@ -123,12 +123,7 @@ SequenceScores Evaluator::score(const ScoreOptions& opt) const {
       for (std::size_t l = static_cast<std::size_t>(from); l < mech->size(); ++l) {
         auto& m = (*mech)[l];
         const auto& x = batch_mech->layers()[l];
-        const double w = static_cast<double>(b.count) / static_cast<double>(p.rows_done + b.count);
-        m.mean_entropy += w * (x.mean_entropy - m.mean_entropy);
-        m.q_rms += w * (x.q_rms - m.q_rms);
-        m.k_rms += w * (x.k_rms - m.k_rms);
-        m.input_kurtosis += w * (x.input_kurtosis - m.input_kurtosis);
-        m.max_logit = p.rows_done == 0 ? x.max_logit : std::max(m.max_logit, x.max_logit);
+        foldBatch(m, x, static_cast<double>(b.count) / static_cast<double>(p.rows_done + b.count), p.rows_done == 0);
       }
     p.rows_done += b.count;
     if (opt.progress) opt.progress(p);

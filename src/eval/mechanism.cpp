@@ -1,5 +1,7 @@
 #include "omn/eval/mechanism.h"
 
+#include <algorithm>
+
 #include "omn/model/attention.h"
 
 namespace omn::eval {
@@ -35,6 +37,14 @@ void MechanismObserver::observe(const model::Announcement& a) {
     }
     default: break;
   }
+}
+
+void foldBatch(LayerMechanism& into, const LayerMechanism& batch, double weight, bool first) {
+  into.mean_entropy += weight * (batch.mean_entropy - into.mean_entropy);
+  into.q_rms += weight * (batch.q_rms - into.q_rms);
+  into.k_rms += weight * (batch.k_rms - into.k_rms);
+  into.input_kurtosis += weight * (batch.input_kurtosis - into.input_kurtosis);
+  into.max_logit = first ? batch.max_logit : std::max(into.max_logit, batch.max_logit);
 }
 
 }  // namespace omn::eval

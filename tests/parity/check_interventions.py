@@ -124,6 +124,8 @@ def step(cur, op, L, written):
         elif o == "noise":
             eps = normals(op["seed"], i, 0 if r == "q_norm" else 1, g.numel())
             new = (g.double() * (1 + op["value"] * eps)).float()
+        else:
+            raise SystemExit("check_interventions.py: no reference for op %r" % o)
         cur[name(r, i)] = whole.index_copy(0, idx, new.float())
         written.add(name(r, i))
 
@@ -202,6 +204,11 @@ conditions = [
     {"op": "bypass", "targets": ["qk", "k"], "layers": "all"},
     {"op": "bypass", "targets": ["q"], "layers": [1]},
 ]
+# every op the manifest schema allows (checked against the catalog by test_manifest.cpp) is checked here
+schema_ops = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../docs/schema/manifest.schema.json")))
+schema_ops = set(schema_ops["$defs"]["op"]["properties"]["op"]["enum"])
+used = {c["op"] for c in conditions if "op" in c} | {s["op"] for c in conditions for s in c.get("steps", [])}
+expect(used == schema_ops, "every op has a reference check here (missing: %s)" % sorted(schema_ops - used))
 manifest = {"schema": "omn-audit/manifest@1",
             "checkpoint": {"path": "model.pt", "sha256": sha(ck), "preset": "preset.json"},
             "tokens": {"path": "tokens.bin", "sha256": sha(P.tokpath), "eos": P.EOS, "tokenizer_revision": "parity"},

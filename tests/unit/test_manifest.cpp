@@ -6,6 +6,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <set>
 
 #include "omn/errors.h"
 #include "omn/intervene/manifest.h"
@@ -106,10 +107,11 @@ TEST(InterveneManifest, EveryCatalogOpParsesFromItsRow) {
     parseManifest(demoWith(json::parse(R"([{"op": "clamp"}])")), "m.json", "", true);
     ADD_FAILURE() << "an unknown op was accepted";
   } catch (const omn::UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("/conditions/0/op: expected constant, scale, vector_mean, global_mean, permute, sign_fix, "
-                                         "copy_layer, swap_qk, rescale_pattern, compensate, noise, transplant or bypass, got \"clamp\""),
-              std::string::npos)
-        << e.what();
+    std::string listed;  // the catalog's names, as the message lists them: "constant, scale, ... or bypass"
+    for (std::size_t k = 0; k < kOps.size(); ++k)
+      listed += std::string(k == 0 ? "" : k + 1 == kOps.size() ? " or " : ", ") + kOps[k].name;
+    EXPECT_NE(std::string(e.what()).find("/conditions/0/op: expected " + listed + ", got \"clamp\""), std::string::npos) << e.what();
+    EXPECT_NE(listed.find("constant, scale, vector_mean"), std::string::npos);
   }
 }
 
@@ -171,4 +173,50 @@ TEST(InterveneManifest, ExpansionPastTheCapIsRefusedAtItsEntry) {
   }
   msg = usageError([&] { parseManifest(demoWith(three), "m.json", "", true); });
   EXPECT_NE(msg.find("/conditions/2: brings the manifest past 100000 conditions"), std::string::npos) << msg;
+}
+
+TEST(InterveneManifest, EveryMistakeIsReportedInOneError) {
+  // three independent mistakes: a section, a condition's op, another condition's value
+  json j = demoWith(json::parse(R"([{"op": "constant", "values": [2]}, {"op": "clamp"}, {"op": "scale", "values": [1]},
+                                    {"op": "noise", "values": ["x"], "seeds": [1]}])"));
+  j["rows"]["num_seqs"] = -3;
+  const std::string msg = usageError([&] { parseManifest(j, "m.json", "", true); });
+  EXPECT_EQ(msg.rfind("manifest m.json: 3 errors:\n", 0), 0u) << msg;
+  EXPECT_NE(msg.find("\n  /rows/num_seqs: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\n  /conditions/1/op: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\n  /conditions/3/values/0: "), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("/conditions/0"), std::string::npos) << msg;  // the good entries are not named
+  EXPECT_EQ(msg.find("/conditions/2"), std::string::npos) << msg;
+  // one mistake reads as it always did
+  json one = demoWith(json::parse(R"([{"op": "clamp"}])"));
+  EXPECT_EQ(usageError([&] { parseManifest(one, "m.json", "", true); }).rfind("manifest m.json: /conditions/0/op: ", 0), 0u);
+  // past twenty, the rest are counted
+  json many = json::array();
+  for (int i = 0; i < 25; ++i) many.push_back({{"op", "clamp"}});
+  const std::string all = usageError([&] { parseManifest(demoWith(many), "m.json", "", true); });
+  EXPECT_EQ(all.rfind("manifest m.json: 25 errors:\n", 0), 0u) << all;
+  EXPECT_NE(all.find("/conditions/19/op"), std::string::npos) << all;
+  EXPECT_EQ(all.find("/conditions/20/op"), std::string::npos) << all;
+  EXPECT_NE(all.find("\n  ... and 5 more"), std::string::npos) << all;
+}
+
+// An op is one catalog row and its entries in the places ARCHITECTURE.md names; the two that are
+// text, not code, are checked here: the result schema's op enum (what a recorded step may say)
+// and docs/manifest.md's table of ops (a row starting with the op's name in backticks).
+TEST(InterveneManifest, EveryOpIsInTheResultSchemaAndTheDocs) {
+  std::ifstream in(std::string(OMN_SOURCE_DIR) + "/docs/schema/intervention.schema.json");
+  const json schema = json::parse(in);
+  std::vector<std::string> ops;
+  for (const auto& info : omn::intervene::kOps) ops.push_back(info.name);
+  EXPECT_EQ(schema.at("$defs").at("step").at("properties").at("op").at("enum").get<std::vector<std::string>>(), ops);
+  std::ifstream md(std::string(OMN_SOURCE_DIR) + "/docs/manifest.md");
+  std::string line;
+  std::set<std::string> documented;  // "| `sign_fix zero\|abs` | ..." documents sign_fix
+  while (std::getline(md, line))
+    if (line.rfind("| `", 0) == 0) documented.insert(line.substr(3, line.find_first_of(" `", 3) - 3));
+  for (const auto& info : omn::intervene::kOps) {
+    const std::string n = info.name;
+    EXPECT_TRUE(documented.count(n))
+        << n << " has no row in docs/manifest.md's table of ops";
+  }
 }

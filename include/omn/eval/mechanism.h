@@ -15,6 +15,11 @@ struct LayerMechanism {
   double mean_entropy = 0, max_logit = 0, q_rms = 0, k_rms = 0, input_kurtosis = 0;
 };
 
+// One batch's statistics folded into the pass's: a running mean over batches, `weight` the batch's
+// share of the rows so far (the largest logit a maximum; `first` starts it). A new statistic is a
+// field above, its computation in observe() and its line here (mechanism.cpp).
+void foldBatch(LayerMechanism& into, const LayerMechanism& batch, double weight, bool first);
+
 // Activation kurtosis in IMU-1's form: the mean over tokens of m4 / m2² over the features, with no
 // mean subtraction (3 for Gaussian features; large when a few features dominate). h [..., D].
 double activationKurtosis(const at::Tensor& h);
