@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every command's --help ends with examples, and every example can be typed as shown: it runs the
 command it is listed under, each flag it uses is one of that command's options (or a global one),
-and each repository path it names (configs/..., demo/...) exists. Reads the CLI's own definitions
+and each repository path it names (configs/..., demo/...) exists; and the help marks no option
+REQUIRED under both its spellings. Reads the CLI's own definitions
 (`omn-audit --describe-commands`), so a renamed or removed flag fails here, not in a user's shell.
 
 usage: check_help_examples.py OMN_AUDIT SOURCE_DIR
@@ -48,6 +49,15 @@ for doc in described:
         helped = subprocess.run([omn, name, "--help"], capture_output=True, text=True)
         if helped.returncode != 0 or lines and lines[-1] not in helped.stdout:
             failures.append("%s: --help (exit %d) does not print the examples" % (name, helped.returncode))
+        # the help says each thing once and truly: no REQUIRED on both spellings of one option (the
+        # positional and its --flag), no "(1x)" on a positional that takes one or two
+        required = [l.split()[0] for l in helped.stdout.splitlines() if " REQUIRED" in l and l.startswith("  ")]
+        for spelled in required:
+            if "--" + spelled in required:
+                failures.append("%s: --help marks both %s and --%s REQUIRED (one of them is)" % (name, spelled, spelled))
+        usage = next((l for l in helped.stdout.splitlines() if l.startswith("Usage:")), "")
+        if "x)" in usage:
+            failures.append("%s: usage line %r counts a positional as '(Nx)'" % (name, usage))
 
 if seen < 6:
     failures.append("only %d commands described: expected the built-in ones at least" % seen)

@@ -23,7 +23,7 @@ Command addReportCommand(CLI::App& root) {
   auto out = std::make_shared<std::string>();
   auto markdown = std::make_shared<bool>(false);
   auto force = std::make_shared<bool>(false);
-  app->add_option("inputs", *inputs, "a sweep, eval or study result and/or a profile, in any order")->required()->expected(1, 2);
+  app->add_option("inputs", *inputs, "one or two documents: a sweep, eval or study result and/or a profile, in any order")->required()->expected(1, 2);
   app->add_option("-o,--output", *out, "report.html (or report.md with --markdown)")->required();
   app->add_flag("--markdown", *markdown, "write Markdown, with the SVG figures beside it (OUT.figures/)");
   app->add_flag("--force", *force, "overwrite existing outputs");

@@ -102,6 +102,7 @@ inline void setupLogging(bool verbose, bool quiet) {
 
 #include "commands.h"
 #include "describe.h"
+#include "help_formatter.h"
 #include "plugin_commands.h"
 
 namespace omn::cli {
@@ -140,6 +141,7 @@ inline int parseAndRun(CLI::App& app, std::vector<Command>& commands, int argc, 
 inline int runCommandLine(const char* title, PluginId plugin, const std::vector<Command (*)(CLI::App&)>& adders, int argc,
                           char** argv) {
   CLI::App app{title};
+  app.formatter(std::make_shared<HelpFormatter>());  // before the subcommands: they copy it
   app.require_subcommand(1);
   app.fallthrough();  // -v / -q also after the command
   bool verbose = false, quiet = false;

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "describe.h"
 #include "guard.h"
+#include "help_formatter.h"
 #include "omn/embedded.h"
 #include "omn/errors.h"
 #include "omn/output/provenance.h"
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
   CLI::App app{"omn-audit: verify LLM checkpoints, profile their Q/K-norm gains, run controlled interventions"};
   app.set_version_flag("--version", "omn-audit " + omn::output::toolVersion() + " (" + omn::output::gitRevision() +
                                         ")\nmodel code fingerprint " + omn::modelCodeFingerprint());
+  app.formatter(std::make_shared<omn::cli::HelpFormatter>());  // before the subcommands: they copy it
   app.require_subcommand(1);
   app.fallthrough();  // -v / -q also after the command: "omn-audit profile X -q"
   bool verbose = false, quiet = false;
