@@ -3,6 +3,8 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace omn {
 
@@ -36,6 +38,26 @@ class UsageError : public Error {
  public:
   using Error::Error;
   ExitCode exitCode() const noexcept override { return kExitInvalidInput; }
+};
+
+// Several mistakes in one document, reported together (io::ErrorList): what() is the header and
+// each item on its own indented line; the CLI escapes the header and each item apart, so no item's
+// text (a path, a value from the document) can start a line of its own.
+class UsageErrors : public UsageError {
+ public:
+  UsageErrors(std::string header, std::vector<std::string> items)
+      : UsageError(joined(header, items)), header_(std::move(header)), items_(std::move(items)) {}
+  const std::string& header() const noexcept { return header_; }
+  const std::vector<std::string>& items() const noexcept { return items_; }
+
+ private:
+  static std::string joined(const std::string& header, const std::vector<std::string>& items) {
+    std::string s = header;
+    for (const auto& i : items) s += "\n  " + i;
+    return s;
+  }
+  std::string header_;
+  std::vector<std::string> items_;
 };
 
 // A profile drifted from its baseline (the CI regression check).

@@ -231,7 +231,7 @@ void parseModel(const Reader& r, const json& j, eval::SessionSpec& s, double& no
     if (const json* v = r.opt(*md, "attention")) s.attention = r.choice(*v, "/model/attention", model::kAttentionRequests);
     if (const json* v = r.opt(*md, "dtype")) s.dtype = r.choice(*v, "/model/dtype", model::kDtypeRequests);
     if (const json* v = r.opt(*md, "device")) s.device = model::checkDeviceSpec(r.str(*v, "/model/device"), r.label() + ": /model/device");
-    if (const json* v = r.opt(*md, "batch")) s.batch = static_cast<int>(r.integer(*v, "/model/batch", 1, std::numeric_limits<int>::max()));
+    if (const json* v = r.opt(*md, "batch")) s.batch = static_cast<int>(r.integer(*v, "/model/batch", 0, std::numeric_limits<int>::max()));  // 0: auto
     if (const json* v = r.opt(*md, "threads")) s.threads = static_cast<int>(r.integer(*v, "/model/threads", 0, 4096));
   }
 }
@@ -356,12 +356,13 @@ std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& 
 
 // An entry's reported perplexities, one per condition it expands to (in expansion order; null for
 // none): a number, or a list of that length. They need /reported (where they come from).
-std::vector<std::optional<double>> reportedValues(const Reader& r, const json& c, const std::string& p, std::size_t n, const Manifest& m) {
+std::vector<std::optional<double>> reportedValues(const Reader& r, const json& c, const std::string& p, std::size_t n, const Manifest& m,
+                                                  bool reported_failed) {
   std::vector<std::optional<double>> out(n);
   const json* v = r.opt(c, "reported_perplexity");
   if (!v) return out;
   const std::string ptr = p + "/reported_perplexity";
-  if (m.reported.is_null()) r.fail(ptr, "needs /reported: say where the reported values come from");
+  if (m.reported.is_null() && !reported_failed) r.fail(ptr, "needs /reported: say where the reported values come from");
   if (v->is_array() && v->size() != n)
     r.fail(ptr, "expected " + std::to_string(n) + " values, one per condition the entry expands to, got " + std::to_string(v->size()));
   if (!v->is_array() && n != 1) r.fail(ptr, "the entry expands to " + std::to_string(n) + " conditions: give a list of " + std::to_string(n));
@@ -391,21 +392,30 @@ void parseReported(const Reader& r, const json& j, Manifest& m) {
 }
 
 // The manifest's conditions as they are added: numbered in order, labels unique, the total capped.
+// Past the cap, the entry that passes it is the one error (later entries are still read for their
+// own mistakes, not added). `reported_failed`: /reported had a mistake, so a condition's reported
+// perplexity is not also refused for wanting it.
 class ConditionList {
  public:
-  ConditionList(const Reader& r, Manifest& m) : r_(r), m_(m) {}
+  ConditionList(const Reader& r, Manifest& m, bool reported_failed) : reported_failed(reported_failed), r_(r), m_(m) {}
   void add(Condition x, const std::string& p) {
-    if (m_.conditions.size() >= kMaxConditions)
+    if (capped_) return;
+    if (m_.conditions.size() >= kMaxConditions) {
+      capped_ = true;
       r_.fail(p, "brings the manifest past " + std::to_string(kMaxConditions) + " conditions: split it, or shard the sweep");
+    }
     if (!labels_.insert(x.label).second) r_.fail(p, "duplicates the condition \"" + x.label + "\"");
     x.id = "c" + std::to_string(m_.conditions.size());
     m_.conditions.push_back(std::move(x));
   }
 
+  const bool reported_failed;
+
  private:
   const Reader& r_;
   Manifest& m_;
   std::set<std::string> labels_;
+  bool capped_ = false;
 };
 
 // A composite entry ("steps"): one condition whose steps each name one value per list.
@@ -425,7 +435,7 @@ void parseComposite(const Reader& r, const json& c, const std::string& p, Manife
     x.steps.push_back(std::move(one.front()));
   }
   if (const json* n = r.opt(c, "name")) x.label = r.str(*n, p + "/name");
-  x.reported_perplexity = reportedValues(r, c, p, 1, m).front();
+  x.reported_perplexity = reportedValues(r, c, p, 1, m, out.reported_failed).front();
   out.add(std::move(x), p);
 }
 
@@ -434,7 +444,7 @@ void parseSingle(const Reader& r, const json& entry, const std::string& p, Manif
   const json& c = r.object(entry, p, {"op", "name", "values", "targets", "layers", "seeds", "modes", "source_layers", "sources",
                                       "coordinates", "reported_perplexity"});
   const std::vector<Step> steps = parseEntry(r, c, p, m.path);
-  const std::vector<std::optional<double>> reported = reportedValues(r, c, p, steps.size(), m);
+  const std::vector<std::optional<double>> reported = reportedValues(r, c, p, steps.size(), m, out.reported_failed);
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const Step& s = steps[k];
     Condition x;
@@ -452,10 +462,10 @@ void parseSingle(const Reader& r, const json& entry, const std::string& p, Manif
 
 // Each entry expands over its lists, in manifest order; an entry's mistakes are kept in
 // `errors` and the next entry is read.
-void parseConditions(const Reader& r, const json& j, Manifest& m, io::ErrorList& errors) {
+void parseConditions(const Reader& r, const json& j, Manifest& m, bool reported_failed, io::ErrorList& errors) {
   const json& cs = r.need(j, "", "conditions");
   if (!cs.is_array() || cs.empty()) r.fail("/conditions", "expected a non-empty array of conditions");
-  ConditionList out(r, m);
+  ConditionList out(r, m, reported_failed);
   for (std::size_t i = 0; i < cs.size(); ++i) {
     const std::string p = "/conditions/" + std::to_string(i);
     errors.check([&] {
@@ -490,8 +500,8 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   if (errors.check([&] { parseRows(r, j, s); })) errors.check([&] { parseStatistics(r, j, m); });  // groups <= rows
   errors.check([&] { parseModel(r, j, s, m.noise_floor, m.confirm_fp32); });
   errors.check([&] { parseOutput(r, j, path, m); });
-  if (errors.check([&] { parseReported(r, j, m); }))  // a condition's reported perplexity needs /reported
-    errors.check([&] { parseConditions(r, j, m, errors); });
+  const bool reported_failed = !errors.check([&] { parseReported(r, j, m); });
+  errors.check([&] { parseConditions(r, j, m, reported_failed, errors); });
   errors.throwIfAny();
   return m;
 }

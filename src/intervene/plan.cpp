@@ -100,16 +100,15 @@ void printPlan(std::ostream& os, const Manifest& m, const std::vector<Condition>
     os << "; with --cache-activations (cache at layer " << cache_layer << ") "
        << 2 * static_cast<std::size_t>(f.n_layers) + n * static_cast<std::size_t>(with_cache) << " layer-passes";
   os << "\n";
-  if (f.timed_rows > 0 && f.rows > 0 && f.n_layers > 0) {
-    // seconds per row-pass, times the passes' rows; the cached run's share of layer passes
-    const double per_row = f.timed_seconds / static_cast<double>(f.timed_rows);
-    const double full = per_row * static_cast<double>(f.rows) * static_cast<double>(n + 2);
-    os << "estimate: " << duration(full) << " on this machine (" << f.machine << "; one pass of " << f.timed_rows << " row"
-       << (f.timed_rows == 1 ? "" : "s") << " took " << output::significant(f.timed_seconds, 3) << " s)";
-    if (cache_layer > 0 && n > 0) {
-      const double layer_passes = static_cast<double>(2 * f.n_layers + n * with_cache);
-      os << "; with --cache-activations about " << duration(full * layer_passes / static_cast<double>((n + 2) * f.n_layers));
-    }
+  if (f.timed_tokens > 0 && f.total_tokens > 0) {
+    // seconds per token of a pass, times the tokens of every pass; with the cache a pass still runs
+    // the embedding, the head and the scoring in full, so no cached figure is given
+    const double per_token = f.timed_seconds / static_cast<double>(f.timed_tokens);
+    const double full = per_token * static_cast<double>(f.total_tokens) * static_cast<double>(n + 2);
+    os << "estimate: " << duration(full) << " on this machine (" << io::terminalSafe(f.machine, 200) << "; one pass of "
+       << f.timed_rows << " row" << (f.timed_rows == 1 ? "" : "s") << " took " << output::significant(f.timed_seconds, 3) << " s)";
+    if (cache_layer > 0 && n > 0) os << "; less with --cache-activations";
+    if (!f.unmeasured.empty()) os << "; " << f.unmeasured << " not timed: more";
     os << "\n";
   }
   for (const Equivalence& e : equivalences(conditions, f.n_layers)) {
@@ -117,7 +116,7 @@ void printPlan(std::ostream& os, const Manifest& m, const std::vector<Condition>
     os << (e.sanity ? "check: " : "warning: ") << e.id << " (" << io::terminalSafe(c->label, 200) << ") equals " << (e.same == "control" ? std::string("the control") : e.same)
        << " by construction: " << e.why << "\n";
   }
-  os << "manifest " << m.path << " (sha256 " << m.sha256 << "): nothing was run\n";
+  os << "manifest " << m.path << " (sha256 " << m.sha256 << "): no condition was run, nothing was written\n";
 }
 
 }  // namespace omn::intervene

@@ -69,7 +69,7 @@ namespace {
 io::ResumedJournal openJournal(const std::string& jpath, const json& header, bool resume) {
   io::ResumedJournal r = io::resumeJournal(
       jpath, header, resume, "run",
-      {"manifest_sha256", "checkpoint_sha256", "tokens_sha256", "model_code_fingerprint", "git_revision", "shard", "bf16_products", "options"},
+      {"manifest_sha256", "checkpoint_sha256", "tokens_sha256", "model_code_fingerprint", "git_revision", "shard", "bf16_products", "batch", "options"},
       [](const json& rec) { return !rec.contains("restore") || rec["restore"].value("ok", false); });
   if (r.resumed) spdlog::info("resuming: {} finished record(s) in {}", r.done.size(), jpath);
   return r;
@@ -266,6 +266,7 @@ json journalHeader(const Manifest& m, const eval::Session& s, const SweepOptions
           {"model_code_fingerprint", modelCodeFingerprint()}, {"git_revision", output::gitRevision()},
           {"shard", shard},
           {"bf16_products", model::productsJson(s.dtype, s.device)["bf16"]},
+          {"batch", s.spec.batch},  // rows per pass change the rounding: a resume keeps the batch it began with
           {"options", {{"mechanism", o.mechanism}, {"kl", o.kl}}}};
 }
 

@@ -1,6 +1,7 @@
 #include "omn/model/threads.h"
 
 #include <fstream>
+#include <limits>
 
 #include <ATen/Parallel.h>
 
@@ -51,10 +52,15 @@ int useThreads(int requested) {
   return at::get_num_threads();
 }
 
-double loadAverage() {
-  std::ifstream in("/proc/loadavg");
-  double load = -1;
-  return in >> load ? load : -1;
+int otherTasksRunning() {
+  std::ifstream in("/proc/stat");
+  std::string key;
+  long long n = -1;
+  while (in >> key) {
+    if (key == "procs_running" && in >> n) return n >= 1 ? static_cast<int>(n - 1) : 0;
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return -1;
 }
 
 bool threadsByDefault(int requested) {

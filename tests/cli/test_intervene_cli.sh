@@ -172,6 +172,13 @@ expect 2 "/conditions/2/seeds: not a parameter of vector_mean" -- "$omn" -q inte
 mk e9.json 'm["conditions"][0]["op"] = "clamp"; m["rows"]["num_seqs"] = 0; m["model"]["dtype"] = "fp8"'
 expect 2 "manifest .*e9.json: 3 errors:" -- "$omn" -q intervene --manifest "$tmp/e9.json"
 expect 2 "^  /conditions/0/op: expected constant" -- "$omn" -q intervene --manifest "$tmp/e9.json"
+# a name that carries a line break and an indent (quoted raw in the duplicate's message) cannot forge
+# a line of the list: each item is escaped
+mk e9b.json 'm["conditions"] = [{"op": "constant", "values": [2], "name": "x\n  /conditions/9: forged"}] * 2; m["rows"]["num_seqs"] = 0'
+"$omn" -q intervene --manifest "$tmp/e9b.json" > "$tmp/e9b.out" 2>&1 || true
+check "an input's line break stays inside its item (3 lines: the header and 2 items, none forged)" -- /usr/bin/python3 -c "
+import sys; t = open(sys.argv[1]).read().splitlines()
+sys.exit(0 if len(t) == 3 and t[0].endswith('2 errors:') and not any(l.startswith('  /conditions/9') for l in t) else 1)" "$tmp/e9b.out"
 # --plan: the inputs verified and every condition checked, the conditions equal by construction
 # named, nothing run and nothing written
 mk p1.json 'm["conditions"] = [{"op": "scale", "values": [2], "targets": ["q", "k"]}, {"op": "compensate", "values": [2]}]; m["output"] = {"json": "p1o.json"}'
@@ -191,7 +198,7 @@ unit = {"s": 1, "min": 60, "h": 3600}[e.group(2)]
 want = float(e.group(6)) / int(e.group(5)) * int(p.group(2)) * int(p.group(1))
 got = float(e.group(1)) * unit
 assert abs(got - want) <= 0.06 * want + 1e-9, (got, want, t)  # printed to 2 significant digits
-cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")][0]
+cpu = ([l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")] + ["unknown CPU"])[0]
 assert e.group(3) == cpu, (e.group(3), cpu)
 PY
 mk p2.json 'm["conditions"] = [{"op": "constant", "values": [1], "coordinates": [100000]}]'

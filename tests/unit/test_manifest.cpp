@@ -220,3 +220,23 @@ TEST(InterveneManifest, EveryOpIsInTheResultSchemaAndTheDocs) {
         << n << " has no row in docs/manifest.md's table of ops";
   }
 }
+
+// What the list leaves out: past the cap, later entries repeat nothing; a mistake in /reported
+// does not also refuse every condition's reported perplexity for wanting it.
+TEST(InterveneManifest, NoErrorIsReportedOnlyBecauseAnotherWas) {
+  json cs = json::array();
+  for (int k = 0; k < 5; ++k) {
+    json v = json::array();
+    for (int i = 0; i < 40000; ++i) v.push_back(k + 1.0 + i * 1e-6);
+    cs.push_back({{"op", "constant"}, {"values", v}, {"layers", "all"}});
+  }
+  const std::string cap = usageError([&] { parseManifest(demoWith(cs), "m.json", "", true); });
+  EXPECT_EQ(cap.rfind("manifest m.json: /conditions/2: brings the manifest past 100000 conditions", 0), 0u) << cap.substr(0, 300);
+  json j = demoWith(json::parse(R"([{"op": "constant", "values": [2], "reported_perplexity": 40}, {"op": "clamp"}])"));
+  j["reported"] = {{"source", ""}};
+  const std::string msg = usageError([&] { parseManifest(j, "m.json", "", true); });
+  EXPECT_EQ(msg.rfind("manifest m.json: 2 errors:\n", 0), 0u) << msg;
+  EXPECT_NE(msg.find("\n  /reported/source: must not be empty"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\n  /conditions/1/op: "), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("needs /reported"), std::string::npos) << msg;
+}

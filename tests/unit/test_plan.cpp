@@ -183,8 +183,8 @@ TEST(InterveneReported, ShippedManifestsParse) {
   EXPECT_EQ(b.session.row_form, omn::eval::RowForm::Historical);
 }
 
-// The estimate is the timed pass scaled: seconds per row x rows x passes (the conditions and the
-// control twice), and with the cache the share of layer passes that still run.
+// The estimate is the timed pass scaled: seconds per token x the tokens of every pass (the
+// conditions and the control twice); the cache only said to make it less, what was not timed named.
 TEST(IntervenePlan, EstimateScalesTheTimedPass) {
   const auto m = parse(json::parse(R"([{"op": "constant", "values": [2, 3], "layers": [2, 3]}])"));
   omn::intervene::PlanFacts f;
@@ -193,16 +193,21 @@ TEST(IntervenePlan, EstimateScalesTheTimedPass) {
   f.seq_len = 128;
   f.first_layers = {2, 2};
   f.timed_rows = 16;
-  f.timed_seconds = 2.5;  // 0.15625 s a row; 64 rows x 4 passes = 40 s; cached: (2x4 + 2x2) / (4x4) of it = 30 s
+  f.timed_tokens = 16 * 128;
+  f.total_tokens = 64 * 128;
+  f.timed_seconds = 2.5;  // 0.15625 s a row; 64 rows x 4 passes = 40 s
   f.machine = "Some CPU, 1 thread, cpu";
   std::ostringstream os;
   omn::intervene::printPlan(os, m, m.conditions, f);
   EXPECT_NE(os.str().find("estimate: 40 s on this machine (Some CPU, 1 thread, cpu; one pass of 16 rows took 2.5 s); "
-                          "with --cache-activations about 30 s\n"),
+                          "less with --cache-activations\n"),
             std::string::npos)
       << os.str();
   f.timed_seconds = 250;  // 4,000 s: in minutes
+  f.timed_tokens = 8 * 128;  // per-document rows: the tokens, not the rows, scale (8,000 s)
+  f.unmeasured = "--kl";
   std::ostringstream longer;
   omn::intervene::printPlan(longer, m, m.conditions, f);
-  EXPECT_NE(longer.str().find("estimate: 67 min on this machine"), std::string::npos) << longer.str();
+  EXPECT_NE(longer.str().find("estimate: 2.2 h on this machine"), std::string::npos) << longer.str();
+  EXPECT_NE(longer.str().find("; --kl not timed: more\n"), std::string::npos) << longer.str();
 }

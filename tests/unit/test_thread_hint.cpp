@@ -1,5 +1,5 @@
-// The busy-machine hint: said only when the default thread count meets other processes holding
-// the cores, and then it names the load, the CPUs, the threads and the way out.
+// The busy-machine hint: said only when the default thread count meets other tasks holding the
+// cores, and then it names them, the CPUs, the threads and the count that fits.
 #include <gtest/gtest.h>
 
 #include "omn/model/threads.h"
@@ -7,16 +7,18 @@
 using omn::model::busyMachineHint;
 
 TEST(BusyMachineHint, OnlyWhenTheDefaultCountMeetsABusyMachine) {
-  // 2 CPUs, 2 threads by default: quiet below half a core of other load
-  EXPECT_EQ(busyMachineHint(0.0, 2, 2, true), "");
-  EXPECT_EQ(busyMachineHint(0.5, 2, 2, true), "");
-  const std::string h = busyMachineHint(1.9, 2, 2, true);
-  EXPECT_EQ(h, "this machine is busy (load average 1.90 on 2 CPUs): 2 threads will wait on each other; if it runs slowly, try --threads 1");
-  // asked for, a single thread, or an unreadable load: nothing to say
-  EXPECT_EQ(busyMachineHint(1.9, 2, 2, false), "");
-  EXPECT_EQ(busyMachineHint(5.0, 2, 1, true), "");
+  // 2 CPUs, 2 threads by default: quiet while nothing else runs
+  EXPECT_EQ(busyMachineHint(0, 2, 2, true), "");
+  EXPECT_EQ(busyMachineHint(1, 2, 2, true),
+            "this machine is busy (1 other task running on 2 CPUs): 2 threads will wait on each other; if it runs slowly, "
+            "try --threads 1");
+  EXPECT_NE(busyMachineHint(3, 2, 2, true).find("(3 other tasks running on 2 CPUs)"), std::string::npos);
+  EXPECT_NE(busyMachineHint(3, 2, 2, true).find("try --threads 1"), std::string::npos);
+  // asked for, a single thread, or an unreadable count: nothing to say
+  EXPECT_EQ(busyMachineHint(1, 2, 2, false), "");
+  EXPECT_EQ(busyMachineHint(5, 2, 1, true), "");
   EXPECT_EQ(busyMachineHint(-1, 2, 2, true), "");
-  // 16 CPUs: 3 other processes leave a core per thread only up to 16 threads on 16.5 cores
-  EXPECT_EQ(busyMachineHint(0.4, 16, 16, true), "");
-  EXPECT_NE(busyMachineHint(3.0, 16, 16, true), "");
+  // 64 CPUs: one other task costs one core, and the hint says how many are left
+  EXPECT_NE(busyMachineHint(1, 64, 64, true).find("try --threads 63"), std::string::npos);
+  EXPECT_NE(busyMachineHint(10, 64, 64, true).find("try --threads 54"), std::string::npos);
 }

@@ -14,27 +14,15 @@
 
 namespace omn::cli {
 
-// An error's text for the terminal, escaped line by line; a line break is kept only before an
-// indented line (io::ErrorList's one line per mistake), so no text from an input starts a line of
-// its own at the margin.
-inline std::string errorText(const std::string& what) {
-  std::string out;
-  std::size_t start = 0;
-  for (;;) {
-    std::size_t nl = what.find('\n', start);
-    while (nl != std::string::npos && what.compare(nl + 1, 2, "  ") != 0) nl = what.find('\n', nl + 1);
-    out += io::terminalSafe(what.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
-    if (nl == std::string::npos) return out;
-    out += "\n";
-    start = nl + 1;
-  }
-}
-
 inline int runGuarded(const std::function<int()>& body) {
   try {
     return body();
+  } catch (const omn::UsageErrors& e) {  // one line per mistake, each escaped on its own
+    std::cerr << "omn-audit: error: " << io::terminalSafe(e.header()) << "\n";
+    for (const auto& item : e.items()) std::cerr << "  " << io::terminalSafe(item) << "\n";
+    return e.exitCode();
   } catch (const omn::Error& e) {
-    std::cerr << "omn-audit: error: " << errorText(e.what()) << "\n";
+    std::cerr << "omn-audit: error: " << io::terminalSafe(e.what()) << "\n";
     return e.exitCode();
   } catch (const std::exception& e) {
     std::cerr << "omn-audit: unexpected error: " << io::terminalSafe(e.what()) << "\n";

@@ -29,16 +29,17 @@ struct PlanFacts {
   int n_layers = 0;
   std::size_t rows = 0, seq_len = 0;
   std::vector<int> first_layers;  // per condition: the first layer it touches (GainState::firstLayer)
-  // the time estimate: one pass over `timed_rows` rows took `timed_seconds` on `machine`
-  // ("AMD EPYC, 1 thread, cpu"); 0 rows: no estimate
-  std::size_t timed_rows = 0;
+  // the time estimate: one pass over `timed_rows` rows (`timed_tokens` tokens of the `total_tokens`
+  // all rows hold) took `timed_seconds` on `machine` ("AMD EPYC, 1 thread, cpu"); 0 rows: no
+  // estimate. `unmeasured`: what the sweep does that the timed plain pass did not ("--kl").
+  std::size_t timed_rows = 0, timed_tokens = 0, total_tokens = 0;
   double timed_seconds = 0;
-  std::string machine;
+  std::string machine, unmeasured;
 };
 
 // The plan as text: one line per condition (id, label, first layer touched, layers a pass runs
-// without and with --cache-activations), the total, the time it would take (the timed pass scaled
-// by rows and layer passes) and the equivalences as warnings.
+// without and with --cache-activations), the total, the time it would take without the cache (the
+// timed pass scaled by tokens and passes) and the equivalences as warnings.
 void printPlan(std::ostream& os, const Manifest& m, const std::vector<Condition>& conditions, const PlanFacts& f);
 
 }  // namespace omn::intervene

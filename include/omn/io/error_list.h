@@ -30,8 +30,8 @@ class ErrorList {
   bool empty() const { return errors_.empty(); }
   std::size_t size() const { return errors_.size(); }
 
-  // None: returns. One: that error, as it was. Several: "label: N errors:" and one line each,
-  // the label left off (the first kMaxListed; then how many more).
+  // None: returns. One: that error, as it was. Several: UsageErrors, "label: N errors:" and one
+  // item each, the label left off (the first kMaxListed; then how many more).
   void throwIfAny() const;
 
   static constexpr std::size_t kMaxListed = 20;

@@ -19,19 +19,21 @@ int useThreads(int requested);
 // The hint a command logs when the thread count it would take by default (requested 0, no
 // OMP_NUM_THREADS: every CPU) meets a busy machine. libtorch's threads meet at every operation, so
 // one that shares its core with another process holds up the rest (train ran 0.1 steps/s with 2
-// threads on a busy 2-core machine, 0.6 with --threads 1). `load` is the 1-minute load average
-// before the run (loadAverage()); "" when the count was asked for, is 1, or the other processes
-// leave a core per thread.
-inline std::string busyMachineHint(double load, int cpus, int threads, bool by_default) {
-  if (!by_default || threads <= 1 || load < 0 || load + threads <= cpus + 0.5) return "";
+// threads on a busy 2-core machine, 0.6 with --threads 1). `others` is how many other tasks are
+// running now (otherTasksRunning(): the kernel's count, not the load average, which still holds
+// the last command's own run); "" when the count was asked for, is 1, or a core is free for each
+// thread. It suggests the cores the others leave.
+inline std::string busyMachineHint(int others, int cpus, int threads, bool by_default) {
+  if (!by_default || threads <= 1 || others < 0 || others + threads <= cpus) return "";
+  const int free_cores = cpus - others > 1 ? cpus - others : 1;
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "this machine is busy (load average %.2f on %d CPUs): %d threads will wait on each other; "
-                "if it runs slowly, try --threads 1",
-                load, cpus, threads);
+                "this machine is busy (%d other task%s running on %d CPUs): %d threads will wait on each other; "
+                "if it runs slowly, try --threads %d",
+                others, others == 1 ? "" : "s", cpus, threads, free_cores);
   return buf;
 }
-double loadAverage();  // /proc/loadavg's 1-minute figure; -1 where it cannot be read
+int otherTasksRunning();  // /proc/stat's procs_running less this one; -1 where it cannot be read
 bool threadsByDefault(int requested);  // requested 0 and no OMP_NUM_THREADS: useThreads takes every CPU
 
 }  // namespace omn::model

@@ -32,25 +32,37 @@ namespace omn::cli {
 namespace {
 
 // The time estimate's measurement: one batch of rows to warm up, then as many batches as take about
-// a second, timed (a first batch over 2 s is a large model: it is the measurement).
-void timePasses(const eval::Session& s, intervene::PlanFacts& f) {
+// a second, timed; a first batch over 2 s (a large model) is timed once more, warm, unless it took
+// over a minute. What the sweep adds to a plain pass is named, not timed.
+void timePasses(const eval::Session& s, const intervene::Manifest& m, const intervene::SweepOptions& o, intervene::PlanFacts& f) {
   c10::InferenceMode guard;
   const std::size_t batch = static_cast<std::size_t>(std::max(1, s.spec.batch));
+  auto tokens = [&](std::size_t rows) {
+    std::size_t t = 0;
+    for (std::size_t i = 0; i < rows; ++i) t += s.rows[i].tokens.size();
+    return t;
+  };
   auto timed = [&](std::size_t rows) {
     const eval::Evaluator ev(*s.model, {s.rows.begin(), s.rows.begin() + static_cast<std::ptrdiff_t>(rows)}, s.path, s.spec.batch,
                              s.device);
     const auto t0 = std::chrono::steady_clock::now();
     (void)ev.score();
     f.timed_rows = rows;
+    f.timed_tokens = tokens(rows);
     f.timed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   timed(std::min(s.rows.size(), batch));
   if (f.timed_seconds <= 2.0) {
     const double batches = std::ceil(1.0 / std::max(f.timed_seconds, 1e-3));
     timed(std::min(s.rows.size(), batch * static_cast<std::size_t>(batches)));
+  } else if (f.timed_seconds <= 60.0) {
+    timed(f.timed_rows);  // the first read the mapped weights from disk
   }
+  f.total_tokens = tokens(s.rows.size());
   f.machine = output::cpuModel() + ", " + std::to_string(s.threads) + " thread" + (s.threads == 1 ? "" : "s") + ", " +
               s.device.str();
+  for (auto [on, what] : {std::pair{o.kl, "--kl"}, {o.mechanism, "--mechanism"}, {m.confirm_fp32, "/model/confirm_fp32"}})
+    if (on) f.unmeasured += std::string(f.unmeasured.empty() ? "" : ", ") + what;
 }
 
 // --plan: the session opened and verified, every condition checked on the gains, nothing run
@@ -76,7 +88,7 @@ int printPlan(intervene::Manifest& m, const intervene::SweepOptions& o) {
   const eval::Evaluator ev(*s->model, s->rows, s->path, s->spec.batch, s->device);
   eval::ActivationCache cache;
   (void)intervene::planMemory(cs, gains, ev, s->config.n_layers, o, cache);
-  timePasses(*s, f);
+  timePasses(*s, m, o, f);
   intervene::printPlan(std::cout, m, cs, f);
   return 0;
 }

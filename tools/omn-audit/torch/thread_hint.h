@@ -15,7 +15,7 @@ namespace omn::cli {
 inline void warnIfBusy(int requested) {
   if (!model::threadsByDefault(requested)) return;
   const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const std::string hint = model::busyMachineHint(model::loadAverage(), cpus, cpus, true);
+  const std::string hint = model::busyMachineHint(model::otherTasksRunning(), cpus, cpus, true);
   if (!hint.empty()) spdlog::warn("{}", hint);
 }
 
