@@ -240,3 +240,18 @@ TEST(InterveneManifest, NoErrorIsReportedOnlyBecauseAnotherWas) {
   EXPECT_NE(msg.find("\n  /conditions/1/op: "), std::string::npos) << msg;
   EXPECT_EQ(msg.find("needs /reported"), std::string::npos) << msg;
 }
+
+// /model/batch: omitted or 0 is auto (eval::autoBatch, resolved when the session opens); below 0
+// is refused at its pointer.
+TEST(InterveneManifest, BatchZeroIsAutoAndANegativeOneIsRefused) {
+  json j = demoWith(json::parse(R"([{"op": "constant", "values": [2]}])"));
+  j["model"].erase("batch");
+  EXPECT_EQ(parseManifest(j, "m.json", "", true).session.batch, 0);
+  j["model"]["batch"] = 0;
+  EXPECT_EQ(parseManifest(j, "m.json", "", true).session.batch, 0);
+  j["model"]["batch"] = 16;
+  EXPECT_EQ(parseManifest(j, "m.json", "", true).session.batch, 16);
+  j["model"]["batch"] = -1;
+  const std::string msg = usageError([&] { parseManifest(j, "m.json", "", true); });
+  EXPECT_EQ(msg.rfind("manifest m.json: /model/batch: ", 0), 0u) << msg;
+}
