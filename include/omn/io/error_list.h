@@ -27,8 +27,6 @@ class ErrorList {
       return false;
     }
   }
-  bool empty() const { return errors_.empty(); }
-  std::size_t size() const { return errors_.size(); }
 
   // None: returns. One: that error, as it was. Several: UsageErrors, "label: N errors:" and one
   // item each, the label left off (the first kMaxListed; then how many more).
