@@ -342,7 +342,7 @@ Figure mechanism(const json& r, const char* key, const char* title, const char* 
   for (int i = 0; i < L; i += std::max(1, L / 14)) xt.emplace_back(i, std::to_string(i));
   c.xTicks(xt);
   std::vector<Key> keys = {{Key::Mark::box, "#f4f4f4", "control (its values)"}, {Key::Mark::box, "#000000", "non-finite"}};
-  if (ratio) keys.push_back({Key::Mark::box, "#bbbbbb", "no ratio (a value ≤ 0)"});
+  if (ratio) keys.push_back({Key::Mark::box, "#bbbbbb", "no ratio (≤ 0)"});
   c.legend(keys);
   c.colourBar(-amax, amax, ratio ? std::string("log2(condition / control)") : std::string("condition − control (") + unit + ")", diverging);
   const std::string cap = std::string(title) + ": each row a condition (ids as in the results table), each column a layer; the cell "
