@@ -9,17 +9,34 @@ compile_commands.json):
 - a precompiled header is the first -include, so GCC can use it (a header force-included before it
   makes GCC skip the .gch without a word: omn's ATen header was built and never used);
 - -Wall and -Wextra are on.
+In a unity build (OMN_UNITY_BUILD) CMake's Unity/unity_N_cxx.cxx units include the sources: each
+source is checked under its unit's command.
 """
 import json
 import os
+import re
 import shlex
 import sys
 
 build, src = (os.path.abspath(a) for a in sys.argv[1:3])
 assert_h = os.path.join(src, "include", "omn", "json_assert.h")
-failures, n = [], 0
-for c in json.load(open(os.path.join(build, "compile_commands.json"))):
+unity_include = re.compile(r'^#include "([^"]+)"$')
+
+
+def sources(c):
+    """The sources a compile command compiles: its file, or a unity unit's (CMake's Unity/unity_N_cxx.cxx
+    includes its sources by absolute path), each with the command that compiles it."""
     f = os.path.abspath(os.path.join(c["directory"], c["file"]))
+    if os.sep + "Unity" + os.sep in f and os.path.basename(f).startswith("unity_"):
+        return [m.group(1) for m in map(unity_include.match, open(f).read().splitlines()) if m]
+    return [f]
+
+
+failures, n = [], 0
+units = json.load(open(os.path.join(build, "compile_commands.json")))
+commands = [(f, c) for c in units for f in sources(c)]
+for f, c in commands:
+    f = os.path.abspath(f)
     if not f.startswith(src + os.sep) or f.startswith(build + os.sep) or "/googletest/" in f:
         continue  # generated sources and third-party code
     n += 1
@@ -45,5 +62,5 @@ for c in json.load(open(os.path.join(build, "compile_commands.json"))):
             failures.append("%s: compiled without %s" % (rel, w))
 for x in failures:
     print("FAIL", x)
-print("%d translation units checked, %d problems" % (n, len(failures)))
+print("%d sources of ours checked (%d translation units), %d problems" % (n, len(units), len(failures)))
 sys.exit(1 if failures or n == 0 else 0)

@@ -22,7 +22,7 @@ const nlohmann::json& expected() {
   return j;
 }
 
-std::string refusal(const std::string& name) {
+std::string checkpointRefusal(const std::string& name) {
   try {
     omn::io::openCheckpoint(kDir + "/" + name);
   } catch (const omn::FormatError& e) {
@@ -118,12 +118,12 @@ TEST(Hostile, EveryPickleAttackIsRefusedAndNothingRuns) {
       {"evil_protocol4.pt", "protocol 4"},
   };
   for (const auto& [file, expect] : cases) {
-    const std::string msg = refusal(file);
+    const std::string msg = checkpointRefusal(file);
     EXPECT_NE(msg.find(expect), std::string::npos) << file << ": " << msg;
     EXPECT_NE(msg.find("pickle byte"), std::string::npos) << file << ": " << msg;
   }
-  EXPECT_NE(refusal("evil_stack_global.pt").find("posix.system"), std::string::npos);
-  EXPECT_NE(refusal("evil_inst.pt").find("posix.system"), std::string::npos);
+  EXPECT_NE(checkpointRefusal("evil_stack_global.pt").find("posix.system"), std::string::npos);
+  EXPECT_NE(checkpointRefusal("evil_inst.pt").find("posix.system"), std::string::npos);
   EXPECT_NE(::access(marker.c_str(), F_OK), 0) << "a hostile pickle created its marker file";
 }
 
@@ -134,7 +134,7 @@ TEST(Corrupt, EachIsAClearFormatError) {
       {"overlap.safetensors", "overlaps"},          {"legacy.pt", "legacy"},
   };
   for (const auto& [file, expect] : cases) {
-    const std::string msg = refusal(file);
+    const std::string msg = checkpointRefusal(file);
     EXPECT_NE(msg.find(expect), std::string::npos) << file << ": " << msg;
     EXPECT_NE(msg.find(file), std::string::npos) << "names the file: " << msg;
   }
