@@ -14,6 +14,8 @@
 # campaign in docs/RELIABILITY.md: OMN_FUZZ_RUNS=10000000 OMN_FUZZ_TIMEOUT=600 tools/fuzz.sh 0).
 # OMN_FUZZ_TIMEOUT (default 10) is libFuzzer's per-input limit in wall-clock seconds: raise it for
 # a long campaign that shares the machine, where a starved process would report false hangs.
+# The targets run side by side, one per core (OMN_FUZZ_JOBS=N: at most N at once; the unit tests
+# too, two at a time); each one's output is printed in order when it is done.
 # OMN_FUZZ_FORK=N runs each target in libFuzzer's fork mode on N cores (one run, one corpus; -runs
 # counts the executions of all N workers).
 # ASan keeps no allocation stack per malloc here (malloc_context_size=0: unwinding at every
@@ -42,7 +44,7 @@ whole() {  # NAME VALUE MIN
   fi
 }
 whole SECONDS "$secs" 0
-for v in OMN_FUZZ_RUNS OMN_FUZZ_TIMEOUT OMN_FUZZ_FORK; do [ -z "${!v:-}" ] || whole "$v" "${!v}" 1; done
+for v in OMN_FUZZ_RUNS OMN_FUZZ_TIMEOUT OMN_FUZZ_FORK OMN_FUZZ_JOBS; do [ -z "${!v:-}" ] || whole "$v" "${!v}" 1; done
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(pickle checkpoint documents gate config journal train)
@@ -60,11 +62,21 @@ if [ $unit = 1 ]; then
   cmake --build "$build" -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") "${unit_tests[@]}" omn-audit
   [ -d "$main/fixtures/interop" ] || { echo "fuzz.sh: --unit-tests reads the main build's fixtures: run its ctest first" >&2; exit 2; }
   [ -e "$build/fixtures" ] || ln -s "$main/fixtures" "$build/fixtures"
+  # the binaries side by side, two at a time (one core each), each one's output printed in order
+  upids=()
   for t in "${unit_tests[@]}"; do
-    echo "== $t under ASan/UBSan"
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
     ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-      "$build/tests/$t" --gtest_brief=1 || { echo "FAIL: $t under ASan/UBSan" >&2; exit 1; }
+      "$build/tests/$t" --gtest_brief=1 >"$build/$t.asan.log" 2>&1 &
+    upids+=($!)
   done
+  failed=0
+  for i in "${!unit_tests[@]}"; do
+    t="${unit_tests[$i]}"
+    echo "== $t under ASan/UBSan"
+    if wait "${upids[$i]}"; then cat "$build/$t.asan.log"; else cat "$build/$t.asan.log"; echo "FAIL: $t under ASan/UBSan" >&2; failed=1; fi
+  done
+  [ $failed = 0 ] || exit 1
   echo "== the CLI built without libtorch, under ASan/UBSan"
   "$build/omn-audit" --version
   "$build/omn-audit" profile "$main/fixtures/omn1-mini.pt" --no-tables >/dev/null ||
@@ -116,6 +128,16 @@ def line(r):
 with open(sys.argv[1], "w") as f:
     f.write(line({"schema": "omn-audit/journal@1", "kind": "intervene", "manifest_sha256": "0" * 64}))
     f.write(line({"id": "control", "nll_sum": [1, 2, 3], "tokens": [4, 5, 6]}))
+    # a sweep's passes as intervene/pass_record.cpp writes them (fuzz_journal reads each record back)
+    scores = {"nll_sum": [1.5, None, 3.25], "tokens": [4, 5, 6]}
+    f.write(line({"id": "control_open", "kind": "control", "scores": scores, "seconds": 0.5, "gain_sha256": "a" * 64,
+                  "mechanism": None, "divergence": None}))
+    f.write(line({"id": "c1", "kind": "condition", "label": "q = 1", "op": {"op": "constant", "target": "q", "value": 1.0},
+                  "manifest_pointer": "/conditions/0", "touched": ["layers.0.q_norm.weight"],
+                  "applied": {"sha256": "b" * 64, "vectors": []}, "start_layer": 0, "scores": scores, "seconds": 0.25,
+                  "restore": {"sha256": "a" * 64, "expected": "a" * 64, "ok": True}, "mechanism": None,
+                  "divergence": {"kl_sum": [0.5, 0.25, 0.0], "top1_agree": [4, 5, 6], "dp_correct_sum": [0, 0, 0]},
+                  "reported_perplexity": 692.0}))
     f.write('{"id": "c1", "torn')
 PY
 # what a resume reads: the first byte picks the reader (0 train.json, 1 log.jsonl, 2 an optimizer
@@ -132,10 +154,11 @@ else
 fi
 
 # --- run ---------------------------------------------------------------------------------------
-status=0
-for t in "${targets[@]}"; do
+# The targets run side by side, one per core (OMN_FUZZ_JOBS, default every core; one at a time in
+# fork mode, which takes OMN_FUZZ_FORK cores itself); each one's summary is printed in order.
+fuzz_one() {  # TARGET: runs it; its summary on stdout; exit 1 on a finding
+  local t="$1" limits=() found=0
   echo "== fuzz_$t for ${secs}s${OMN_FUZZ_RUNS:+ or $OMN_FUZZ_RUNS runs}"
-  limits=()
   [ "$secs" = 0 ] || limits+=(-max_total_time="$secs")
   [ -z "${OMN_FUZZ_RUNS:-}" ] || limits+=(-runs="$OMN_FUZZ_RUNS")
   [ -z "${OMN_FUZZ_FORK:-}" ] || limits+=(-fork="$OMN_FUZZ_FORK")
@@ -145,7 +168,7 @@ for t in "${targets[@]}"; do
     if grep -q "libFuzzer: run interrupted" "$build/fuzz_$t.log"; then  # SIGINT to the fuzzer: a stop
       echo "fuzz_$t interrupted (not a finding)"
     else
-      status=1
+      found=1
       echo "FINDING: see $build/fuzz_$t.log and $build/findings/"
       grep -E "ERROR|SUMMARY|==[0-9]+==" "$build/fuzz_$t.log" | head -5
       echo "replay with full stacks: OMN_FUZZ_PROFILE=$profile $build/tests/fuzz/fuzz_$t $build/findings/$t-*"
@@ -154,5 +177,19 @@ for t in "${targets[@]}"; do
   # the executions: libFuzzer's final stats, or in fork mode its last status line
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb|^INFO: fuzzed for" "$build/fuzz_$t.log" || true
   [ -z "${OMN_FUZZ_FORK:-}" ] || grep -E '^#[0-9]+: cov' "$build/fuzz_$t.log" | tail -1 || true
+  return $found
+}
+jobs_max="${OMN_FUZZ_JOBS:-$(nproc)}"
+[ -z "${OMN_FUZZ_FORK:-}" ] || jobs_max=1
+status=0
+pids=()
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  fuzz_one "$t" >"$build/fuzz_$t.summary" &
+  pids+=($!)
+done
+for i in "${!targets[@]}"; do
+  wait "${pids[$i]}" || status=1
+  cat "$build/fuzz_${targets[$i]}.summary"
 done
 exit $status

@@ -11,7 +11,7 @@ namespace {
 constexpr std::uint32_t kTrainerSpec = 2;  // ModelProto.trainer_spec
 constexpr std::uint32_t kNumThreads = 16;  // TrainerSpec.num_threads
 
-struct Reader {
+struct ProtoReader {
   const std::string& s;
   std::size_t pos = 0;
 
@@ -58,7 +58,7 @@ void putVarint(std::string& out, std::uint64_t v) {
 // `msg` without every occurrence of field `drop` (any wire type).
 std::string withoutField(const std::string& msg, std::uint32_t drop) {
   std::string out;
-  Reader r{msg};
+  ProtoReader r{msg};
   while (r.pos < msg.size()) {
     const std::size_t start = r.pos;
     const std::uint64_t key = r.varint();
@@ -72,7 +72,7 @@ std::string withoutField(const std::string& msg, std::uint32_t drop) {
 
 std::string withoutThreadCount(const std::string& model) {
   std::string out;
-  Reader r{model};
+  ProtoReader r{model};
   while (r.pos < model.size()) {
     const std::size_t start = r.pos;
     const std::uint64_t key = r.varint();

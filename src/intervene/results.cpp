@@ -29,7 +29,7 @@ eval::SequenceScores scoresFromRaw(const json& raw) {
 
 namespace {
 
-json interval(const eval::Interval& i) {
+json intervalJson(const eval::Interval& i) {
   return {{"estimate", output::finiteOrNull(i.estimate)}, {"low", output::finiteOrNull(i.low)}, {"high", output::finiteOrNull(i.high)}};
 }
 
@@ -98,8 +98,8 @@ json assembleResults(const ResultsInput& in) {
               {"mechanism", rec.value("mechanism", json())},
               {"result", eval::scoresJson(sc, in.bootstrap, in.groups)},
               {"vs_control",
-               {{"delta_nll_per_token", interval(p.delta_nll_per_token)},
-                {"ppl_ratio", interval(p.ppl_ratio)},
+               {{"delta_nll_per_token", intervalJson(p.delta_nll_per_token)},
+                {"ppl_ratio", intervalJson(p.ppl_ratio)},
                 {"method", "paired percentile bootstrap: the same resampled sequences for control and condition"},
                 {"resamples", in.bootstrap.resamples},
                 {"confidence", in.bootstrap.confidence},
@@ -108,8 +108,8 @@ json assembleResults(const ResultsInput& in) {
                 {"below_noise_floor", std::fabs(p.delta_nll_per_token.estimate) < in.noise_floor}}}};
     if (adjust)
       c["vs_control"]["simultaneous"] = {{"confidence", simultaneous},
-                                         {"delta_nll_per_token", interval(p.simultaneous_delta)},
-                                         {"ppl_ratio", interval(p.simultaneous_ratio)}};
+                                         {"delta_nll_per_token", intervalJson(p.simultaneous_delta)},
+                                         {"ppl_ratio", intervalJson(p.simultaneous_ratio)}};
     addDivergence(c, rec, c["vs_control"]);
     // a value reported elsewhere, beside the measured one: never mixed into any computed number
     if (const json rp = rec.value("reported_perplexity", json()); !rp.is_null()) {

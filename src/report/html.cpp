@@ -26,7 +26,7 @@ std::string f(const json& v, int d) { return v.is_null() ? "NaN" : fixed(v.get<d
 // A cell that holds a number — an estimate, a count, an interval "[a, b]", "+2.3%", "1.06×", "NaN"
 // or "—" in a numeric column — is right-aligned with figures of equal width, so magnitudes line up
 // down a column. Versions ("0.1.0"), digests, dates and prose stay left.
-bool numeric(const std::string& c) {
+bool numericCell(const std::string& c) {
   // (alternations, not character classes: "−" and "×" are several bytes in UTF-8)
   static const std::string n = R"((-|\+|−)?[0-9][0-9,]*(\.[0-9]+)?(e[-+]?[0-9]+)?( ?(%|×))?)";
   static const std::regex number("^(" + n + "|\\[" + n + ", " + n + "\\])$");
@@ -79,7 +79,7 @@ struct Grid {
     o << "</tr></thead><tbody>\n";
     for (const auto& r : rows) {
       o << "<tr>";
-      for (const auto& c : r) o << (numeric(c) ? "<td class=\"num\">" : "<td>") << xmlEscape(c) << "</td>";
+      for (const auto& c : r) o << (numericCell(c) ? "<td class=\"num\">" : "<td>") << xmlEscape(c) << "</td>";
       o << "</tr>\n";
     }
     o << "</tbody></table>\n";

@@ -73,22 +73,22 @@ Figure overSteps(const std::string& name, const std::string& title, const std::s
   return c.figure(name, title, caption);
 }
 
-double num(const json& rec, const char* key) { return rec.contains(key) ? val(rec[key]) : NAN; }
+double recordNumber(const json& rec, const char* key) { return rec.contains(key) ? val(rec[key]) : NAN; }
 
 Figure loss(const json& train, const std::vector<json>& log) {
   Series batch{"training batch", colour(0, 2), "", {}, false}, held{"held-out", colour(1, 2), "", {}, true};
   for (const json& r : log) {
-    const double step = num(r, "step"), tl = num(r, "train_loss");
+    const double step = recordNumber(r, "step"), tl = recordNumber(r, "train_loss");
     if (std::isfinite(tl)) batch.pts.emplace_back(step, tl);
     if (r.contains("eval") && r["eval"].is_object()) {
-      const double hl = num(r["eval"], "heldout_loss");
+      const double hl = recordNumber(r["eval"], "heldout_loss");
       if (std::isfinite(hl)) held.pts.emplace_back(step, hl);
     }
   }
   std::vector<Level> levels;
-  if (std::isfinite(num(train, "initial_loss"))) levels.push_back({"L0 (held-out, step 0)", num(train, "initial_loss")});
-  if (std::isfinite(num(train, "heldout_unigram_cross_entropy")))
-    levels.push_back({"unigram entropy (held-out)", num(train, "heldout_unigram_cross_entropy")});
+  if (std::isfinite(recordNumber(train, "initial_loss"))) levels.push_back({"L0 (held-out, step 0)", recordNumber(train, "initial_loss")});
+  if (std::isfinite(recordNumber(train, "heldout_unigram_cross_entropy")))
+    levels.push_back({"unigram entropy (held-out)", recordNumber(train, "heldout_unigram_cross_entropy")});
   return overSteps("run-loss.svg", "Loss over training", "loss (nats/token)", {batch, held}, levels,
                    "Training-batch loss at every logged step; held-out loss at every evaluation (markers). " + runSource(train));
 }
@@ -96,9 +96,9 @@ Figure loss(const json& train, const std::vector<json>& log) {
 Figure rates(const json& train, const std::vector<json>& log) {
   Series adamw{"AdamW learning rate", colour(0, 2), "", {}, false}, muon{"Muon learning rate", colour(1, 2), "5,3", {}, false};
   for (const json& r : log) {
-    const double step = num(r, "step");
-    if (std::isfinite(num(r, "lr"))) adamw.pts.emplace_back(step, num(r, "lr"));
-    if (std::isfinite(num(r, "muon_lr"))) muon.pts.emplace_back(step, num(r, "muon_lr"));
+    const double step = recordNumber(r, "step");
+    if (std::isfinite(recordNumber(r, "lr"))) adamw.pts.emplace_back(step, recordNumber(r, "lr"));
+    if (std::isfinite(recordNumber(r, "muon_lr"))) muon.pts.emplace_back(step, recordNumber(r, "muon_lr"));
   }
   const json& s = train.contains("schedule") ? train["schedule"] : json::object();
   return overSteps("run-lr.svg", "Learning rate over training", "learning rate", {adamw, muon}, {},
@@ -124,7 +124,7 @@ Figure perLayer(const json& train, const std::vector<json>& log, const std::stri
         const std::string& key = roles[k].first;
         double v = NAN;
         if (entry.is_object() && entry.contains(key))
-          v = entry[key].is_object() ? num(entry[key], "mean") : val(entry[key]);
+          v = entry[key].is_object() ? recordNumber(entry[key], "mean") : val(entry[key]);
         Series& s = by[{l, k}];
         if (s.label.empty()) {
           s.label = "layer " + std::to_string(l) + (roles.size() > 1 ? " " + roles[k].second : "");
@@ -132,7 +132,7 @@ Figure perLayer(const json& train, const std::vector<json>& log, const std::stri
           s.dash = dash(k);
           s.markers = true;
         }
-        if (std::isfinite(v)) s.pts.emplace_back(num(r, "step"), v);
+        if (std::isfinite(v)) s.pts.emplace_back(recordNumber(r, "step"), v);
       }
   }
   std::vector<Series> lines;

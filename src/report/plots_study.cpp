@@ -28,7 +28,7 @@ std::string studySource(const json& s) {
 
 
 // "1e-4", "2.3e-3", "0.015", "1": short enough to sit side by side under a dense grid
-std::string lrLabel(double v) {
+std::string lrTick(double v) {
   char b[32];
   if (!(v > 0) || !std::isfinite(v)) return general(v);
   if (v >= 0.01) {
@@ -44,7 +44,7 @@ std::string lrLabel(double v) {
 
 std::vector<std::pair<double, std::string>> lrTicks(const json& s) {
   std::vector<std::pair<double, std::string>> t;
-  for (const auto& lr : s["grid"]["lrs"]) t.emplace_back(lr.get<double>(), lrLabel(lr.get<double>()));
+  for (const auto& lr : s["grid"]["lrs"]) t.emplace_back(lr.get<double>(), lrTick(lr.get<double>()));
   return t;
 }
 

@@ -34,7 +34,7 @@ std::string trackSource(const json& t) {
 
 std::string stepLabel(const json& c, std::size_t i) { return c["step"].is_null() ? "#" + std::to_string(i) : c["step"].dump(); }
 
-Figure heatmap(const json& t, const char* role) {
+Figure trackHeatmap(const json& t, const char* role) {
   const json& cs = t["checkpoints"];
   const std::size_t n_steps = cs.size(), n_layers = cs.empty() ? 0 : cs[0]["layers"].size();
   if (n_steps == 0 || n_layers == 0) return {};
@@ -136,7 +136,7 @@ Figure layerLines(const json& t) {
 
 std::vector<Figure> trackFigures(const json& t) {
   std::vector<Figure> out;
-  for (Figure f : {heatmap(t, "q"), heatmap(t, "k"), layerLines(t)})
+  for (Figure f : {trackHeatmap(t, "q"), trackHeatmap(t, "k"), layerLines(t)})
     if (!f.svg.empty()) out.push_back(std::move(f));
   return out;
 }

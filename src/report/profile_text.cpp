@@ -19,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 // A statistic that may be null (no finite gain to describe) — "n/a", never an exception.
-std::string num(const json& v, int decimals) { return v.is_number() ? fixed(v.get<double>(), decimals) : "n/a"; }
+std::string fixedOrNa(const json& v, int decimals) { return v.is_number() ? fixed(v.get<double>(), decimals) : "n/a"; }
 // Exactly which bytes a digest checked: for a sharded index, the index and each shard apart.
 std::string verification(const json& ck) {
   const bool index_ok = ck["sha256_verified"].get<bool>();
@@ -109,10 +109,10 @@ void printProfile(std::ostream& os, const json& p) {
   Table st({"statistic", "value"});
   st.add({"count", std::to_string(s["count"].get<long long>())});
   if (non_finite > 0) st.add({"not finite (left out)", std::to_string(non_finite)});
-  st.add({"mean", num(s["mean"], 6)});
-  st.add({"std (population)", num(s["std"], 6)});
-  st.add({"min", num(s["min"], 6)});
-  st.add({"max", num(s["max"], 6)});
+  st.add({"mean", fixedOrNa(s["mean"], 6)});
+  st.add({"std (population)", fixedOrNa(s["std"], 6)});
+  st.add({"min", fixedOrNa(s["min"], 6)});
+  st.add({"max", fixedOrNa(s["max"], 6)});
   st.add({"share > " + general(thr), fixed(100 * s["share_above_threshold"].get<double>(), 4) + "%"});
   st.add({"negative", std::to_string(s["count_negative"].get<long long>())});
   for (const auto& [label, count] : countRows(s)) st.add({"in " + terminalSafe(label), std::to_string(count)});
@@ -136,9 +136,9 @@ void printProfile(std::ostream& os, const json& p) {
   Table l({"layer", "Q mean", "Q std", "Q min", "Q max", "K mean", "K std", "K min", "K max", "Q-K", "Q asym", "K asym"});
   for (const auto& x : p["layers"]) {
     const json &q = x["q"], &k = x["k"];
-    l.add({std::to_string(x["layer"].get<int>()), num(q["mean"], 3), num(q["std"], 3), num(q["min"], 3),
-           num(q["max"], 3), num(k["mean"], 3), num(k["std"], 3), num(k["min"], 3), num(k["max"], 3),
-           num(x["q_minus_k"], 3), fixed(q["rope_pair_asymmetry"]["mean_abs_diff"], 3),
+    l.add({std::to_string(x["layer"].get<int>()), fixedOrNa(q["mean"], 3), fixedOrNa(q["std"], 3), fixedOrNa(q["min"], 3),
+           fixedOrNa(q["max"], 3), fixedOrNa(k["mean"], 3), fixedOrNa(k["std"], 3), fixedOrNa(k["min"], 3), fixedOrNa(k["max"], 3),
+           fixedOrNa(x["q_minus_k"], 3), fixed(q["rope_pair_asymmetry"]["mean_abs_diff"], 3),
            fixed(k["rope_pair_asymmetry"]["mean_abs_diff"], 3)});
   }
   l.print(os);

@@ -13,7 +13,7 @@ using output::general;
 using nlohmann::json;
 
 namespace {
-std::string num(const json& v) { return v.is_number() ? general(v.get<double>()) : std::string(); }
+std::string generalOrEmpty(const json& v) { return v.is_number() ? general(v.get<double>()) : std::string(); }
 // a statistic is null when a checkpoint has no finite gain to describe (docs/profile.md)
 std::string fix(const json& v, int decimals) { return v.is_number() ? fixed(v.get<double>(), decimals) : "n/a"; }
 using output::csvField;
@@ -56,8 +56,8 @@ std::string trackCsv(const json& t) {
         const json& r = l[role];
         o << (c["step"].is_null() ? "" : c["step"].dump()) << ',' << csvField(c["path"].get<std::string>()) << ','
           << (c["sha256"].is_string() ? c["sha256"].get<std::string>() : "") << ',' << (c["sha256_verified"].get<bool>() ? "true" : "false")
-          << ',' << l["layer"].dump() << ',' << role << ',' << num(r["mean"]) << ',' << num(r["std"]) << ',' << num(r["min"]) << ','
-          << num(r["max"]) << '\n';
+          << ',' << l["layer"].dump() << ',' << role << ',' << generalOrEmpty(r["mean"]) << ',' << generalOrEmpty(r["std"]) << ','
+          << generalOrEmpty(r["min"]) << ',' << generalOrEmpty(r["max"]) << '\n';
       }
   return o.str();
 }

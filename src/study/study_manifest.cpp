@@ -71,7 +71,7 @@ json parseBase(const io::JsonReader& r, const json& j, const std::string& path, 
 }
 
 // The grid's axes; an axis the manifest leaves out holds one value, the base config's.
-struct Grid {
+struct StudyGrid {
   std::vector<bool> qk;
   std::vector<std::uint64_t> seeds;
   std::vector<int> depths;               // 0: the base config's
@@ -79,10 +79,10 @@ struct Grid {
   bool sweep_depth = false, sweep_opt = false;
 };
 
-Grid parseGrid(const io::JsonReader& r, const json& j, const json& base, StudyManifest& m) {
+StudyGrid parseGrid(const io::JsonReader& r, const json& j, const json& base, StudyManifest& m) {
   const json& g = r.need(j, "", "grid");
   r.object(g, "/grid", {"qk_norm", "lr", "seeds", "n_layers", "optimizer"});
-  Grid grid;
+  StudyGrid grid;
   const auto qk = r.list(r.need(g, "/grid", "qk_norm"), "/grid/qk_norm");
   for (std::size_t i = 0; i < qk.size(); ++i)
     grid.qk.push_back(r.boolean(qk[i], g["qk_norm"].is_array() ? "/grid/qk_norm/" + std::to_string(i) : "/grid/qk_norm"));
@@ -132,7 +132,7 @@ struct CellContext {
   const io::JsonReader& r;
   const std::string& path;
   const json& base;
-  const Grid& grid;
+  const StudyGrid& grid;
   std::string corpus_rel;  // the cells' configs live in the runs directory: their corpus path is relative to it
   double base_lr = 0;      // /optimizer/lr of the base config: Muon's rate is scaled by lr / base_lr
   std::string runs_dir;
@@ -183,7 +183,7 @@ Cell makeCell(const CellContext& x, std::size_t index, const std::string& arm, c
 }
 
 // The grid's product, optimizer x depth x QK-norm (one arm each) x LR x seed, in that order.
-void expandCells(const io::JsonReader& r, const std::string& path, const json& base, const Grid& grid, StudyManifest& m) {
+void expandCells(const io::JsonReader& r, const std::string& path, const json& base, const StudyGrid& grid, StudyManifest& m) {
   // the size first: every cell is a training run, and a grid past the cap is a typo, not a plan
   const double n_cells = static_cast<double>(grid.optimizers.size()) * static_cast<double>(grid.depths.size()) *
                          static_cast<double>(grid.qk.size()) * static_cast<double>(m.lrs.size()) * static_cast<double>(grid.seeds.size());
@@ -229,7 +229,7 @@ StudyManifest parseStudyManifest(const json& j, const std::string& path, const s
   // the grid is read against the base; the outputs apart: every mistake is reported in one error
   io::ErrorList errors(r.label());
   json base;
-  Grid grid;
+  StudyGrid grid;
   errors.check([&] {
     base = parseBase(r, j, path, m);
     grid = parseGrid(r, j, base, m);

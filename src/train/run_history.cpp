@@ -15,7 +15,7 @@ std::optional<double> number(const json& j, const char* key) {
   if (it == j.end() || !it->is_number()) return std::nullopt;
   return it->get<double>();
 }
-json orNull(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json optionalOrNull(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 }  // namespace
 
 json toJson(const CheckpointEntry& e) {
@@ -82,7 +82,7 @@ json RunHistory::thresholdsJson() const {
 
 json RunHistory::evalsJson() const {
   json out = json::array();
-  for (const EvalPoint& e : evals_) out.push_back({{"step", e.step}, {"heldout_loss", orNull(e.heldout_loss)}});
+  for (const EvalPoint& e : evals_) out.push_back({{"step", e.step}, {"heldout_loss", optionalOrNull(e.heldout_loss)}});
   return out;
 }
 

@@ -10,7 +10,11 @@ compile_commands.json):
   makes GCC skip the .gch without a word: omn's ATen header was built and never used);
 - -Wall and -Wextra are on.
 In a unity build (OMN_UNITY_BUILD) CMake's Unity/unity_N_cxx.cxx units include the sources: each
-source is checked under its unit's command.
+source is checked under its unit's command. And since a unity unit merges up to 8 sources of one
+target (which 8 shifts as files are added), no two sources of a target may define a file-local
+function, type or alias (in an anonymous namespace, or `static`) of the same name: in one unit they
+would collide, or worse, one file's call would pick the other's overload. Identical aliases
+(`using K = PyValue::Kind;`) may repeat.
 """
 import json
 import os
@@ -60,6 +64,50 @@ for f, c in commands:
     for w in ("-Wall", "-Wextra"):
         if w not in args:
             failures.append("%s: compiled without %s" % (rel, w))
+# --- file-local names, per target --------------------------------------------------------------
+target_of = re.compile(r"(?:^|/)CMakeFiles/([^/]+)\.dir/")
+local_fn = re.compile(r"^(?:template <[^>]*>\s*)?(?:static\s+)?(?:inline\s+|constexpr\s+)*[A-Za-z_][\w:<>,\s*&]*?[\s*&]([A-Za-z_]\w*)\s*\(")
+static_fn = re.compile(r"^static\s+(?:inline\s+|constexpr\s+)*[A-Za-z_][\w:<>,\s*&]*?[\s*&]([A-Za-z_]\w*)\s*\(")
+local_type = re.compile(r"^(?:struct|class|enum class|enum)\s+([A-Za-z_]\w*)")
+local_alias = re.compile(r"^using ([A-Za-z_]\w*) = ")
+
+
+def file_locals(path):
+    """{name: the declaring line} of what a source defines at the top of an anonymous namespace
+    (column 0, this code's style) or as a file-scope `static` function."""
+    names, anon = {}, 0
+    for line in open(path, encoding="utf-8", errors="replace"):
+        line = line.rstrip("\n")
+        if line.startswith("namespace {"):
+            anon += 1
+            continue
+        if anon and re.match(r"^\}\s*// namespace\s*$", line):
+            anon -= 1
+            continue
+        m = (local_fn.match(line) or local_type.match(line) or local_alias.match(line)) if anon else static_fn.match(line)
+        if m and m.group(1) not in ("if", "for", "while", "switch", "return", "operator"):
+            names.setdefault(m.group(1), line.strip() if line.startswith("using ") else "")
+    return names
+
+
+by_target = {}
+for f, c in commands:
+    f = os.path.abspath(f)
+    if not f.startswith(src + os.sep) or f.startswith(build + os.sep) or "/googletest/" in f:
+        continue
+    args = shlex.split(c["command"]) if "command" in c else c["arguments"]
+    out = args[args.index("-o") + 1] if "-o" in args else ""
+    m = target_of.search(out)
+    by_target.setdefault(m.group(1) if m else "?", set()).add(f)
+for target, files in sorted(by_target.items()):
+    seen = {}
+    for f in sorted(files):
+        for name, alias in file_locals(f).items():
+            if name in seen and not (alias and alias == seen[name][1]):
+                failures.append("%s and %s (target %s) both define a file-local %s: a unity unit holding both would "
+                                "collide; name one for what it does" % (os.path.relpath(seen[name][0], src),
+                                                                         os.path.relpath(f, src), target, name))
+            seen.setdefault(name, (f, alias))
 for x in failures:
     print("FAIL", x)
 print("%d sources of ours checked (%d translation units), %d problems" % (n, len(units), len(failures)))

@@ -28,7 +28,7 @@ void setMtime(const std::string& path, long sec) {
   const struct timeval tv[2] = {{sec, 0}, {sec, 0}};
   ASSERT_EQ(::utimes(path.c_str(), tv), 0);
 }
-std::string errorOf(const MappedFile& f) {
+std::string mappingError(const MappedFile& f) {
   try {
     omn::io::requireUnchanged(f, "checkpoint", "after condition c1");
   } catch (const omn::IntegrityError& e) {
@@ -60,7 +60,7 @@ TEST(MappedFileModification, UnchangedFileIsQuiet) {
   const std::string p = d.file("ck.bin", std::string(8192, 'a'));
   MappedFile f(p);
   EXPECT_EQ(f.change(), "");
-  EXPECT_EQ(errorOf(f), "");
+  EXPECT_EQ(mappingError(f), "");
   EXPECT_EQ(f.identity().size, 8192);
 }
 
@@ -69,7 +69,7 @@ TEST(MappedFileModification, TruncationIsNamed) {
   const std::string p = d.file("ck.bin", std::string(8192, 'a'));
   MappedFile f(p);
   ASSERT_EQ(::truncate(p.c_str(), 4096), 0);
-  const std::string e = errorOf(f);
+  const std::string e = mappingError(f);
   EXPECT_NE(e.find("checkpoint " + p + " changed during the run (noticed after condition c1): size 8192 -> 4096 bytes (truncated?)"),
             std::string::npos)
       << e;
@@ -84,7 +84,7 @@ TEST(MappedFileModification, RewriteInPlaceIsNamedByItsTime) {
   ASSERT_NE(w, nullptr);
   std::fputs("bbbb", w);
   std::fclose(w);
-  const std::string e = errorOf(f);
+  const std::string e = mappingError(f);
   EXPECT_NE(e.find(p + " changed during the run"), std::string::npos) << e;
   EXPECT_NE(e.find("modified (mtime 2023-11-14T22:13:20.000000000Z -> "), std::string::npos) << e;
   EXPECT_EQ(e.find("size"), std::string::npos) << e;
@@ -96,9 +96,9 @@ TEST(MappedFileModification, ReplacementAndRemovalAreNamed) {
   MappedFile f(p);
   const std::string q = d.file("new.bin", std::string(8192, 'a'));
   ASSERT_EQ(std::rename(q.c_str(), p.c_str()), 0);  // what `torch.save(tmp); mv tmp ck` does
-  EXPECT_NE(errorOf(f).find("replaced by another file"), std::string::npos) << errorOf(f);
+  EXPECT_NE(mappingError(f).find("replaced by another file"), std::string::npos) << mappingError(f);
   ASSERT_EQ(::unlink(p.c_str()), 0);
-  EXPECT_NE(errorOf(f).find("removed"), std::string::npos) << errorOf(f);
+  EXPECT_NE(mappingError(f).find("removed"), std::string::npos) << mappingError(f);
 }
 
 // A read from the mapping after truncation raises SIGBUS in the kernel; it must end as exit 4

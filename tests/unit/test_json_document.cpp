@@ -16,7 +16,7 @@ using omn::documents::DocumentKind;
 
 namespace {
 
-std::string errorOf(const std::function<void()>& f) {
+std::string thrownMessage(const std::function<void()>& f) {
   try {
     f();
   } catch (const omn::FormatError& e) {
@@ -30,22 +30,22 @@ std::string errorOf(const std::function<void()>& f) {
 TEST(JsonDocument, NestingIsBoundedBeforeAnythingRecursiveRuns) {
   EXPECT_EQ(omn::io::parseJson("[[[1]]]", "x")[0][0][0], 1);
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
-  EXPECT_NE(errorOf([&] { omn::io::parseJson(deep, "deep.json"); }).find("deep.json: nested deeper than 64"), std::string::npos);
-  EXPECT_NE(errorOf([&] { omn::io::parseJson("{\"a\": [1,", "cut.json"); }).find("cut.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(thrownMessage([&] { omn::io::parseJson(deep, "deep.json"); }).find("deep.json: nested deeper than 64"), std::string::npos);
+  EXPECT_NE(thrownMessage([&] { omn::io::parseJson("{\"a\": [1,", "cut.json"); }).find("cut.json: not valid JSON"), std::string::npos);
 }
 
 TEST(JsonDocument, ValidationNamesTheFileAndPointer) {
   const json tol = {{"schema", "omn-audit/tolerance@1"}, {"rules", {{{"pointer", "/x"}, {"abs", -1}}}}};
-  const std::string e = errorOf([&] { omn::documents::checkDocument(tol, "tolerance t.json", {DocumentKind::tolerance}); });
+  const std::string e = thrownMessage([&] { omn::documents::checkDocument(tol, "tolerance t.json", {DocumentKind::tolerance}); });
   EXPECT_NE(e.find("tolerance t.json: /rules/0/abs"), std::string::npos) << e;
   const json bare = {{"schema", "omn-audit/profile@1"}};
-  EXPECT_NE(errorOf([&] { omn::documents::checkDocument(bare, "p.json", {DocumentKind::profile}); }).find("p.json: /: Missing required property"),
+  EXPECT_NE(thrownMessage([&] { omn::documents::checkDocument(bare, "p.json", {DocumentKind::profile}); }).find("p.json: /: Missing required property"),
             std::string::npos);
   const json other = {{"schema", "omn-audit/track@1"}};
-  EXPECT_NE(errorOf([&] { omn::documents::checkDocument(other, "p.json", {DocumentKind::profile, DocumentKind::intervention}); })
+  EXPECT_NE(thrownMessage([&] { omn::documents::checkDocument(other, "p.json", {DocumentKind::profile, DocumentKind::intervention}); })
                 .find("/schema: expected \"omn-audit/profile@1\" or \"omn-audit/intervention@1\", got \"omn-audit/track@1\""),
             std::string::npos);
-  EXPECT_NE(errorOf([&] { omn::documents::checkDocument(json::array(), "a.json", {DocumentKind::profile}); }).find("a.json: /: expected"),
+  EXPECT_NE(thrownMessage([&] { omn::documents::checkDocument(json::array(), "a.json", {DocumentKind::profile}); }).find("a.json: /: expected"),
             std::string::npos);
 }
 
