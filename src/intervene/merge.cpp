@@ -14,30 +14,6 @@ namespace omn::intervene {
 
 using nlohmann::json;
 
-namespace {
-
-json controlRecord(const json& block, const char* id) {
-  return {{"id", id},
-          {"kind", "control"},
-          {"scores", block.at("result").at("sequences")},
-          {"seconds", block.value("seconds", 0.0)},
-          {"gain_sha256", block.value("gain_sha256", "")},
-          {"mechanism", block.value("mechanism", json())},
-          {"divergence", block.value("divergence", json())}};
-}
-
-json conditionRecord(const json& c) {
-  return {{"id", c.at("id")},          {"kind", "condition"},         {"label", c.at("label")},
-          {"op", c.at("op")},          {"manifest_pointer", c.at("manifest_pointer")},
-          {"touched", c.at("touched")}, {"applied", c.at("applied")}, {"start_layer", c.at("start_layer")},
-          {"scores", c.at("result").at("sequences")}, {"seconds", c.value("seconds", 0.0)},
-          {"restore", c.at("restore")}, {"mechanism", c.value("mechanism", json())},
-          {"divergence", c.value("divergence", json())},
-          {"reported_perplexity", c.contains("reported") ? c["reported"]["perplexity"] : json(nullptr)}};
-}
-
-}  // namespace
-
 json mergeShards(const std::vector<std::string>& paths) {
   // what must be the same in every shard, by JSON pointer
   const std::vector<json> docs = output::readShardSet(
@@ -55,12 +31,13 @@ json mergeShards(const std::vector<std::string>& paths) {
   in.base["shard"] = nullptr;
   in.base["merged_from"] = output::mergedFrom(paths, docs);
   in.base["provenance"]["finished_utc"] = output::utcNow();
-  in.control_open = controlRecord(first["control"]["open"], "control_open");
-  in.control_close = controlRecord(first["control"]["close"], "control_close");
-  for (const auto& d : docs)
-    for (const auto& c : d["conditions"]) in.conditions.push_back(conditionRecord(c));
-  std::sort(in.conditions.begin(), in.conditions.end(), [](const json& a, const json& b) {
-    return std::stoi(a["id"].get<std::string>().substr(1)) < std::stoi(b["id"].get<std::string>().substr(1));
+  in.control_open = controlFromResult(first["control"]["open"], "control_open", "shard " + paths[0] + " /control/open");
+  in.control_close = controlFromResult(first["control"]["close"], "control_close", "shard " + paths[0] + " /control/close");
+  for (std::size_t k = 0; k < docs.size(); ++k)
+    for (std::size_t i = 0; i < docs[k]["conditions"].size(); ++i)
+      in.conditions.push_back(conditionFromResult(docs[k]["conditions"][i], "shard " + paths[k] + " /conditions/" + std::to_string(i)));
+  std::sort(in.conditions.begin(), in.conditions.end(), [](const PassRecord& a, const PassRecord& b) {
+    return std::stoi(a.id.substr(1)) < std::stoi(b.id.substr(1));
   });
   // the statistics' settings come from the manifest the shards ran: checked as the manifest's own
   // parser checks them (a resample count of 2^32+1 had become 1, and 2^32+2 groups 2)

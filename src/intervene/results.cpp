@@ -14,48 +14,34 @@ namespace omn::intervene {
 
 using nlohmann::json;
 
-json scoresRaw(const eval::SequenceScores& s) {
-  json nll = json::array();
-  for (double x : s.nll_sum) nll.push_back(output::finiteOrNull(x));
-  return {{"nll_sum", nll}, {"tokens", s.tokens}};
-}
-
-eval::SequenceScores scoresFromRaw(const json& raw) {
-  eval::SequenceScores s;
-  for (const auto& x : raw.at("nll_sum")) s.nll_sum.push_back(x.is_null() ? std::nan("") : x.get<double>());
-  s.tokens = raw.at("tokens").get<std::vector<std::int64_t>>();
-  return s;
-}
-
 namespace {
 
 json intervalJson(const eval::Interval& i) {
   return {{"estimate", output::finiteOrNull(i.estimate)}, {"low", output::finiteOrNull(i.low)}, {"high", output::finiteOrNull(i.high)}};
 }
 
-json controlBlock(const json& rec, const eval::BootstrapSpec& b, int groups) {
-  json c = {{"result", eval::scoresJson(scoresFromRaw(rec.at("scores")), b, groups)},
-            {"gain_sha256", rec.value("gain_sha256", "")},
-            {"seconds", rec.value("seconds", 0.0)},
-            {"mechanism", rec.value("mechanism", json())}};
-  if (const json d = rec.value("divergence", json()); !d.is_null()) c["divergence"] = d;  // the closing control against the opening one
+json controlBlock(const PassRecord& rec, const eval::BootstrapSpec& b, int groups) {
+  json c = {{"result", eval::scoresJson(rec.scores, b, groups)},
+            {"gain_sha256", rec.gain_sha256},
+            {"seconds", rec.seconds},
+            {"mechanism", rec.mechanism}};
+  if (!rec.divergence.is_null()) c["divergence"] = rec.divergence;  // the closing control against the opening one
   return c;
 }
 
 // --kl: the raw per-sequence sums as journaled, and the summary recomputed from them
-void addDivergence(json& c, const json& rec, json& vs_control) {
-  const json d = rec.value("divergence", json());
-  if (d.is_null()) return;
-  c["divergence"] = d;
-  vs_control["divergence"] = eval::divergenceSummary(d, rec.at("scores").at("tokens").get<std::vector<std::int64_t>>());
+void addDivergence(json& c, const PassRecord& rec, json& vs_control) {
+  if (rec.divergence.is_null()) return;
+  c["divergence"] = rec.divergence;
+  vs_control["divergence"] = eval::divergenceSummary(rec.divergence, rec.scores.tokens);
 }
 
 }  // namespace
 
 json assembleResults(const ResultsInput& in) {
   json out = in.base;
-  const eval::SequenceScores open = scoresFromRaw(in.control_open.at("scores"));
-  const eval::SequenceScores close = scoresFromRaw(in.control_close.at("scores"));
+  const eval::SequenceScores& open = in.control_open.scores;
+  const eval::SequenceScores& close = in.control_close.scores;
   // The largest difference over every sequence (the loop once stopped at the first difference, so
   // the "max" was the first one); identical means every sum equal, NaN matching NaN.
   double max_diff = 0;
@@ -82,40 +68,30 @@ json assembleResults(const ResultsInput& in) {
   if (in.noise_floor > 0) out["noise_floor"] = {{"nats_per_token", in.noise_floor}, {"basis", in.noise_floor_basis}};
   std::vector<double> p_values;
   json conds = json::array();
-  for (const json& rec : in.conditions) {
-    const eval::SequenceScores sc = scoresFromRaw(rec.at("scores"));
+  for (const PassRecord& rec : in.conditions) {
+    const eval::SequenceScores& sc = rec.scores;
     const eval::PairedInterval p = eval::pairedBootstrap(open, sc, in.bootstrap, simultaneous);
     p_values.push_back(p.p_value);
-    json c = {{"id", rec.at("id")},
-              {"label", rec.at("label")},
-              {"op", rec.at("op")},
-              {"manifest_pointer", rec.at("manifest_pointer")},
-              {"touched", rec.at("touched")},
-              {"applied", rec.at("applied")},
-              {"start_layer", rec.at("start_layer")},
-              {"restore", rec.at("restore")},
-              {"seconds", rec.value("seconds", 0.0)},
-              {"mechanism", rec.value("mechanism", json())},
-              {"result", eval::scoresJson(sc, in.bootstrap, in.groups)},
-              {"vs_control",
-               {{"delta_nll_per_token", intervalJson(p.delta_nll_per_token)},
-                {"ppl_ratio", intervalJson(p.ppl_ratio)},
-                {"method", "paired percentile bootstrap: the same resampled sequences for control and condition"},
-                {"resamples", in.bootstrap.resamples},
-                {"confidence", in.bootstrap.confidence},
-                {"seed", in.bootstrap.seed},
-                {"p_value", p.p_value},
-                {"below_noise_floor", std::fabs(p.delta_nll_per_token.estimate) < in.noise_floor}}}};
+    json c = conditionIdentity(rec);
+    c["result"] = eval::scoresJson(sc, in.bootstrap, in.groups);
+    c["vs_control"] = {{"delta_nll_per_token", intervalJson(p.delta_nll_per_token)},
+                       {"ppl_ratio", intervalJson(p.ppl_ratio)},
+                       {"method", "paired percentile bootstrap: the same resampled sequences for control and condition"},
+                       {"resamples", in.bootstrap.resamples},
+                       {"confidence", in.bootstrap.confidence},
+                       {"seed", in.bootstrap.seed},
+                       {"p_value", p.p_value},
+                       {"below_noise_floor", std::fabs(p.delta_nll_per_token.estimate) < in.noise_floor}};
     if (adjust)
       c["vs_control"]["simultaneous"] = {{"confidence", simultaneous},
                                          {"delta_nll_per_token", intervalJson(p.simultaneous_delta)},
                                          {"ppl_ratio", intervalJson(p.simultaneous_ratio)}};
     addDivergence(c, rec, c["vs_control"]);
     // a value reported elsewhere, beside the measured one: never mixed into any computed number
-    if (const json rp = rec.value("reported_perplexity", json()); !rp.is_null()) {
-      c["reported"] = {{"perplexity", rp}, {"ratio_to_reported_control", nullptr}};
+    if (rec.reported_perplexity) {
+      c["reported"] = {{"perplexity", *rec.reported_perplexity}, {"ratio_to_reported_control", nullptr}};
       if (out.contains("reported") && out["reported"]["control_perplexity"].is_number())
-        c["reported"]["ratio_to_reported_control"] = rp.get<double>() / out["reported"]["control_perplexity"].get<double>();
+        c["reported"]["ratio_to_reported_control"] = *rec.reported_perplexity / out["reported"]["control_perplexity"].get<double>();
     }
     conds.push_back(std::move(c));
   }
@@ -134,7 +110,7 @@ json assembleResults(const ResultsInput& in) {
     throw IntegrityError("the closing control did not reproduce the opening one bitwise (largest NLL difference " +
                          output::general(max_diff) + "): the restore or the evaluation is not deterministic");
   // --kl: the closing control's distributions against the opening one's must be the same, KL 0
-  if (const json d = in.control_close.value("divergence", json()); in.exact_control && !d.is_null())
+  if (const json& d = in.control_close.divergence; in.exact_control && !d.is_null())
     for (const json& v : d.at("kl_sum"))
       if (v.is_null() || v.get<double>() != 0)
         throw IntegrityError("the closing control's next-token distributions differ from the opening one's (KL " +

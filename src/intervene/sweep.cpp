@@ -15,6 +15,7 @@
 #include "omn/io/journal.h"
 #include "omn/io/json_reader.h"
 #include "omn/intervene/ops.h"
+#include "omn/intervene/pass_record.h"
 #include "omn/intervene/plan.h"
 #include "omn/intervene/results.h"
 #include "omn/model/products.h"
@@ -22,26 +23,14 @@
 #include "omn/output/progress.h"
 #include "omn/output/provenance.h"
 #include "omn/output/table.h"
+#include "pass_runner.h"
 
 namespace omn::intervene {
 
 using nlohmann::json;
-
-namespace {
-
-json mechanismJson(const std::vector<eval::LayerMechanism>& m) {
-  json a = json::array();
-  for (std::size_t l = 0; l < m.size(); ++l)
-    a.push_back({{"layer", l},
-                 {"mean_attention_entropy", output::finiteOrNull(m[l].mean_entropy)},
-                 {"max_logit", output::finiteOrNull(m[l].max_logit)},
-                 {"q_rms", output::finiteOrNull(m[l].q_rms)},
-                 {"k_rms", output::finiteOrNull(m[l].k_rms)},
-                 {"input_kurtosis", output::finiteOrNull(m[l].input_kurtosis)}});  // eval::activationKurtosis, as the trainer
-  return a;
-}
-
-}  // namespace
+using detail::Against;
+using detail::Pass;
+using detail::PassRunner;
 
 std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const SweepOptions& o, const std::vector<std::string>& inputs) {
   const std::string out = o.output_json.empty() ? m.output_json : o.output_json;
@@ -111,91 +100,6 @@ bool planMemory(const std::vector<Condition>& conditions, const GainState& gains
 
 namespace {
 
-// --- run: scoring passes, with one progress line and the sweep's ETA --------------------------------
-
-struct Pass {
-  eval::SequenceScores scores;
-  double seconds = 0;
-  json mechanism;   // per layer, when asked for
-  json divergence;  // against the control (--kl): eval::divergenceRaw
-};
-
-// What a pass does with the control's final hidden states under --kl: nothing, keep them (the
-// control), or compare its next-token distributions with theirs (a condition, the closing control)
-enum class Against { Nothing, Keep, Compare };
-
-// Runs the sweep's passes in order and owns their bookkeeping (step counter, time so far for the
-// ETA); a pass stopped by SIGINT/SIGTERM is Interrupted naming the journal.
-class PassRunner {
- public:
-  PassRunner(const eval::Evaluator& ev, eval::ActivationCache& cache, const SweepOptions& o, std::size_t total_steps,
-             std::string jpath)
-      : ev_(ev), cache_(cache), o_(o), tty_(o.progress && output::ProgressBar::stderrIsTerminal()), total_(total_steps),
-        jpath_(std::move(jpath)) {}
-
-  void skip() { ++step_; }          // a step whose record the journal already holds
-  void addStep() { ++total_; }      // an extra pass (refilling the cache on resume)
-
-  Pass run(const std::string& what, bool capture, bool from_cache, bool mechanism, Against against = Against::Nothing,
-           const model::GainOverlay* gains = nullptr) {
-    ++step_;
-    output::ProgressBar bar("[" + std::to_string(step_) + "/" + std::to_string(total_) + "] " + what, ev_.size(), tty_, false, "rows");
-    eval::ScoreOptions so;
-    std::int64_t tokens_done = 0;
-    const auto started = std::chrono::steady_clock::now();
-    so.progress = [&](const eval::Progress& p) {
-      tokens_done = p.tokens_done;
-      bar.update(p.rows_done, progressText(p, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()));
-    };
-    so.stop = o_.stop;
-    std::vector<eval::LayerMechanism> mech;
-    if (mechanism) so.mech = &mech;
-    if (capture || from_cache) so.cache = &cache_;
-    so.capture = capture;
-    so.from_cache = from_cache;
-    so.gains = gains;
-    eval::Divergence divergence;
-    if (against == Against::Keep) so.keep_final = &control_final_;
-    if (against == Against::Compare) {
-      so.reference_final = &control_final_;
-      so.divergence = &divergence;
-    }
-    Pass pass;
-    pass.scores = ev_.score(so);
-    if (against == Against::Compare) pass.divergence = eval::divergenceRaw(divergence);
-    bar.finish();
-    pass.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    seconds_ += pass.seconds;
-    ++runs_;
-    if (pass.scores.nll_sum.size() < ev_.size())
-      throw Interrupted("interrupted during " + what + "; finished conditions are in " + jpath_ + ": rerun with --resume");
-    if (mechanism) pass.mechanism = mechanismJson(mech);
-    if (!tty_)
-      spdlog::info("{}: perplexity {:.4f} ({} tokens, {:.1f} s, {:.0f} tokens/s)", what, pass.scores.perplexity(),
-                   pass.scores.totalTokens(), pass.seconds, static_cast<double>(tokens_done) / std::max(pass.seconds, 1e-9));
-    return pass;
-  }
-
- private:
-  // "ppl 12.345, 3456 tok/s, sweep ETA 78 s": the passes left at the mean duration of those run so far
-  std::string progressText(const eval::Progress& p, double here) const {
-    const double frac = static_cast<double>(p.rows_done) / static_cast<double>(std::max<std::size_t>(1, p.rows_total));
-    const double per_pass = (seconds_ + here) / (static_cast<double>(runs_) + frac);
-    const double eta = per_pass * (static_cast<double>(total_ - step_) + (1 - frac));
-    return "ppl " + output::fixed(std::exp(p.nll_done / std::max<std::int64_t>(1, p.tokens_done)), 3) + ", " +
-           output::fixed(static_cast<double>(p.tokens_done) / std::max(here, 1e-9), 0) + " tok/s, sweep ETA " + output::fixed(eta, 0) + " s";
-  }
-
-  const eval::Evaluator& ev_;
-  eval::ActivationCache& cache_;
-  std::vector<at::Tensor> control_final_;  // --kl: the control's final hidden states, per batch
-  const SweepOptions& o_;
-  const bool tty_;
-  std::size_t total_, step_ = 0, runs_ = 0;
-  double seconds_ = 0;
-  std::string jpath_;
-};
-
 // The working dtype's noise floor: the manifest's /model/noise_floor, or the default for the dtype
 // (bf16 and fp16: 1e-4 nats/token, what bf16 differs from fp32 by on the demo model,
 // docs/PERFORMANCE.md; fp32: 1e-6).
@@ -207,17 +111,33 @@ std::pair<double, std::string> noiseFloor(const Manifest& m, at::ScalarType dtyp
 
 // --- record: what each pass leaves in the journal ----------------------------------------------------
 
-json controlRecord(const char* id, const Pass& p, const GainState& gains) {
-  return {{"id", id}, {"kind", "control"}, {"scores", scoresRaw(p.scores)}, {"seconds", p.seconds},
-          {"gain_sha256", gains.digest()}, {"mechanism", p.mechanism}, {"divergence", p.divergence}};
+PassRecord controlRecord(const char* id, Pass p, const GainState& gains) {
+  PassRecord r;
+  r.id = id;
+  r.scores = std::move(p.scores);
+  r.seconds = p.seconds;
+  r.gain_sha256 = gains.digest();
+  r.mechanism = std::move(p.mechanism);
+  r.divergence = std::move(p.divergence);
+  return r;
 }
 
 // One condition: apply, score (from the cache when it starts at or after the cached layer),
 // restore, and the record with the restore's digest. The gains are restored on every path out.
-json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool from_cache, int cache_layer, bool mechanism, bool kl,
-                  const json& control_open) {
+PassRecord runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool from_cache, int cache_layer, bool mechanism,
+                        bool kl, const PassRecord& control_open) {
   const AppliedGains applied = gains.apply(c);
-  const std::string applied_sha256 = gains.digest();  // the gains the pass ran with
+  PassRecord r;
+  r.control = false;
+  r.id = c.id;
+  r.label = c.label;
+  r.op = c.describe();
+  r.manifest_pointer = c.pointer;
+  r.touched = applied.touched;
+  r.applied_sha256 = gains.digest();  // the gains the pass ran with
+  r.applied_vectors = applied.vectors;
+  r.start_layer = from_cache ? cache_layer : 0;
+  r.reported_perplexity = c.reported_perplexity;
   Pass pass;
   try {
     pass = passes.run(c.id + " " + c.label, false, from_cache, mechanism, kl ? Against::Compare : Against::Nothing, &gains.overlay());
@@ -227,22 +147,14 @@ json runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool
   }
   gains.restore();
   if (mechanism && from_cache)  // layers before the cache were not run: they equal the control's
-    for (int l = 0; l < cache_layer; ++l) pass.mechanism[static_cast<std::size_t>(l)] = control_open["mechanism"][static_cast<std::size_t>(l)];
-  const std::string after = gains.digest();
-  return {{"id", c.id},
-          {"kind", "condition"},
-          {"label", c.label},
-          {"op", c.describe()},
-          {"manifest_pointer", c.pointer},
-          {"touched", applied.touched},
-          {"applied", {{"sha256", applied_sha256}, {"vectors", applied.vectors}}},
-          {"start_layer", from_cache ? cache_layer : 0},
-          {"scores", scoresRaw(pass.scores)},
-          {"seconds", pass.seconds},
-          {"restore", {{"sha256", after}, {"expected", gains.originalDigest()}, {"ok", after == gains.originalDigest()}}},
-          {"mechanism", pass.mechanism},
-          {"divergence", pass.divergence},
-          {"reported_perplexity", c.reported_perplexity ? json(*c.reported_perplexity) : json(nullptr)}};
+    for (int l = 0; l < cache_layer; ++l) pass.mechanism[static_cast<std::size_t>(l)] = control_open.mechanism[static_cast<std::size_t>(l)];
+  r.scores = std::move(pass.scores);
+  r.seconds = pass.seconds;
+  r.mechanism = std::move(pass.mechanism);
+  r.divergence = std::move(pass.divergence);
+  r.restore_sha256 = gains.digest();
+  r.restore_expected = gains.originalDigest();
+  return r;
 }
 
 // The checkpoint must stay the file the session opened: its weights may be views into its mapping.
@@ -282,7 +194,7 @@ struct SweepPasses {
   PassRunner& passes;
   const std::string& jpath;
 
-  json openingControl() {
+  PassRecord openingControl() {
     const Against kl_role = o.kl ? Against::Keep : Against::Nothing;
     if (const json* r = resumed.find("control_open")) {
       passes.skip();
@@ -290,44 +202,45 @@ struct SweepPasses {
         passes.addStep();
         passes.run("control (refilling the activation cache / the --kl reference)", use_cache, false, false, kl_role);
       }
-      return *r;
+      return recordFromJournal(*r, "journal " + jpath);
     }
-    json control_open = controlRecord("control_open", passes.run("control", use_cache, false, o.mechanism, kl_role), gains);
+    PassRecord control_open = controlRecord("control_open", passes.run("control", use_cache, false, o.mechanism, kl_role), gains);
     requireUnchanged(s, jpath, "after the control pass", false);
-    resumed.journal.append(control_open);
+    resumed.journal.append(journalLine(control_open));
     return control_open;
   }
 
   // each condition: apply, score, restore, verify, journal
-  std::vector<json> conditions(const std::vector<Condition>& todo, const json& control_open) {
-    std::vector<json> records;
+  std::vector<PassRecord> conditions(const std::vector<Condition>& todo, const PassRecord& control_open) {
+    std::vector<PassRecord> records;
     for (const Condition& c : todo) {
       if (const json* r = resumed.find(c.id)) {
-        records.push_back(*r);
+        records.push_back(recordFromJournal(*r, "journal " + jpath));
         passes.skip();
         continue;
       }
       const bool from_cache = use_cache && gains.firstLayer(c) >= cache.layer;
-      json rec = runCondition(c, gains, passes, from_cache, cache.layer, o.mechanism, o.kl, control_open);
+      PassRecord rec = runCondition(c, gains, passes, from_cache, cache.layer, o.mechanism, o.kl, control_open);
       requireUnchanged(s, jpath, "after condition " + c.id + " (" + c.label + ")", false);
-      resumed.journal.append(rec);
-      records.push_back(rec);
-      if (!rec["restore"]["ok"].get<bool>())
-        throw IntegrityError("condition " + c.id + " (" + c.label + "): the gains did not restore bitwise (SHA-256 " +
-                             rec["restore"]["sha256"].get<std::string>() + ", expected " + gains.originalDigest() + ")");
+      resumed.journal.append(journalLine(rec));
+      if (!rec.restored())
+        throw IntegrityError("condition " + c.id + " (" + c.label + "): the gains did not restore bitwise (SHA-256 " + rec.restore_sha256 +
+                             ", expected " + rec.restore_expected + ")");
+      records.push_back(std::move(rec));
     }
     return records;
   }
 
   // the control again (it must reproduce the first); the checkpoint's SHA-256 read again before it is kept
-  json closingControl() {
+  PassRecord closingControl() {
     const json* journaled = resumed.find("control_close");
-    json control_close = journaled ? *journaled
-                                   : controlRecord("control_close", passes.run("control (closing)", false, false, o.mechanism,
-                                                                               o.kl ? Against::Compare : Against::Nothing), gains);
+    PassRecord control_close = journaled ? recordFromJournal(*journaled, "journal " + jpath)
+                                         : controlRecord("control_close", passes.run("control (closing)", false, false, o.mechanism,
+                                                                                     o.kl ? Against::Compare : Against::Nothing),
+                                                         gains);
     if (!journaled) requireUnchanged(s, jpath, "after the control (closing) pass", false);
     requireUnchanged(s, jpath, "at the end of the sweep (SHA-256 read again)", true);
-    if (!journaled) resumed.journal.append(control_close);
+    if (!journaled) resumed.journal.append(journalLine(control_close));
     return control_close;
   }
 };

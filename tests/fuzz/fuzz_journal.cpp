@@ -1,6 +1,7 @@
 // libFuzzer: any bytes as a journal resumed after a crash: every line checked (checksum), a torn
 // tail cut, a bad record refused with an omn::Error naming the line -- never a crash or a record
-// trusted without its checksum.
+// trusted without its checksum; each record read as a sweep's pass (intervene/pass_record.h) or refused
+// with an omn::Error, and one that reads writes the same line again.
 #include <unistd.h>
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "omn/errors.h"
+#include "omn/intervene/pass_record.h"
 #include "omn/io/journal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -21,8 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::fclose(f);
   try {
     omn::io::Journal j = omn::io::Journal::resume(path);
-    for (const auto& r : j.records())
+    for (const auto& r : j.records()) {
       if (!r.is_object()) std::abort();  // a record is an object whose checksum was verified
+      try {
+        const nlohmann::json line = omn::intervene::journalLine(omn::intervene::recordFromJournal(r, "journal"));
+        if (omn::intervene::journalLine(omn::intervene::recordFromJournal(line, "journal")) != line) std::abort();
+      } catch (const omn::Error&) {
+      }
+    }
     j.append({{"fuzz", 1}});
   } catch (const omn::Error&) {
   }

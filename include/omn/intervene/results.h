@@ -10,19 +10,17 @@
 #include <nlohmann/json.hpp>
 
 #include "omn/eval/bootstrap.h"
+#include "omn/intervene/pass_record.h"
 
 namespace omn::intervene {
 
 // The control as every output names it (CSV, the text table, the report): id "control", this label.
 inline constexpr const char* kControlLabel = "control (the checkpoint as is)";
 
-nlohmann::json scoresRaw(const eval::SequenceScores& s);       // {nll_sum: [..|null], tokens: [..]}
-eval::SequenceScores scoresFromRaw(const nlohmann::json& raw);  // null → NaN
-
 struct ResultsInput {
   nlohmann::json base;  // schema, provenance, manifest, checkpoint, model, tokens, selection, cache, shard
-  nlohmann::json control_open, control_close;  // records
-  std::vector<nlohmann::json> conditions;      // records, in manifest order
+  PassRecord control_open, control_close;
+  std::vector<PassRecord> conditions;  // in manifest order
   eval::BootstrapSpec bootstrap;
   std::size_t family_size = 0;  // the manifest's condition count (multiplicity's m), in every shard
   // the working dtype's numerical noise floor, nats/token: an effect smaller than this is flagged

@@ -1,0 +1,137 @@
+#include "omn/intervene/pass_record.h"
+
+#include <cmath>
+#include <limits>
+
+#include "omn/io/json_reader.h"
+#include "omn/output/json_file.h"
+
+namespace omn::intervene {
+
+using nlohmann::json;
+
+json scoresRaw(const eval::SequenceScores& s) {
+  json nll = json::array();
+  for (double x : s.nll_sum) nll.push_back(output::finiteOrNull(x));
+  return {{"nll_sum", nll}, {"tokens", s.tokens}};
+}
+
+namespace {
+
+json restoreJson(const PassRecord& r) {
+  return {{"sha256", r.restore_sha256}, {"expected", r.restore_expected}, {"ok", r.restored()}};
+}
+
+// {nll_sum: [number|null], tokens: [integer]}, one of each per sequence (null: a NaN sum)
+eval::SequenceScores readScores(const io::JsonReader& rd, const json& raw, const std::string& ptr) {
+  rd.object(raw, ptr, {"nll_sum", "tokens"});
+  const json& nll = rd.need(raw, ptr, "nll_sum");
+  const json& tokens = rd.need(raw, ptr, "tokens");
+  if (!nll.is_array()) rd.fail(ptr + "/nll_sum", std::string("expected an array, got ") + nll.type_name());
+  if (!tokens.is_array() || tokens.size() != nll.size())
+    rd.fail(ptr + "/tokens", "expected an array of " + std::to_string(nll.size()) + " token counts, one per nll_sum");
+  eval::SequenceScores s;
+  for (std::size_t i = 0; i < nll.size(); ++i) {
+    const std::string at = "/" + std::to_string(i);
+    s.nll_sum.push_back(nll[i].is_null() ? std::nan("") : rd.num(nll[i], ptr + "/nll_sum" + at));
+    s.tokens.push_back(rd.integer(tokens[i], ptr + "/tokens" + at, 0));
+  }
+  return s;
+}
+
+std::string sha(const io::JsonReader& rd, const json& j, const std::string& ptr, const char* key) {
+  return rd.str(rd.need(j, ptr, key), ptr + "/" + key);
+}
+
+// What the journal line and the result's block share; `scores` and `reported` point at their
+// different places (the journal: /scores, /reported_perplexity; a result: /result/sequences,
+// /reported/perplexity).
+PassRecord readRecord(const io::JsonReader& rd, const json& j, bool control, const json& scores, const std::string& scores_ptr,
+                      const json* reported) {
+  if (!j.is_object()) rd.fail("", std::string("expected an object, got ") + j.type_name());
+  PassRecord r;
+  r.control = control;
+  r.scores = readScores(rd, scores, scores_ptr);
+  if (const json* s = rd.opt(j, "seconds")) r.seconds = rd.num(*s, "/seconds");
+  r.mechanism = j.value("mechanism", json());
+  r.divergence = j.value("divergence", json());
+  if (control) {
+    if (const json* g = rd.opt(j, "gain_sha256")) r.gain_sha256 = rd.str(*g, "/gain_sha256");
+    return r;
+  }
+  r.id = sha(rd, j, "", "id");
+  r.label = sha(rd, j, "", "label");
+  r.manifest_pointer = sha(rd, j, "", "manifest_pointer");
+  r.op = rd.need(j, "", "op");
+  const json& touched = rd.need(j, "", "touched");
+  if (!touched.is_array()) rd.fail("/touched", std::string("expected an array, got ") + touched.type_name());
+  for (std::size_t i = 0; i < touched.size(); ++i) r.touched.push_back(rd.str(touched[i], "/touched/" + std::to_string(i)));
+  const json& applied = rd.need(j, "", "applied");
+  r.applied_sha256 = sha(rd, applied, "/applied", "sha256");
+  r.applied_vectors = rd.need(applied, "/applied", "vectors");
+  r.start_layer = static_cast<int>(rd.integer(rd.need(j, "", "start_layer"), "/start_layer", 0, std::numeric_limits<int>::max()));
+  const json& restore = rd.need(j, "", "restore");
+  r.restore_sha256 = sha(rd, restore, "/restore", "sha256");
+  r.restore_expected = sha(rd, restore, "/restore", "expected");
+  if (reported && !reported->is_null()) r.reported_perplexity = rd.num(*reported, "/reported");
+  return r;
+}
+
+}  // namespace
+
+json conditionIdentity(const PassRecord& r) {
+  return {{"id", r.id},
+          {"label", r.label},
+          {"op", r.op},
+          {"manifest_pointer", r.manifest_pointer},
+          {"touched", r.touched},
+          {"applied", {{"sha256", r.applied_sha256}, {"vectors", r.applied_vectors}}},
+          {"start_layer", r.start_layer},
+          {"restore", restoreJson(r)},
+          {"seconds", r.seconds},
+          {"mechanism", r.mechanism}};
+}
+
+json journalLine(const PassRecord& r) {
+  json j = r.control ? json{{"id", r.id}, {"gain_sha256", r.gain_sha256}, {"seconds", r.seconds}, {"mechanism", r.mechanism}}
+                     : conditionIdentity(r);
+  j["kind"] = r.control ? "control" : "condition";
+  j["scores"] = scoresRaw(r.scores);
+  j["divergence"] = r.divergence;
+  if (!r.control) j["reported_perplexity"] = r.reported_perplexity ? json(*r.reported_perplexity) : json(nullptr);
+  return j;
+}
+
+PassRecord recordFromJournal(const json& line, const std::string& where) {
+  const bool named = line.is_object() && line.contains("id") && line["id"].is_string();
+  const io::JsonReader rd(where + " record " + (named ? line["id"].get<std::string>() : std::string("?")));
+  if (!line.is_object()) rd.fail("", std::string("expected an object, got ") + line.type_name());
+  const bool control = rd.oneOf(rd.need(line, "", "kind"), "/kind", {"control", "condition"}) == "control";
+  PassRecord r = readRecord(rd, line, control, rd.need(line, "", "scores"), "/scores",
+                            line.contains("reported_perplexity") ? &line["reported_perplexity"] : nullptr);
+  r.id = sha(rd, line, "", "id");
+  return r;
+}
+
+PassRecord controlFromResult(const json& block, const std::string& id, const std::string& where) {
+  const io::JsonReader rd(where);
+  if (!block.is_object()) rd.fail("", std::string("expected an object, got ") + block.type_name());
+  const json& result = rd.need(block, "", "result");
+  if (!result.is_object()) rd.fail("/result", std::string("expected an object, got ") + result.type_name());
+  PassRecord r = readRecord(rd, block, true, rd.need(result, "/result", "sequences"), "/result/sequences", nullptr);
+  r.id = id;
+  return r;
+}
+
+PassRecord conditionFromResult(const json& c, const std::string& where) {
+  const io::JsonReader rd(where);
+  if (!c.is_object()) rd.fail("", std::string("expected an object, got ") + c.type_name());
+  const json& result = rd.need(c, "", "result");
+  if (!result.is_object()) rd.fail("/result", std::string("expected an object, got ") + result.type_name());
+  const json* reported = c.contains("reported") && c["reported"].is_object() && c["reported"].contains("perplexity")
+                             ? &c["reported"]["perplexity"]
+                             : nullptr;
+  return readRecord(rd, c, false, rd.need(result, "/result", "sequences"), "/result/sequences", reported);
+}
+
+}  // namespace omn::intervene

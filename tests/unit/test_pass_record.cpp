@@ -1,0 +1,105 @@
+// A sweep's pass record (intervene/pass_record.h): its journal line reads back to the same record,
+// a result document's blocks read back (merge) to the records it was assembled from, and a damaged
+// record is refused at its key.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "omn/errors.h"
+#include "omn/intervene/pass_record.h"
+#include "omn/intervene/results.h"
+
+using nlohmann::json;
+using omn::intervene::PassRecord;
+
+namespace {
+
+PassRecord control(const char* id, double first_nll) {
+  PassRecord r;
+  r.id = id;
+  r.scores.nll_sum = {first_nll, 2.25, 3.5, 4.0};
+  r.scores.tokens = {3, 4, 5, 6};
+  r.seconds = 0.5;
+  r.gain_sha256 = std::string(64, 'a');
+  return r;
+}
+
+PassRecord condition() {
+  PassRecord r;
+  r.control = false;
+  r.id = "c1";
+  r.label = "q gains = 1";
+  r.manifest_pointer = "/conditions/0";
+  r.op = {{"op", "constant"}, {"target", "q"}, {"layers", "all"}, {"value", 1.0}};
+  r.touched = {"layers.0.q_norm.weight", "layers.1.q_norm.weight"};
+  r.applied_sha256 = std::string(64, 'b');
+  r.applied_vectors = json::array({{{"layer", 0}, {"role", "q"}}});
+  r.scores.nll_sum = {std::nan(""), 2.5, 3.75, 4.5};  // a non-finite sum is journaled as null
+  r.scores.tokens = {3, 4, 5, 6};
+  r.seconds = 0.25;
+  r.mechanism = json::array({{{"layer", 0}, {"max_logit", 3.5}}});
+  r.restore_sha256 = r.restore_expected = std::string(64, 'a');
+  r.reported_perplexity = 692.0;
+  return r;
+}
+
+std::string journalRefusal(const json& line) {
+  try {
+    omn::intervene::recordFromJournal(line, "journal j");
+  } catch (const omn::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(PassRecord, AJournalLineReadsBackToTheSameRecord) {
+  for (const PassRecord& r : {control("control_open", 1.125), condition()}) {
+    const json line = omn::intervene::journalLine(r);
+    const PassRecord back = omn::intervene::recordFromJournal(line, "journal j");
+    EXPECT_EQ(omn::intervene::journalLine(back), line) << r.id;
+    EXPECT_EQ(back.control, r.control);
+    EXPECT_EQ(back.restored(), r.restored());
+  }
+  const PassRecord back = omn::intervene::recordFromJournal(omn::intervene::journalLine(condition()), "journal j");
+  EXPECT_TRUE(std::isnan(back.scores.nll_sum[0]));
+  EXPECT_EQ(back.scores.nll_sum[1], 2.5);
+  ASSERT_TRUE(back.reported_perplexity.has_value());
+  EXPECT_EQ(*back.reported_perplexity, 692.0);
+}
+
+TEST(PassRecord, AResultDocumentReadsBackToTheRecordsItWasAssembledFrom) {
+  omn::intervene::ResultsInput in;
+  in.base = {{"schema", "omn-audit/intervention@1"}};
+  in.control_open = control("control_open", 1.125);
+  in.control_close = control("control_close", 1.125);
+  in.conditions = {condition()};
+  in.bootstrap.resamples = 50;
+  in.groups = 2;
+  const json doc = omn::intervene::assembleResults(in);
+  const PassRecord open = omn::intervene::controlFromResult(doc["control"]["open"], "control_open", "r.json /control/open");
+  EXPECT_EQ(omn::intervene::journalLine(open), omn::intervene::journalLine(in.control_open));
+  const PassRecord c = omn::intervene::conditionFromResult(doc["conditions"][0], "r.json /conditions/0");
+  EXPECT_EQ(omn::intervene::journalLine(c), omn::intervene::journalLine(in.conditions[0]));
+  EXPECT_EQ(doc["conditions"][0]["restore"]["ok"], true);
+}
+
+TEST(PassRecord, ADamagedRecordIsRefusedAtItsKey) {
+  json line = omn::intervene::journalLine(condition());
+  line["restore"].erase("expected");
+  EXPECT_EQ(journalRefusal(line), "journal j record c1: /restore/expected: required");
+  line = omn::intervene::journalLine(condition());
+  line["scores"]["tokens"].erase(0);
+  EXPECT_EQ(journalRefusal(line), "journal j record c1: /scores/tokens: expected an array of 4 token counts, one per nll_sum");
+  line = omn::intervene::journalLine(condition());
+  line["scores"]["nll_sum"][2] = "3.75";
+  EXPECT_EQ(journalRefusal(line), "journal j record c1: /scores/nll_sum/2: expected a number, got string");
+  line = omn::intervene::journalLine(condition());
+  line["kind"] = "probe";
+  EXPECT_NE(journalRefusal(line).find("journal j record c1: /kind: "), std::string::npos) << journalRefusal(line);
+  line = omn::intervene::journalLine(condition());
+  line["start_layer"] = -1;
+  EXPECT_EQ(journalRefusal(line), "journal j record c1: /start_layer: expected an integer >= 0, got -1");
+}
