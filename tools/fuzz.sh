@@ -15,7 +15,8 @@
 # OMN_FUZZ_TIMEOUT (default 10) is libFuzzer's per-input limit in wall-clock seconds: raise it for
 # a long campaign that shares the machine, where a starved process would report false hangs.
 # The targets run side by side, one per core (OMN_FUZZ_JOBS=N: at most N at once; the unit tests
-# too, two at a time); each one's output is printed in order when it is done.
+# too, one per core); each one's output is printed in order when it is done. Ctrl-C (or SIGTERM)
+# stops the running fuzzers, which print their stats, and starts no other.
 # OMN_FUZZ_FORK=N runs each target in libFuzzer's fork mode on N cores (one run, one corpus; -runs
 # counts the executions of all N workers).
 # ASan keeps no allocation stack per malloc here (malloc_context_size=0: unwinding at every
@@ -62,7 +63,7 @@ if [ $unit = 1 ]; then
   cmake --build "$build" -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") "${unit_tests[@]}" omn-audit
   [ -d "$main/fixtures/interop" ] || { echo "fuzz.sh: --unit-tests reads the main build's fixtures: run its ctest first" >&2; exit 2; }
   [ -e "$build/fixtures" ] || ln -s "$main/fixtures" "$build/fixtures"
-  # the binaries side by side, two at a time (one core each), each one's output printed in order
+  # the binaries side by side, one per core, each one's output printed in order
   upids=()
   for t in "${unit_tests[@]}"; do
     while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
@@ -183,13 +184,27 @@ jobs_max="${OMN_FUZZ_JOBS:-$(nproc)}"
 [ -z "${OMN_FUZZ_FORK:-}" ] || jobs_max=1
 status=0
 pids=()
+stopped=0
+# a background job ignores SIGINT (no job control in a script): the fuzzers under each job are sent
+# SIGTERM, which libFuzzer takes as an interruption, as it does SIGINT
+stop_fuzzers() {
+  stopped=1
+  for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null || true; done
+}
+trap stop_fuzzers INT TERM
 for t in "${targets[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  while [ $stopped = 0 ] && [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  [ $stopped = 0 ] || break
   fuzz_one "$t" >"$build/fuzz_$t.summary" &
   pids+=($!)
 done
-for i in "${!targets[@]}"; do
-  wait "${pids[$i]}" || status=1
+for i in "${!pids[@]}"; do
+  rc=0
+  wait "${pids[$i]}" || rc=$?
+  # a signal (the trap) interrupts wait, not the job: wait again while it runs
+  while [ $rc -gt 128 ] && kill -0 "${pids[$i]}" 2>/dev/null; do rc=0; wait "${pids[$i]}" || rc=$?; done
+  [ $rc = 0 ] || status=1
   cat "$build/fuzz_${targets[$i]}.summary"
 done
+[ $stopped = 0 ] || echo "fuzz.sh: stopped; the targets not started: ${targets[*]:${#pids[@]}}"
 exit $status

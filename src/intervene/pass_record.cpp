@@ -16,6 +16,12 @@ json scoresRaw(const eval::SequenceScores& s) {
   return {{"nll_sum", nll}, {"tokens", s.tokens}};
 }
 
+eval::SequenceScores recordedScores(eval::SequenceScores s) {
+  for (double& x : s.nll_sum)
+    if (!std::isfinite(x)) x = std::nan("");
+  return s;
+}
+
 namespace {
 
 json restoreJson(const PassRecord& r) {
@@ -39,6 +45,34 @@ eval::SequenceScores readScores(const io::JsonReader& rd, const json& raw, const
   return s;
 }
 
+// --mechanism's table: null, or one object per layer
+json readMechanism(const io::JsonReader& rd, const json& j) {
+  const json m = j.value("mechanism", json());
+  if (m.is_null()) return m;
+  if (!m.is_array()) rd.fail("/mechanism", std::string("expected null or an array of layers, got ") + m.type_name());
+  for (std::size_t l = 0; l < m.size(); ++l)
+    if (!m[l].is_object()) rd.fail("/mechanism/" + std::to_string(l), std::string("expected an object, got ") + m[l].type_name());
+  return m;
+}
+
+// --kl's per-sequence sums (eval::divergenceRaw): null, or one number (or null) per sequence in
+// each of kl_sum, top1_agree and dp_correct_sum, and the quantiles
+json readDivergence(const io::JsonReader& rd, const json& j, std::size_t sequences) {
+  const json d = j.value("divergence", json());
+  if (d.is_null()) return d;
+  if (!d.is_object()) rd.fail("/divergence", std::string("expected null or an object, got ") + d.type_name());
+  for (const char* key : {"kl_sum", "top1_agree", "dp_correct_sum"}) {
+    const std::string ptr = std::string("/divergence/") + key;
+    const json& v = rd.need(d, "/divergence", key);
+    if (!v.is_array() || v.size() != sequences)
+      rd.fail(ptr, "expected an array of " + std::to_string(sequences) + " per-sequence values");
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (!v[i].is_null()) rd.num(v[i], ptr + "/" + std::to_string(i));
+  }
+  rd.need(d, "/divergence", "kl_quantiles");
+  return d;
+}
+
 std::string sha(const io::JsonReader& rd, const json& j, const std::string& ptr, const char* key) {
   return rd.str(rd.need(j, ptr, key), ptr + "/" + key);
 }
@@ -53,8 +87,8 @@ PassRecord readRecord(const io::JsonReader& rd, const json& j, bool control, con
   r.control = control;
   r.scores = readScores(rd, scores, scores_ptr);
   if (const json* s = rd.opt(j, "seconds")) r.seconds = rd.num(*s, "/seconds");
-  r.mechanism = j.value("mechanism", json());
-  r.divergence = j.value("divergence", json());
+  r.mechanism = readMechanism(rd, j);
+  r.divergence = readDivergence(rd, j, r.scores.nll_sum.size());
   if (control) {
     if (const json* g = rd.opt(j, "gain_sha256")) r.gain_sha256 = rd.str(*g, "/gain_sha256");
     return r;
@@ -102,11 +136,12 @@ json journalLine(const PassRecord& r) {
   return j;
 }
 
-PassRecord recordFromJournal(const json& line, const std::string& where) {
+PassRecord recordFromJournal(const json& line, const std::string& where, bool control) {
   const bool named = line.is_object() && line.contains("id") && line["id"].is_string();
   const io::JsonReader rd(where + " record " + (named ? line["id"].get<std::string>() : std::string("?")));
   if (!line.is_object()) rd.fail("", std::string("expected an object, got ") + line.type_name());
-  const bool control = rd.oneOf(rd.need(line, "", "kind"), "/kind", {"control", "condition"}) == "control";
+  if (rd.oneOf(rd.need(line, "", "kind"), "/kind", {"control", "condition"}) != (control ? "control" : "condition"))
+    rd.fail("/kind", std::string("expected \"") + (control ? "control" : "condition") + "\" in this place of the sweep");
   PassRecord r = readRecord(rd, line, control, rd.need(line, "", "scores"), "/scores",
                             line.contains("reported_perplexity") ? &line["reported_perplexity"] : nullptr);
   r.id = sha(rd, line, "", "id");
@@ -132,6 +167,13 @@ PassRecord conditionFromResult(const json& c, const std::string& where) {
                              ? &c["reported"]["perplexity"]
                              : nullptr;
   return readRecord(rd, c, false, rd.need(result, "/result", "sequences"), "/result/sequences", reported);
+}
+
+bool reusable(const json& line) {
+  if (!line.is_object() || !line.contains("restore")) return true;
+  const json& r = line["restore"];
+  if (!r.is_object() || !r.contains("sha256") || !r.contains("expected")) return true;
+  return r["sha256"] == r["expected"];
 }
 
 }  // namespace omn::intervene

@@ -59,7 +59,7 @@ io::ResumedJournal openJournal(const std::string& jpath, const json& header, boo
   io::ResumedJournal r = io::resumeJournal(
       jpath, header, resume, "run",
       {"manifest_sha256", "checkpoint_sha256", "tokens_sha256", "model_code_fingerprint", "git_revision", "shard", "bf16_products", "batch", "options"},
-      [](const json& rec) { return !rec.contains("restore") || rec["restore"].value("ok", false); });
+      reusable);
   if (r.resumed) spdlog::info("resuming: {} finished record(s) in {}", r.done.size(), jpath);
   return r;
 }
@@ -114,7 +114,7 @@ std::pair<double, std::string> noiseFloor(const Manifest& m, at::ScalarType dtyp
 PassRecord controlRecord(const char* id, Pass p, const GainState& gains) {
   PassRecord r;
   r.id = id;
-  r.scores = std::move(p.scores);
+  r.scores = recordedScores(std::move(p.scores));
   r.seconds = p.seconds;
   r.gain_sha256 = gains.digest();
   r.mechanism = std::move(p.mechanism);
@@ -146,9 +146,13 @@ PassRecord runCondition(const Condition& c, GainState& gains, PassRunner& passes
     throw;
   }
   gains.restore();
-  if (mechanism && from_cache)  // layers before the cache were not run: they equal the control's
+  if (mechanism && from_cache) {  // layers before the cache were not run: they equal the control's
+    if (!control_open.mechanism.is_array() || control_open.mechanism.size() < static_cast<std::size_t>(cache_layer))
+      throw IntegrityError("the opening control's record has no --mechanism table for layers 0-" + std::to_string(cache_layer - 1) +
+                           ": rerun the sweep without --resume");
     for (int l = 0; l < cache_layer; ++l) pass.mechanism[static_cast<std::size_t>(l)] = control_open.mechanism[static_cast<std::size_t>(l)];
-  r.scores = std::move(pass.scores);
+  }
+  r.scores = recordedScores(std::move(pass.scores));
   r.seconds = pass.seconds;
   r.mechanism = std::move(pass.mechanism);
   r.divergence = std::move(pass.divergence);
@@ -202,7 +206,7 @@ struct SweepPasses {
         passes.addStep();
         passes.run("control (refilling the activation cache / the --kl reference)", use_cache, false, false, kl_role);
       }
-      return recordFromJournal(*r, "journal " + jpath);
+      return recordFromJournal(*r, "journal " + jpath, true);
     }
     PassRecord control_open = controlRecord("control_open", passes.run("control", use_cache, false, o.mechanism, kl_role), gains);
     requireUnchanged(s, jpath, "after the control pass", false);
@@ -215,7 +219,7 @@ struct SweepPasses {
     std::vector<PassRecord> records;
     for (const Condition& c : todo) {
       if (const json* r = resumed.find(c.id)) {
-        records.push_back(recordFromJournal(*r, "journal " + jpath));
+        records.push_back(recordFromJournal(*r, "journal " + jpath, false));
         passes.skip();
         continue;
       }
@@ -234,7 +238,7 @@ struct SweepPasses {
   // the control again (it must reproduce the first); the checkpoint's SHA-256 read again before it is kept
   PassRecord closingControl() {
     const json* journaled = resumed.find("control_close");
-    PassRecord control_close = journaled ? recordFromJournal(*journaled, "journal " + jpath)
+    PassRecord control_close = journaled ? recordFromJournal(*journaled, "journal " + jpath, true)
                                          : controlRecord("control_close", passes.run("control (closing)", false, false, o.mechanism,
                                                                                      o.kl ? Against::Compare : Against::Nothing),
                                                          gains);

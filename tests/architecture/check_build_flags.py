@@ -14,7 +14,9 @@ source is checked under its unit's command. And since a unity unit merges up to 
 target (which 8 shifts as files are added), no two sources of a target may define a file-local
 function, type or alias (in an anonymous namespace, or `static`) of the same name: in one unit they
 would collide, or worse, one file's call would pick the other's overload. Identical aliases
-(`using K = PyValue::Kind;`) may repeat.
+(`using K = PyValue::Kind;`) may repeat. The scan reads definitions that start a line (this code's
+style), so a file-local variable, or a signature that starts with an attribute, is not seen; for
+those the compiler still stops on a pair with one signature ("redefinition of").
 """
 import json
 import os

@@ -25,9 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     omn::io::Journal j = omn::io::Journal::resume(path);
     for (const auto& r : j.records()) {
       if (!r.is_object()) std::abort();  // a record is an object whose checksum was verified
+      const bool control = r.contains("kind") && r["kind"] == "control";
+      (void)omn::intervene::reusable(r);
       try {
-        const nlohmann::json line = omn::intervene::journalLine(omn::intervene::recordFromJournal(r, "journal"));
-        if (omn::intervene::journalLine(omn::intervene::recordFromJournal(line, "journal")) != line) std::abort();
+        const nlohmann::json line = omn::intervene::journalLine(omn::intervene::recordFromJournal(r, "journal", control));
+        if (omn::intervene::journalLine(omn::intervene::recordFromJournal(line, "journal", control)) != line) std::abort();
       } catch (const omn::Error&) {
       }
     }

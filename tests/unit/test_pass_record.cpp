@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "omn/errors.h"
@@ -44,9 +45,9 @@ PassRecord condition() {
   return r;
 }
 
-std::string journalRefusal(const json& line) {
+std::string journalRefusal(const json& line, bool control = false) {
   try {
-    omn::intervene::recordFromJournal(line, "journal j");
+    omn::intervene::recordFromJournal(line, "journal j", control);
   } catch (const omn::UsageError& e) {
     return e.what();
   }
@@ -58,12 +59,12 @@ std::string journalRefusal(const json& line) {
 TEST(PassRecord, AJournalLineReadsBackToTheSameRecord) {
   for (const PassRecord& r : {control("control_open", 1.125), condition()}) {
     const json line = omn::intervene::journalLine(r);
-    const PassRecord back = omn::intervene::recordFromJournal(line, "journal j");
+    const PassRecord back = omn::intervene::recordFromJournal(line, "journal j", r.control);
     EXPECT_EQ(omn::intervene::journalLine(back), line) << r.id;
     EXPECT_EQ(back.control, r.control);
     EXPECT_EQ(back.restored(), r.restored());
   }
-  const PassRecord back = omn::intervene::recordFromJournal(omn::intervene::journalLine(condition()), "journal j");
+  const PassRecord back = omn::intervene::recordFromJournal(omn::intervene::journalLine(condition()), "journal j", false);
   EXPECT_TRUE(std::isnan(back.scores.nll_sum[0]));
   EXPECT_EQ(back.scores.nll_sum[1], 2.5);
   ASSERT_TRUE(back.reported_perplexity.has_value());
@@ -99,7 +100,42 @@ TEST(PassRecord, ADamagedRecordIsRefusedAtItsKey) {
   line = omn::intervene::journalLine(condition());
   line["kind"] = "probe";
   EXPECT_NE(journalRefusal(line).find("journal j record c1: /kind: "), std::string::npos) << journalRefusal(line);
+  // a control's record where the sweep expects a condition (and the reverse) is not taken for one
+  EXPECT_EQ(journalRefusal(omn::intervene::journalLine(control("c1", 1.0))),
+            "journal j record c1: /kind: expected \"condition\" in this place of the sweep");
+  EXPECT_EQ(journalRefusal(omn::intervene::journalLine(condition()), true),
+            "journal j record c1: /kind: expected \"control\" in this place of the sweep");
+  line = omn::intervene::journalLine(condition());
+  line["divergence"] = {{"kl_sum", {0.5}}, {"top1_agree", {1}}, {"dp_correct_sum", {0}}, {"kl_quantiles", nullptr}};
+  EXPECT_EQ(journalRefusal(line), "journal j record c1: /divergence/kl_sum: expected an array of 4 per-sequence values");
+  line = omn::intervene::journalLine(condition());
+  line["mechanism"] = {1, 2};
+  EXPECT_EQ(journalRefusal(line), "journal j record c1: /mechanism/0: expected an object, got number");
   line = omn::intervene::journalLine(condition());
   line["start_layer"] = -1;
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /start_layer: expected an integer >= 0, got -1");
+}
+
+TEST(PassRecord, ANonFiniteSumIsRecordedAsNaNAsItReadsBack) {
+  omn::eval::SequenceScores s;
+  s.nll_sum = {1.0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), std::nan("")};
+  s.tokens = {1, 1, 1, 1};
+  PassRecord r = control("control_open", 1.0);
+  r.scores = omn::intervene::recordedScores(s);
+  EXPECT_EQ(r.scores.nll_sum[0], 1.0);
+  for (std::size_t i = 1; i < 4; ++i) EXPECT_TRUE(std::isnan(r.scores.nll_sum[i])) << i;
+  // so the fresh record and the one a resume reads back give the same bytes
+  const json line = omn::intervene::journalLine(r);
+  EXPECT_EQ(omn::intervene::journalLine(omn::intervene::recordFromJournal(line, "journal j", true)), line);
+}
+
+TEST(PassRecord, AResumeReusesAConditionOnlyWhenItsGainsRestored) {
+  PassRecord r = condition();
+  EXPECT_TRUE(omn::intervene::reusable(omn::intervene::journalLine(r)));
+  r.restore_sha256 = std::string(64, 'c');
+  EXPECT_FALSE(omn::intervene::reusable(omn::intervene::journalLine(r)));
+  EXPECT_TRUE(omn::intervene::reusable(omn::intervene::journalLine(control("control_open", 1.0))));
+  json damaged = omn::intervene::journalLine(condition());
+  damaged["restore"] = "yes";  // too damaged to tell: reused, so the reader refuses it at its key
+  EXPECT_TRUE(omn::intervene::reusable(damaged));
 }

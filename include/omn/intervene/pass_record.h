@@ -18,7 +18,7 @@ nlohmann::json scoresRaw(const eval::SequenceScores& s);  // {nll_sum: [..|null]
 struct PassRecord {
   bool control = true;          // the checkpoint as is; else a condition
   std::string id;               // "control_open", "control_close", or the condition's ("c3")
-  eval::SequenceScores scores;  // per sequence: the NLL sum (NaN where it was not finite), the tokens scored
+  eval::SequenceScores scores;  // per sequence: the NLL sum (NaN where it was not finite: recordedScores), the tokens scored
   double seconds = 0;
   // per layer (--mechanism) and against the control's next-token distributions (--kl: the per-sequence
   // sums of eval::divergenceRaw): the blocks as the document holds them, or null when not asked for
@@ -37,9 +37,19 @@ struct PassRecord {
   bool restored() const { return restore_sha256 == restore_expected; }
 };
 
+// A pass's scores as a record holds them: a sum that is not finite (+inf when the logits overflow)
+// is NaN, as the journal and the document write it (null) and read it back, so a fresh pass, a
+// resumed one and a merged one compute the same statistics.
+eval::SequenceScores recordedScores(eval::SequenceScores s);
+
 nlohmann::json journalLine(const PassRecord& r);
-// A journal's record read back (`where` names the journal in errors: UsageError at the key).
-PassRecord recordFromJournal(const nlohmann::json& line, const std::string& where);
+// A journal's record read back as the pass the sweep expects there (`control`: a control, else a
+// condition); `where` names the journal in errors (UsageError at the key, or at /kind).
+PassRecord recordFromJournal(const nlohmann::json& line, const std::string& where, bool control);
+// Whether a resume may reuse a journaled record: a control, or a condition whose gains restored
+// bitwise (one that did not runs again). A record too damaged to tell is reused, so that
+// recordFromJournal refuses it at its key instead of the sweep silently running it again.
+bool reusable(const nlohmann::json& line);
 // What a result document holds of a pass, read back (merge): its control block ("open", "close")
 // as `id`, or one of its conditions. `where` names the document and the pointer to the block.
 PassRecord controlFromResult(const nlohmann::json& block, const std::string& id, const std::string& where);
