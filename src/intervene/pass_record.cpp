@@ -45,13 +45,24 @@ eval::SequenceScores readScores(const io::JsonReader& rd, const json& raw, const
   return s;
 }
 
+const json& objectAt(const io::JsonReader& rd, const json& j, const std::string& ptr) {
+  if (!j.is_object()) rd.fail(ptr, std::string("expected an object, got ") + j.type_name());
+  return j;
+}
+
+// A result document's block (a control's, or a condition): an object whose /result/sequences holds
+// the raw scores
+const json& resultSequences(const io::JsonReader& rd, const json& block) {
+  return rd.need(objectAt(rd, rd.need(objectAt(rd, block, ""), "", "result"), "/result"), "/result", "sequences");
+}
+
 // --mechanism's table: null, or one object per layer
 json readMechanism(const io::JsonReader& rd, const json& j) {
   const json m = j.value("mechanism", json());
   if (m.is_null()) return m;
   if (!m.is_array()) rd.fail("/mechanism", std::string("expected null or an array of layers, got ") + m.type_name());
   for (std::size_t l = 0; l < m.size(); ++l)
-    if (!m[l].is_object()) rd.fail("/mechanism/" + std::to_string(l), std::string("expected an object, got ") + m[l].type_name());
+    objectAt(rd, m[l], "/mechanism/" + std::to_string(l));
   return m;
 }
 
@@ -79,10 +90,9 @@ std::string sha(const io::JsonReader& rd, const json& j, const std::string& ptr,
 
 // What the journal line and the result's block share; `scores` and `reported` point at their
 // different places (the journal: /scores, /reported_perplexity; a result: /result/sequences,
-// /reported/perplexity).
+// /reported/perplexity). `j` is an object (the callers check).
 PassRecord readRecord(const io::JsonReader& rd, const json& j, bool control, const json& scores, const std::string& scores_ptr,
                       const json* reported) {
-  if (!j.is_object()) rd.fail("", std::string("expected an object, got ") + j.type_name());
   PassRecord r;
   r.control = control;
   r.scores = readScores(rd, scores, scores_ptr);
@@ -139,7 +149,7 @@ json journalLine(const PassRecord& r) {
 PassRecord recordFromJournal(const json& line, const std::string& where, bool control) {
   const bool named = line.is_object() && line.contains("id") && line["id"].is_string();
   const io::JsonReader rd(where + " record " + (named ? line["id"].get<std::string>() : std::string("?")));
-  if (!line.is_object()) rd.fail("", std::string("expected an object, got ") + line.type_name());
+  objectAt(rd, line, "");
   if (rd.oneOf(rd.need(line, "", "kind"), "/kind", {"control", "condition"}) != (control ? "control" : "condition"))
     rd.fail("/kind", std::string("expected \"") + (control ? "control" : "condition") + "\" in this place of the sweep");
   PassRecord r = readRecord(rd, line, control, rd.need(line, "", "scores"), "/scores",
@@ -150,23 +160,18 @@ PassRecord recordFromJournal(const json& line, const std::string& where, bool co
 
 PassRecord controlFromResult(const json& block, const std::string& id, const std::string& where) {
   const io::JsonReader rd(where);
-  if (!block.is_object()) rd.fail("", std::string("expected an object, got ") + block.type_name());
-  const json& result = rd.need(block, "", "result");
-  if (!result.is_object()) rd.fail("/result", std::string("expected an object, got ") + result.type_name());
-  PassRecord r = readRecord(rd, block, true, rd.need(result, "/result", "sequences"), "/result/sequences", nullptr);
+  PassRecord r = readRecord(rd, block, true, resultSequences(rd, block), "/result/sequences", nullptr);
   r.id = id;
   return r;
 }
 
 PassRecord conditionFromResult(const json& c, const std::string& where) {
   const io::JsonReader rd(where);
-  if (!c.is_object()) rd.fail("", std::string("expected an object, got ") + c.type_name());
-  const json& result = rd.need(c, "", "result");
-  if (!result.is_object()) rd.fail("/result", std::string("expected an object, got ") + result.type_name());
+  const json& sequences = resultSequences(rd, c);
   const json* reported = c.contains("reported") && c["reported"].is_object() && c["reported"].contains("perplexity")
                              ? &c["reported"]["perplexity"]
                              : nullptr;
-  return readRecord(rd, c, false, rd.need(result, "/result", "sequences"), "/result/sequences", reported);
+  return readRecord(rd, c, false, sequences, "/result/sequences", reported);
 }
 
 bool reusable(const json& line) {

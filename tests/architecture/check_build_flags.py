@@ -38,12 +38,17 @@ def sources(c):
     return [f]
 
 
+def ours(f):
+    """A source of this project's (not a generated one, nor third-party code)."""
+    return f.startswith(src + os.sep) and not f.startswith(build + os.sep) and "/googletest/" not in f
+
+
 failures, n = [], 0
 units = json.load(open(os.path.join(build, "compile_commands.json")))
 commands = [(f, c) for c in units for f in sources(c)]
 for f, c in commands:
     f = os.path.abspath(f)
-    if not f.startswith(src + os.sep) or f.startswith(build + os.sep) or "/googletest/" in f:
+    if not ours(f):
         continue  # generated sources and third-party code
     n += 1
     args = shlex.split(c["command"]) if "command" in c else c["arguments"]
@@ -95,7 +100,7 @@ def file_locals(path):
 by_target = {}
 for f, c in commands:
     f = os.path.abspath(f)
-    if not f.startswith(src + os.sep) or f.startswith(build + os.sep) or "/googletest/" in f:
+    if not ours(f):
         continue
     args = shlex.split(c["command"]) if "command" in c else c["arguments"]
     out = args[args.index("-o") + 1] if "-o" in args else ""
