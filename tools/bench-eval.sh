@@ -41,14 +41,17 @@ else
   echo "llama.cpp: not available, its lines are skipped (tools/llama/install.sh failed: $(tail -1 "$build/bench/llama-install.log"))"
   llama=""
 fi
-echo "libblas.so.3 -> $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
 lvariant=()
 case "${OMN_BENCH_ISA:-}" in
-  "") ;;
-  avx2) export ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell; lvariant=(--cpu-variant haswell)
+  # the CPU's full ISA: omn-audit's own OpenBLAS choice, as a user who follows its warning runs it (an
+  # OPENBLAS_CORETYPE from the machine's environment -- Haswell on the AMD EPYC -- is dropped;
+  # OMN_AUDIT_KEEP_BLAS=1 keeps it)
+  "") [ -n "${OMN_AUDIT_KEEP_BLAS+set}" ] || unset OPENBLAS_CORETYPE ;;
+  avx2) export ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell OMN_AUDIT_KEEP_BLAS=1; lvariant=(--cpu-variant haswell)
         echo "ISA level: AVX2 (ONEDNN_MAX_CPU_ISA=AVX2, OPENBLAS_CORETYPE=Haswell, llama.cpp's haswell variant)" ;;
   *) echo "OMN_BENCH_ISA: expected avx2 or nothing, got '$OMN_BENCH_ISA'" >&2; exit 2 ;;
 esac
+echo "libblas.so.3 -> $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 # llama.cpp, two ways: flash attention with its default F16 K/V cache (it casts an F32 K/V to F16 before
 # its flash kernel anyway), and no flash attention on an F32 K/V (attention in F32 end to end)

@@ -53,4 +53,9 @@ if [ "${1:-}" = "--freeze" ]; then
   echo "run-experiments: runs/builds/$commit holds commit $commit; new studies start on it"
   exit 0
 fi
+# The cells train on the fp32 kernels omn-audit chooses for the CPU (recorded in each eval's
+# model.blas), as the Intel Xeon's cells did: an OPENBLAS_CORETYPE the machine's environment sets
+# (Haswell on this project's AMD EPYC, which runs SkylakeX's at ~2x: docs/PERFORMANCE.md) is dropped.
+# OMN_AUDIT_KEEP_BLAS=1 keeps it.
+[ -n "${OMN_AUDIT_KEEP_BLAS+set}" ] || unset OPENBLAS_CORETYPE
 exec /usr/bin/python3 tools/experiments/run.py "$@"

@@ -76,6 +76,30 @@ check "a user's OPENBLAS_CORETYPE is recorded as the environment's choice" -- \
   bash -c '[ "$(env -u OMN_AUDIT_KEEP_BLAS OPENBLAS_CORETYPE=Haswell "$@" --json - 2>/dev/null | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"model\"][\"blas\"][\"chosen_by\"])")" = environment ]' _ "$omn" "${base[@]}"
 check "OMN_AUDIT_KEEP_BLAS leaves the choice to OpenBLAS" -- \
   bash -c '[ "$(env -u OPENBLAS_CORETYPE OMN_AUDIT_KEEP_BLAS=1 "$@" --json - 2>/dev/null | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"model\"][\"blas\"][\"chosen_by\"])")" = openblas ]' _ "$omn" "${base[@]}"
+# kernels narrower than the CPU's, set by the environment: kept (and recorded) but warned about, once;
+# OMN_AUDIT_KEEP_BLAS=1 keeps them quietly; the CPU's own kernels and a name OpenBLAS lacks draw no warning
+if grep -qE "avx2" /proc/cpuinfo && grep -qE " fma( |$)" /proc/cpuinfo; then
+  narrow="holds fp32 matrix products to kernels narrower than this CPU's .*unset OPENBLAS_CORETYPE.*OMN_AUDIT_KEEP_BLAS=1"
+  expect 0 "OPENBLAS_CORETYPE=prescott \(from the environment\) $narrow" -- \
+    env -u OMN_AUDIT_KEEP_BLAS OPENBLAS_CORETYPE=prescott "$omn" "${base[@]}"
+  check "the narrow-kernels warning is printed once and the choice recorded as the environment's" -- \
+    bash -c 'out=$(env -u OMN_AUDIT_KEEP_BLAS OPENBLAS_CORETYPE=Prescott "$@" --json - 2>"$0.err") &&
+      [ "$(grep -c "narrower than this CPU" "$0.err")" = 1 ] &&
+      [ "$(/usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"model\"][\"blas\"][\"openblas_coretype\"])" <<<"$out")" = Prescott ]' \
+    "$tmp/narrow" "$omn" "${base[@]}"
+  check "OMN_AUDIT_KEEP_BLAS=1 keeps narrow kernels without the warning" -- \
+    bash -c '! env OMN_AUDIT_KEEP_BLAS=1 OPENBLAS_CORETYPE=Prescott "$@" 2>&1 | grep -q "narrower than this CPU"' _ "$omn" "${base[@]}"
+  best=$(grep -qE "avx512f" /proc/cpuinfo && grep -qE "avx512bw" /proc/cpuinfo && grep -qE "avx512dq" /proc/cpuinfo &&
+    grep -qE "avx512vl" /proc/cpuinfo && echo SkylakeX || echo Haswell)
+  for c in "$best" NoSuchCore; do
+    check "OPENBLAS_CORETYPE=$c draws no narrow-kernels warning" -- \
+      bash -c '! env -u OMN_AUDIT_KEEP_BLAS OPENBLAS_CORETYPE="$0" "$@" 2>&1 | grep -q "narrower than this CPU"' "$c" "$omn" "${base[@]}"
+  done
+  if [ "$best" = SkylakeX ]; then
+    expect 0 "OPENBLAS_CORETYPE=Haswell \(from the environment\) holds .*\(SkylakeX\)" -- \
+      env -u OMN_AUDIT_KEEP_BLAS OPENBLAS_CORETYPE=Haswell "$omn" "${base[@]}"
+  fi
+fi
 if grep -qE "avx2|avx512f" /proc/cpuinfo; then
   check "omn-audit's own kernel choice is recorded as omn-audit's" -- \
     bash -c '[ "$(env -u OPENBLAS_CORETYPE -u OMN_AUDIT_KEEP_BLAS "$@" --json - 2>/dev/null | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"model\"][\"blas\"][\"chosen_by\"])")" = omn-audit ]' _ "$omn" "${base[@]}"

@@ -1,6 +1,7 @@
 #include "plugin_loader.h"
 
 #include <dlfcn.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <climits>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include "omn/errors.h"
 #include "omn/io/terminal_text.h"
@@ -20,25 +22,52 @@ namespace {
 // loaded -- with the plugin, below. On CPUs it does not recognise (virtualised "Intel Xeon
 // Processor" models) it falls back to its Prescott kernels: fp32 products at ~30 GFLOP/s on the
 // project's machine instead of ~140 with the SkylakeX kernels the CPU supports (docs/PERFORMANCE.md).
-// An OPENBLAS_CORETYPE already set is respected; OMN_AUDIT_KEEP_BLAS=1 leaves OpenBLAS alone.
-// Returns the kernels it chose, or nullptr.
-const char* chooseBlasKernels() {
-  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("OMN_AUDIT_KEEP_BLAS")) return nullptr;
+// The kernels this CPU runs best: SkylakeX with AVX-512, Haswell with AVX2 and FMA, else none known.
+const char* bestBlasKernels() {
   __builtin_cpu_init();
-  const char* core = nullptr;
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vl"))
-    core = "SkylakeX";
-  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    core = "Haswell";
-  if (core) ::setenv("OPENBLAS_CORETYPE", core, 0);  // OpenBLAS reads only its environment
-  return core;
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  return nullptr;
+}
+
+// How wide the vector kernels of an OpenBLAS x86 core type are: 3 AVX-512, 2 AVX2, 1 AVX, 0 SSE;
+// -1 for a name not listed (OpenBLAS compares names case-insensitively).
+int blasKernelLevel(const char* name) {
+  static const std::pair<const char*, int> kLevels[] = {
+      {"SkylakeX", 3},  {"Cooperlake", 3},  {"SapphireRapids", 3}, {"Haswell", 2},    {"Zen", 2},
+      {"Sandybridge", 1}, {"Bulldozer", 1}, {"Piledriver", 1},     {"Steamroller", 1}, {"Excavator", 1},
+      {"Prescott", 0},  {"Core2", 0},       {"Penryn", 0},         {"Dunnington", 0},  {"Nehalem", 0},
+      {"Atom", 0},      {"Opteron", 0},     {"Opteron_SSE3", 0},   {"Barcelona", 0},   {"Bobcat", 0},
+      {"Katmai", 0},    {"Coppermine", 0},  {"Northwood", 0},      {"Banias", 0},      {"Athlon", 0},
+      {"Nano", 0}};
+  for (const auto& [n, level] : kLevels)
+    if (::strcasecmp(n, name) == 0) return level;
+  return -1;
+}
+
+// Sets OPENBLAS_CORETYPE to this CPU's best kernels unless it is set already or OMN_AUDIT_KEEP_BLAS=1.
+// When the environment set it to kernels narrower than the CPU's, that choice stands (it may be
+// deliberate: the AVX2 parity tests run the other CPU kind's kernels so) and the plugin warns.
+PluginHost chooseBlasKernels() {
+  PluginHost host{nullptr, nullptr};
+  const char* best = bestBlasKernels();
+  if (std::getenv("OMN_AUDIT_KEEP_BLAS")) return host;
+  if (const char* set = std::getenv("OPENBLAS_CORETYPE")) {
+    const int level = blasKernelLevel(set);
+    if (best && level >= 0 && level < blasKernelLevel(best)) host.blas_coretype_below_cpu = best;
+    return host;
+  }
+  if (best) ::setenv("OPENBLAS_CORETYPE", best, 0);  // OpenBLAS reads only its environment
+  host.blas_coretype_chosen = best;
+  return host;
 }
 
 }  // namespace
 
 int runPlugin(const Plugin& plugin, int argc, char** argv) {
-  const PluginHost host{chooseBlasKernels()};
+  const PluginHost host = chooseBlasKernels();
   std::string path, searched;
   const char* env = std::getenv(plugin.env);
   const bool from_env = env && *env;  // set but empty: as if unset

@@ -6,9 +6,12 @@
 
 // What the CLI tells a plugin at its entry, as an argument (plain C: it crosses dlsym): which
 // OpenBLAS kernels the CLI chose before loading it (nullptr: none chosen here, e.g. the user's own
-// OPENBLAS_CORETYPE), recorded in the results' model block.
+// OPENBLAS_CORETYPE), recorded in the results' model block; and, when the environment's
+// OPENBLAS_CORETYPE names kernels narrower than this CPU runs, the kernels it would have chosen
+// (the model commands warn: fp32 products ~2x slower on AVX-512 CPUs held to Haswell's).
 extern "C" struct PluginHost {
   const char* blas_coretype_chosen;
+  const char* blas_coretype_below_cpu;
 };
 
 namespace omn::cli {

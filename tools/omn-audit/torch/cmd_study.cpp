@@ -13,7 +13,7 @@
 #include "omn/study/study_run.h"
 #include "../plugin_commands.h"
 #include "stop_signal.h"
-#include "thread_hint.h"
+#include "machine_hints.h"
 
 namespace omn::cli {
 
@@ -56,7 +56,7 @@ Command addStudyCommand(CLI::App& root) {
             o->progress = output::ProgressBar::stderrIsTerminal();
             keepFreedMemoryInHeap();
             o->stop = stopOnSignals();
-            warnIfBusy(o->threads);
+            warnAboutMachine(o->threads, pluginHost());
             const nlohmann::json doc = study::runStudy(m, *o);
             std::ostream& text = output::isStdout(o->output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
             printStudySummary(text, doc);

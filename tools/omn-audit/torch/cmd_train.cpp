@@ -9,7 +9,7 @@
 #include "omn/train/trainer.h"
 #include "../plugin_commands.h"
 #include "stop_signal.h"
-#include "thread_hint.h"
+#include "machine_hints.h"
 
 namespace omn::cli {
 
@@ -38,7 +38,7 @@ Command addTrainCommand(CLI::App& root) {
             a->stop = stopOnSignals();
             a->resume_command = "omn-audit train --config " + *config + " --out " + a->out_dir +
                                 (corpus->empty() ? "" : " --corpus " + *corpus) + " --resume";
-            warnIfBusy(a->threads);
+            warnAboutMachine(a->threads, pluginHost());
             const nlohmann::json doc = train::runTraining(*a);
             auto num = [](const nlohmann::json& v) { return v.is_number() ? output::fixed(v.get<double>(), 4) : std::string("-"); };
             std::cout << "run        " << a->out_dir << " (" << doc["status"].get<std::string>() << " after "

@@ -6,7 +6,7 @@
 #include "../plugin_loader.h"
 
 namespace {
-PluginHost g_host{nullptr};  // what the CLI passed to the entry below, as argv is
+PluginHost g_host{nullptr, nullptr};  // what the CLI passed to the entry below, as argv is
 }  // namespace
 
 namespace omn::cli {

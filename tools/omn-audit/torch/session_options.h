@@ -13,7 +13,7 @@
 #include "omn/model/products.h"
 #include "omn/model/threads.h"
 #include "../plugin_loader.h"
-#include "thread_hint.h"
+#include "machine_hints.h"
 #include "omn/model/device_spec.h"
 
 namespace omn::cli {
@@ -125,7 +125,7 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
 // What every model command does at the edge before it opens a session: the process-wide thread
 // count, and what the CLI told the plugin (the OpenBLAS kernels it chose) into the spec.
 inline void prepareSession(eval::SessionSpec& spec, const PluginHost& host) {
-  warnIfBusy(spec.threads);
+  warnAboutMachine(spec.threads, host);
   model::useThreads(spec.threads);
   model::bf16Products();  // OMN_BF16_PRODUCTS read and checked now, not after the run
   if (host.blas_coretype_chosen) spec.blas_coretype_chosen = host.blas_coretype_chosen;
