@@ -23,13 +23,13 @@ inline void warnIfBusy(int requested) {
 }
 
 // When the environment's OPENBLAS_CORETYPE keeps the fp32 products on narrower kernels than the CPU
-// runs (docs/eval.md "Speed on the CPU": SkylakeX's ~2x Haswell's on an AVX-512 AMD EPYC).
+// runs (docs/eval.md "Speed on the CPU": SkylakeX's kernels ~2x Haswell's on an AVX-512 AMD EPYC).
 inline void warnIfBlasBelowCpu(const PluginHost& host) {
   const char* set = std::getenv("OPENBLAS_CORETYPE");
   if (!host.blas_coretype_below_cpu || !set) return;
   spdlog::warn("OPENBLAS_CORETYPE={} (from the environment) holds fp32 matrix products to kernels narrower than this "
-               "CPU's ({}): about half their speed on an AVX-512 CPU; unset OPENBLAS_CORETYPE to let omn-audit choose, "
-               "or set OMN_AUDIT_KEEP_BLAS=1 to keep it without this warning",
+               "CPU's ({}), which can run them at half the speed (docs/eval.md \"Speed on the CPU\"); unset "
+               "OPENBLAS_CORETYPE to let omn-audit choose, or set OMN_AUDIT_KEEP_BLAS=1 to keep it without this warning",
                set, host.blas_coretype_below_cpu);
 }
 
