@@ -366,7 +366,8 @@ def main():
         with open(os.path.join(runs_root, "corpus.lock"), "a") as lk:
             fcntl.flock(lk, fcntl.LOCK_EX)
             if not os.path.isfile("data/sotu/corpus.json"):
-                omn = os.path.join(build_dir(current()), "omn-audit")
+                # the build of the first study to run (a new session has its pin, not always CURRENT)
+                omn = os.path.join(build_dir(Study(conf["experiments"][names[0]]["studies"][0]).pin()), "omn-audit")
                 subprocess.run(["bash", "tools/fetch-corpus.sh"], check=True)
                 subprocess.run([omn, "corpus", "--config", "configs/corpus/sotu.json", "--out", "data/sotu"], check=True)
     for n in names:
