@@ -16,6 +16,7 @@ mid-way is continued on the build the study started on after a new freeze; two l
 cells, each trained once; a cell that cannot merge with the published ones is refused; an unknown
 experiment is refused.
 """
+import fcntl
 import hashlib
 import json
 import math
@@ -290,6 +291,73 @@ p = subprocess.run(["/usr/bin/python3", runner, "toy"], env=dict(env, OMN_EXPERI
 check(p.returncode == 2 and "OMN_EXPERIMENTS_DEADLINE=8pm: expected a UTC time" in p.stderr, "a malformed deadline is exit 2")
 p = runner_call("toy")
 check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "study.json")), "without the deadline the cell runs and the study merges")
+
+# a study that widens an ablation's LR grid (configs/experiments.json's ablation-small): the
+# experiment's studies are read as one grid; a lane that finds a study's last cell in another lane
+# goes on to the next study instead of idling its core, and only the lane that completes the grid
+# runs the analysis
+json.dump(dict(manifest, grid={"qk_norm": [True, False], "lr": [0.001], "seeds": [0, 1]},
+               output={"json": "runs/toy-lo/study.json", "runs": "runs/toy-lo/runs"}), open(os.path.join(work, "toy-lo-study.json"), "w"))
+experiments["experiments"]["toy-wide"] = {"studies": ["toy-study", "toy-lo-study"], "sweep": "full", "track": True, "analysis": "ablation"}
+json.dump(experiments, open(econf, "w"))
+os.remove(os.path.join(sdir, "cell-003.json"))
+os.remove(os.path.join(sdir, "study.json"))
+other_lane = open(os.path.join(scratch, "cell-003.lock"), "a")
+fcntl.flock(other_lane, fcntl.LOCK_EX)
+n_before = len(compute())
+p = runner_call("toy-wide")
+steps = [a["step"] for a in compute()[n_before:]]
+check(p.returncode == 0 and [x for x in steps if x.startswith("train ")] == ["train toy-lo-study cell %d/4" % k for k in (0, 2, 1, 3)] and
+      "merge toy-lo-study" in steps and "merge toy-study" not in steps and "analysis" not in steps,
+      "a lane finding the first study's last cell in another lane trains the next study's cells, merges that study, "
+      "and leaves the analysis to the lane that completes the grid (%s)" % steps)
+other_lane.close()
+n_before = len(compute())
+p = runner_call("toy-wide")
+steps = [a["step"] for a in compute()[n_before:]]
+check(p.returncode == 0 and steps[-2:] == ["merge toy-study", "analysis"] and "after-training toy-study cell 3/8" in steps and
+      not [x for x in steps if "toy-lo" in x], "the other lane's cell published, the grid is complete: merge and analysis (%s)" % steps)
+wide = json.load(open(os.path.join(store, "toy-wide", "analysis.json")))
+lo_dir = os.path.join(store, "toy-lo")
+grid = {}
+for base in (sdir, lo_dir):
+    st = json.load(open(os.path.join(base, "study.json")))
+    for r in st["runs"]:
+        grid[(r["qk_norm"], r["lr"], r["seed"])] = (base, r)
+check(wide["lrs"] == [0.001, 0.003, 0.03], "the grid's LRs are both studies' (%s)" % wide["lrs"])
+
+
+def panel_nll(base, r):
+    seqs = json.load(open(os.path.join(base, "after", r["id"] + ".eval.json")))["result"]["sequences"]
+    return sum(seqs["nll_sum"]) / sum(seqs["tokens"])
+
+
+row = next(x for x in wide["by_lr"] if x["lr"] == 0.001)
+diffs = [panel_nll(*grid[(False, 0.001, sd)]) - panel_nll(*grid[(True, 0.001, sd)]) for sd in (0, 1)
+         if grid[(False, 0.001, sd)][1]["status"] == "finished" and grid[(True, 0.001, sd)][1]["status"] == "finished"]
+m, low, _ = ci(diffs)
+check(len(diffs) == 2 and abs(row["off_minus_on"]["mean"] - m) < 1e-12 and abs(row["off_minus_on"]["low"] - low) < 1e-12,
+      "the added study's LR: off − on recomputed from its own eval documents (%.4f)" % m)
+for qk, key in ((True, "qk_on"), (False, "qk_off")):
+    means = {}
+    for lr in wide["lrs"]:
+        rs = [grid[(qk, lr, sd)] for sd in (0, 1)]
+        if all(r["status"] == "finished" for _, r in rs):
+            means[lr] = np.mean([json.load(open(os.path.join(b, r["dir"], "train.json")))["final_heldout_loss"] for b, r in rs])
+    check(wide["best_lr"][key] == min(means, key=means.get),
+          "%s: the best LR over both studies is the lowest mean held-out loss (training-time rows) among LRs where every run "
+          "finished (%s of %s)" % (key, wide["best_lr"][key], means))
+check("Studies, read as one grid: `toy` (LR 0.003, 0.03), `toy-lo` (LR 0.001)" in open(os.path.join(work, "docs", "experiments", "toy-wide.md")).read(),
+      "the tables name the studies the grid joins")
+lo_panel = os.path.join(lo_dir, "after", "panel.json")
+saved = open(lo_panel).read()
+d = json.loads(saved)
+d["skipped_rows"] += 1
+json.dump(d, open(lo_panel, "w"))
+a = subprocess.run(["/usr/bin/python3", os.path.join(root, "tools", "experiments", "analyse.py"), "ablation", "toy-wide",
+                    os.path.join(sdir, "study.json"), os.path.join(lo_dir, "study.json")], env=env, capture_output=True, text=True)
+open(lo_panel, "w").write(saved)
+check(a.returncode != 0 and "was scored on another panel" in a.stderr, "studies scored on different panels do not join a grid (%s)" % a.stderr.strip()[-100:])
 
 # a corpus.json rebuilt in a new session (the same data, another time and build in its provenance)
 # is another file: the cells still merge, compared by the data they trained on

@@ -185,54 +185,103 @@ def compute_note(studies):
 
 
 # --- experiment 2: the matched ablation ----------------------------------------------------------
+class Grid:
+    """The studies of one ablation read as one grid (a study added to widen the LR grid, say): each
+    (QK-norm, LR, seed) in exactly one study, every study scored on the same panel."""
+
+    def __init__(self, studies):
+        self.studies = studies
+        self.where = {}
+        for st in studies:
+            for r in st.runs:
+                key = (r["qk_norm"], r["lr"], r["seed"])
+                if key in self.where:
+                    sys.exit("analysis: %s and %s both train QK-norm %s, LR %g, seed %d: a grid's cell must be in one study"
+                             % (self.where[key][0].path, st.path, r["qk_norm"], r["lr"], r["seed"]))
+                self.where[key] = (st, r)
+        def panel(st):  # by its digests and rows; where the held-out file lay on disk may differ between sessions
+            d = json.load(open(os.path.join(st.after, "panel.json")))
+            d.get("derived_from", {}).pop("path", None)
+            return d
+        for st in studies[1:]:
+            if panel(st) != panel(studies[0]):
+                sys.exit("analysis: %s was scored on another panel than %s (after/panel.json): its runs cannot join the grid"
+                         % (st.path, studies[0].path))
+        self.panel_rows = studies[0].panel_rows
+        self.after = studies[0].after
+        self.runs = [r for st in studies for r in st.runs]
+
+    def run(self, key):
+        return self.where[key][1]
+
+    def panel_loss(self, key):
+        st, r = self.where[key]
+        return st.panel_loss(r)
+
+    def sweep(self, key):
+        st, r = self.where[key]
+        return st.sweep(r)
+
+    def train(self, key):
+        st, r = self.where[key]
+        return st.train(r)
+
+    def best_lr(self, qk):
+        """The arm's best LR over the whole grid: each study chose its own on the training-time rows
+        (the lowest mean held-out loss among its LRs where no run diverged); the lowest of those."""
+        arms = [a for st in self.studies for a in st.doc["arms"] if a["qk_norm"] == qk and a["best_lr"] is not None]
+        if not arms:
+            sys.exit("analysis: QK-norm %s has no LR where every run finished" % ("on" if qk else "off"))
+        return min(arms, key=lambda a: a["best_loss"])["best_lr"]
+
+
 def ablation():
-    (s,) = [Study(p) for p in study_paths]
+    s = Grid([Study(p) for p in study_paths])
     lrs = sorted({r["lr"] for r in s.runs})
     seeds = sorted({r["seed"] for r in s.runs})
-    by = {(r["qk_norm"], r["lr"], r["seed"]): r for r in s.runs}
-    best = {qk: next(a for a in s.doc["arms"] if a["qk_norm"] == qk)["best_lr"] for qk in (True, False)}
+    best = {qk: s.best_lr(qk) for qk in (True, False)}
     rows, fig_rows = [], []
     for lr in lrs:
-        on = [s.panel_loss(by[(True, lr, sd)]) for sd in seeds]
-        off = [s.panel_loss(by[(False, lr, sd)]) for sd in seeds]
+        on = [s.panel_loss((True, lr, sd)) for sd in seeds]
+        off = [s.panel_loss((False, lr, sd)) for sd in seeds]
         diff = [b - a if a is not None and b is not None else None for a, b in zip(on, off)]
         remove = []
         for sd in seeds:
-            sw = s.sweep(by[(True, lr, sd)])
+            sw = s.sweep((True, lr, sd))
             remove.append(condition_effects(sw)["constant 1 qk all"]["delta_nll"] if sw else None)
         rows.append({"lr": lr, "on": interval(on), "off": interval(off), "off_minus_on": interval(diff),
                      "gains_to_1": interval(remove),
-                     "diverged_on": sum(by[(True, lr, sd)]["status"] != "finished" for sd in seeds),
-                     "diverged_off": sum(by[(False, lr, sd)]["status"] != "finished" for sd in seeds)})
+                     "diverged_on": sum(s.run((True, lr, sd))["status"] != "finished" for sd in seeds),
+                     "diverged_off": sum(s.run((False, lr, sd))["status"] != "finished" for sd in seeds)})
     # at each arm's best LR (chosen by the study on the training-time evaluation rows, not the panel)
-    on_best = [s.panel_loss(by[(True, best[True], sd)]) for sd in seeds]
-    off_best = [s.panel_loss(by[(False, best[False], sd)]) for sd in seeds]
+    on_best = [s.panel_loss((True, best[True], sd)) for sd in seeds]
+    off_best = [s.panel_loss((False, best[False], sd)) for sd in seeds]
     best_diff = interval([b - a for a, b in zip(on_best, off_best)])
     # experiment 9 side by side, paired by seed: what removing the learned gains after training costs
     # (the on arm's best LR, constant 1.0 on Q and K) minus what training without QK-norm costs
     # (each arm at its best LR); None where a seed lacks either
     remove_best = []
     for sd in seeds:
-        sw = s.sweep(by[(True, best[True], sd)])
+        sw = s.sweep((True, best[True], sd))
         remove_best.append(condition_effects(sw)["constant 1 qk all"]["delta_nll"] if sw else None)
     removal_vs_training = interval([r - (b - a) if None not in (r, a, b) else None
                                     for r, a, b in zip(remove_best, on_best, off_best)])
     per_cond = {}
     for sd in seeds:
-        sw = s.sweep(by[(True, best[True], sd)])
+        sw = s.sweep((True, best[True], sd))
         for label, e in (condition_effects(sw).items() if sw else []):
             per_cond.setdefault(label, []).append(e)
     conds = {label: {"delta_nll": interval([e["delta_nll"] for e in es]),
                      "kl_per_token": [e["kl_per_token"] for e in es],
                      "top1_agreement": [e["top1_agreement"] for e in es],
                      "per_model": es} for label, es in per_cond.items()}
-    crit = {qk: [fast_learning(s.train(by[(qk, best[qk], sd)])) for sd in seeds] for qk in (True, False)}
-    analysis = {"experiment": experiment, "study": s.path, "lrs": lrs, "seeds": seeds,
+    crit = {qk: [fast_learning(s.train((qk, best[qk], sd))) for sd in seeds] for qk in (True, False)}
+    analysis = {"experiment": experiment, "studies": study_paths, "lrs": lrs, "seeds": seeds,
                 "best_lr": {"qk_on": best[True], "qk_off": best[False]}, "by_lr": rows,
                 "best_vs_best": {"on": interval(on_best), "off": interval(off_best), "off_minus_on": best_diff,
                                  "gains_to_1": interval(remove_best), "removal_minus_training_without": removal_vs_training},
                 "sweep_at_best_on": conds, "fast_learning": {"qk_on": crit[True], "qk_off": crit[False]},
-                "compute": compute_note([s])}
+                "compute": compute_note(s.studies)}
 
     # the figure: left, both costs against the peak LR; right, the sweep at the on arm's best LR
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [1, 1.25]})
@@ -284,7 +333,9 @@ def ablation():
     md = ["## %s: QK-norm on vs off, and removing the learned gains after training\n" % experiment,
           "Panel: the first %d rows of %d tokens of the held-out addresses after the rows the runs evaluated during "
           "training (`after/panel.json`); NLL in nats/token; intervals: 95 %% Student-t over seeds %s.\n"
-          % (s.panel_rows(), json.load(open(os.path.join(s.after, "panel.json")))["seq_len"], seeds),
+          % (s.panel_rows(), json.load(open(os.path.join(s.after, "panel.json")))["seq_len"], seeds)
+          + ("Studies, read as one grid: %s.\n" % ", ".join("`%s` (LR %s)" % (os.path.basename(st.dir), ", ".join(
+              "%.3g" % x for x in sorted({r["lr"] for r in st.runs}))) for st in s.studies) if len(s.studies) > 1 else ""),
           "| peak LR | QK-norm on | QK-norm off | off − on (paired by seed) | gains → 1.0 after training (Δ, on) | diverged on / off |",
           "|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
@@ -316,7 +367,7 @@ def ablation():
             md.append("- **QK-norm %s: the best LR (%.3g) is at the edge of the grid**: the grid does not bracket the arm's best; "
                       "widen it before reading the best-vs-best comparison." % ("on" if qk else "off", best[qk]))
     comp = analysis["compute"]
-    threads = sorted({s.train(r)["threads"] for r in s.runs if r["status"] == "finished"})
+    threads = sorted({st.train(r)["threads"] for st in s.studies for r in st.runs if r["status"] == "finished"})
     md += ["", "Compute (%s): %.2f h of training (%d runs, %s thread(s) each, the runs' own timing), %.2f h of post-training sweeps." % (
         comp["host"].get("cpu", comp["host"]) if isinstance(comp["host"], dict) else comp["host"],
         comp["training_seconds"] / 3600, len(s.runs), "/".join(map(str, threads)), comp["sweep_seconds"] / 3600), "",

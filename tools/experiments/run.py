@@ -17,7 +17,8 @@ mirrors runs/ without checkpoints, panels and journals):
 
 A cell whose document is in the store is never rerun; any other cell starts from scratch in a new
 session (its checkpoints are gone) and from its last checkpoint within one. Two runners (lanes) may
-work on one experiment: a cell is claimed with a lock. When every cell of a study is in the store the
+work on one experiment: a cell is claimed with a lock, and a lane that finds a study's remaining cells
+claimed goes on to the experiment's next study. When every cell of a study is in the store the
 cells are merged (`omn-audit merge`) into results/STUDY/study.json; when every study of an experiment
 is merged, its analysis (analyse.py) writes results/EXPERIMENT/analysis.json, docs/experiments/ and
 docs/figures/experiments/. The compute of every step is appended to results/compute.jsonl.
@@ -27,7 +28,8 @@ results/STUDY/BUILD names it, a commit built into runs/builds/COMMIT by
 `tools/run-experiments.sh --freeze`; a new session rebuilds it from the commit when it is missing.
 A new study takes runs/builds/CURRENT. Environment: OMN_EXPERIMENT_THREADS (1 thread per run);
 OMN_EXPERIMENTS_DEADLINE (a UTC time, 2026-12-02T20:00Z: the session's end; a lane starts no cell
-that the study's published cells say it cannot finish by then, since an unfinished cell is lost);
+that the study's published cells, or before its first the experiment's, say it cannot finish by
+then, since an unfinished cell is lost);
 for tests, OMN_EXPERIMENTS_CONFIG, OMN_EXPERIMENTS_RUNS, OMN_EXPERIMENTS_STORE, OMN_EXPERIMENTS_OUT.
 """
 import calendar
@@ -306,24 +308,29 @@ def merge(experiment, s, commit):
             step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(current()), "omn-audit"), "merge", "-o", out, *docs])
 
 
-def cell_seconds(experiment, s):
+def cell_seconds(experiment, s, studies):
     """What one cell of the study took (training and after-training): the median of the cells
     published (their times swing with what else shares the cores; the longest stopped lanes with
-    40 min left where a cell then took 10); None before the first."""
-    per = {}
-    path = os.path.join(store_root, "compute.jsonl")
-    for line in open(path) if os.path.exists(path) else []:
-        a = json.loads(line)
-        for kind in ("train", "after-training"):
-            pre = "%s %s cell " % (kind, s.name)
-            if a["experiment"] == experiment and a["step"].startswith(pre) and a["rc"] == 0:
-                k = a["step"][len(pre):]
-                per[k] = per.get(k, 0.0) + a["seconds"]
-    return sorted(per.values())[len(per) // 2] if per else None
+    40 min left where a cell then took 10); before the study's first, the median of the experiment's
+    other studies' cells (a study added to widen a grid runs the same model); None before any."""
+    def median(names):
+        per = {}
+        path = os.path.join(store_root, "compute.jsonl")
+        for line in open(path) if os.path.exists(path) else []:
+            a = json.loads(line)
+            for kind in ("train", "after-training"):
+                for name in names:
+                    pre = "%s %s cell " % (kind, name)
+                    if a["experiment"] == experiment and a["step"].startswith(pre) and a["rc"] == 0:
+                        k = name + " " + a["step"][len(pre):]
+                        per[k] = per.get(k, 0.0) + a["seconds"]
+        return sorted(per.values())[len(per) // 2] if per else None
+    return median([s.name]) or median([t.name for t in studies])
 
 
 def run_experiment(n, e):
     studies = [Study(name) for name in e["studies"]]
+    incomplete = False
     for s in studies:
         os.makedirs(s.dir, exist_ok=True)
         commit = None
@@ -332,7 +339,7 @@ def run_experiment(n, e):
         for k in sorted(s.cells, key=lambda i: (i % s.n_seeds, i)):
             if s.published(k):
                 continue
-            need = cell_seconds(n, s)
+            need = cell_seconds(n, s, studies)
             if deadline and need and time.time() + need > deadline:
                 note("%s: %s: a cell takes ~%.0f min, the deadline is %.0f min away: this lane stops" % (
                     n, s.name, need / 60, (deadline - time.time()) / 60))
@@ -349,9 +356,14 @@ def run_experiment(n, e):
                 lock.close()
         done = sum(s.published(k) for k in s.cells)
         if done < len(s.cells):
+            # the lane goes on to the next study's cells (a study with its last cells in another lane
+            # must not idle this core); the merge and the analysis wait for every cell
             note("%s: %s: %d of %d cells published; the rest is in another lane or failed" % (n, s.name, done, len(s.cells)))
-            return
+            incomplete = True
+            continue
         merge(n, s, commit or s.pin())
+    if incomplete:
+        return
     step(n, "analysis", "-", ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n,
                               *[os.path.join(s.store, "study.json") for s in studies]])
 
