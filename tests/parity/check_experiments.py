@@ -293,38 +293,44 @@ p = runner_call("toy")
 check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "study.json")), "without the deadline the cell runs and the study merges")
 
 # a study that widens an ablation's LR grid (configs/experiments.json's ablation-small): the
-# experiment's studies are read as one grid; a lane that finds a study's last cell in another lane
-# goes on to the next study instead of idling its core, and only the lane that completes the grid
-# runs the analysis
-json.dump(dict(manifest, grid={"qk_norm": [True, False], "lr": [0.001], "seeds": [0, 1]},
-               output={"json": "runs/toy-lo/study.json", "runs": "runs/toy-lo/runs"}), open(os.path.join(work, "toy-lo-study.json"), "w"))
-experiments["experiments"]["toy-wide"] = {"studies": ["toy-study", "toy-lo-study"], "sweep": "full", "track": True, "analysis": "ablation"}
+# experiment's studies are read as one grid. Two lanes: B finds the first study's last cell claimed
+# by A and goes on to the second study instead of idling its core; A, done with its cell, finds the
+# second study's cells in B's hands; whichever lane completes the grid merges and runs the analysis
+json.dump(dict(manifest, grid={"qk_norm": [True, False], "lr": [0.06], "seeds": [0, 1]},
+               output={"json": "runs/toy-hi/study.json", "runs": "runs/toy-hi/runs"}), open(os.path.join(work, "toy-hi-study.json"), "w"))
+experiments["experiments"]["toy-wide"] = {"studies": ["toy-study", "toy-hi-study"], "sweep": "full", "track": True, "analysis": "ablation"}
 json.dump(experiments, open(econf, "w"))
 os.remove(os.path.join(sdir, "cell-003.json"))
 os.remove(os.path.join(sdir, "study.json"))
-other_lane = open(os.path.join(scratch, "cell-003.lock"), "a")
-fcntl.flock(other_lane, fcntl.LOCK_EX)
+lane_a = open(os.path.join(scratch, "cell-003.lock"), "a")
+fcntl.flock(lane_a, fcntl.LOCK_EX)
 n_before = len(compute())
-p = runner_call("toy-wide")
-steps = [a["step"] for a in compute()[n_before:]]
-check(p.returncode == 0 and [x for x in steps if x.startswith("train ")] == ["train toy-lo-study cell %d/4" % k for k in (0, 2, 1, 3)] and
-      "merge toy-lo-study" in steps and "merge toy-study" not in steps and "analysis" not in steps,
-      "a lane finding the first study's last cell in another lane trains the next study's cells, merges that study, "
-      "and leaves the analysis to the lane that completes the grid (%s)" % steps)
-other_lane.close()
-n_before = len(compute())
-p = runner_call("toy-wide")
-steps = [a["step"] for a in compute()[n_before:]]
-check(p.returncode == 0 and steps[-2:] == ["merge toy-study", "analysis"] and "after-training toy-study cell 3/8" in steps and
-      not [x for x in steps if "toy-lo" in x], "the other lane's cell published, the grid is complete: merge and analysis (%s)" % steps)
+lane_b = subprocess.Popen(["/usr/bin/python3", runner, "toy-wide"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+hi_scratch = os.path.join(work, "runs", "toy-hi")
+deadline = time.time() + 300
+while time.time() < deadline and lane_b.poll() is None and not (
+        os.path.isdir(hi_scratch) and [f for f in os.listdir(hi_scratch) if f.endswith(".journal")]):
+    time.sleep(0.02)
+check(lane_b.poll() is None, "lane B, finding toy-study's last cell claimed, started on toy-hi-study's cells")
+lane_a.close()
+p = runner_call("toy-wide")  # lane A: the cell it had claimed
+out_b = lane_b.communicate(timeout=600)[0]
+steps = [x["step"] for x in compute()[n_before:]]
+if p.returncode != 0 or lane_b.returncode != 0:
+    print(p.stdout, p.stderr, out_b[-2000:])
+check(p.returncode == 0 and lane_b.returncode == 0 and
+      sorted(x for x in steps if x.startswith("train ")) == sorted(["train toy-study cell 3/8"] + ["train toy-hi-study cell %d/4" % k for k in range(4)]) and
+      steps.count("merge toy-study") == 1 and steps.count("merge toy-hi-study") == 1 and "analysis" in steps and
+      steps.index("analysis") > max(steps.index("merge toy-study"), steps.index("merge toy-hi-study")),
+      "two lanes on a two-study grid: each cell trained once, each study merged once, the analysis after both merges (%s)" % steps)
 wide = json.load(open(os.path.join(store, "toy-wide", "analysis.json")))
-lo_dir = os.path.join(store, "toy-lo")
+hi_dir = os.path.join(store, "toy-hi")
 grid = {}
-for base in (sdir, lo_dir):
+for base in (sdir, hi_dir):
     st = json.load(open(os.path.join(base, "study.json")))
     for r in st["runs"]:
         grid[(r["qk_norm"], r["lr"], r["seed"])] = (base, r)
-check(wide["lrs"] == [0.001, 0.003, 0.03], "the grid's LRs are both studies' (%s)" % wide["lrs"])
+check(wide["lrs"] == [0.003, 0.03, 0.06], "the grid's LRs are both studies' (%s)" % wide["lrs"])
 
 
 def panel_nll(base, r):
@@ -332,9 +338,9 @@ def panel_nll(base, r):
     return sum(seqs["nll_sum"]) / sum(seqs["tokens"])
 
 
-row = next(x for x in wide["by_lr"] if x["lr"] == 0.001)
-diffs = [panel_nll(*grid[(False, 0.001, sd)]) - panel_nll(*grid[(True, 0.001, sd)]) for sd in (0, 1)
-         if grid[(False, 0.001, sd)][1]["status"] == "finished" and grid[(True, 0.001, sd)][1]["status"] == "finished"]
+row = next(x for x in wide["by_lr"] if x["lr"] == 0.06)
+diffs = [panel_nll(*grid[(False, 0.06, sd)]) - panel_nll(*grid[(True, 0.06, sd)]) for sd in (0, 1)
+         if grid[(False, 0.06, sd)][1]["status"] == "finished" and grid[(True, 0.06, sd)][1]["status"] == "finished"]
 m, low, _ = ci(diffs)
 check(len(diffs) == 2 and abs(row["off_minus_on"]["mean"] - m) < 1e-12 and abs(row["off_minus_on"]["low"] - low) < 1e-12,
       "the added study's LR: off − on recomputed from its own eval documents (%.4f)" % m)
@@ -347,17 +353,36 @@ for qk, key in ((True, "qk_on"), (False, "qk_off")):
     check(wide["best_lr"][key] == min(means, key=means.get),
           "%s: the best LR over both studies is the lowest mean held-out loss (training-time rows) among LRs where every run "
           "finished (%s of %s)" % (key, wide["best_lr"][key], means))
-check("Studies, read as one grid: `toy` (LR 0.003, 0.03), `toy-lo` (LR 0.001)" in open(os.path.join(work, "docs", "experiments", "toy-wide.md")).read(),
+# the choice reads both studies: the added study's arm made the best (its training-time loss lowered
+# in a copy of its document), the analysis picks its LR
+hi_study = os.path.join(hi_dir, "study.json")
+saved = open(hi_study).read()
+d = json.loads(saved)
+for arm in d["arms"]:
+    if arm["qk_norm"]:
+        arm["best_loss"] -= 10
+json.dump(d, open(hi_study, "w"))
+a = subprocess.run([sys.executable, os.path.join(root, "tools", "experiments", "analyse.py"), "ablation", "toy-forged",
+                    os.path.join(sdir, "study.json"), hi_study], env=env, capture_output=True, text=True)
+open(hi_study, "w").write(saved)
+forged = json.load(open(os.path.join(store, "toy-forged", "analysis.json")))["best_lr"] if a.returncode == 0 else None
+check(forged == {"qk_on": 0.06, "qk_off": wide["best_lr"]["qk_off"]},
+      "the best LR is read from every study: the added study's arm, made the best, gives its LR (%s)" % forged)
+check("Studies, read as one grid: `toy` (LR 0.003, 0.03), `toy-hi` (LR 0.06)" in open(os.path.join(work, "docs", "experiments", "toy-wide.md")).read(),
       "the tables name the studies the grid joins")
-lo_panel = os.path.join(lo_dir, "after", "panel.json")
-saved = open(lo_panel).read()
+hi_panel = os.path.join(hi_dir, "after", "panel.json")
+saved = open(hi_panel).read()
 d = json.loads(saved)
 d["skipped_rows"] += 1
-json.dump(d, open(lo_panel, "w"))
-a = subprocess.run(["/usr/bin/python3", os.path.join(root, "tools", "experiments", "analyse.py"), "ablation", "toy-wide",
-                    os.path.join(sdir, "study.json"), os.path.join(lo_dir, "study.json")], env=env, capture_output=True, text=True)
-open(lo_panel, "w").write(saved)
+json.dump(d, open(hi_panel, "w"))
+a = subprocess.run([sys.executable, os.path.join(root, "tools", "experiments", "analyse.py"), "ablation", "toy-wide",
+                    os.path.join(sdir, "study.json"), os.path.join(hi_dir, "study.json")], env=env, capture_output=True, text=True)
+open(hi_panel, "w").write(saved)
 check(a.returncode != 0 and "was scored on another panel" in a.stderr, "studies scored on different panels do not join a grid (%s)" % a.stderr.strip()[-100:])
+a = subprocess.run([sys.executable, os.path.join(root, "tools", "experiments", "analyse.py"), "ablation", "toy-wide",
+                    os.path.join(sdir, "study.json"), os.path.join(store2, "study.json")], env=env, capture_output=True, text=True)
+check(a.returncode != 0 and "lacks QK-norm off at LR 0.001 for seed 0" in a.stderr,
+      "a study without every arm and seed of the others does not join a grid (%s)" % a.stderr.strip()[-120:])
 
 # a corpus.json rebuilt in a new session (the same data, another time and build in its provenance)
 # is another file: the cells still merge, compared by the data they trained on

@@ -185,6 +185,12 @@ def compute_note(studies):
 
 
 # --- experiment 2: the matched ablation ----------------------------------------------------------
+def pointer(doc, ptr):
+    for part in ptr.strip("/").split("/"):
+        doc = doc.get(part) if isinstance(doc, dict) else None
+    return doc
+
+
 class Grid:
     """The studies of one ablation read as one grid (a study added to widen the LR grid, say): each
     (QK-norm, LR, seed) in exactly one study, every study scored on the same panel."""
@@ -207,6 +213,19 @@ class Grid:
             if panel(st) != panel(studies[0]):
                 sys.exit("analysis: %s was scored on another panel than %s (after/panel.json): its runs cannot join the grid"
                          % (st.path, studies[0].path))
+        for st in studies[1:]:  # one model code and base config, or the grid mixes two experiments
+            for ptr in ("/base_config/sha256", "/provenance/model_code_fingerprint"):
+                a, b = pointer(studies[0].doc, ptr), pointer(st.doc, ptr)
+                if a != b:
+                    sys.exit("analysis: %s differs from %s at %s (%r, %r): its runs cannot join the grid" % (st.path, studies[0].path, ptr, b, a))
+        arms = sorted({k[0] for k in self.where})
+        lrs = sorted({k[1] for k in self.where})
+        seeds = sorted({k[2] for k in self.where})
+        missing = [k for k in ((q, lr, sd) for q in arms for lr in lrs for sd in seeds) if k not in self.where]
+        if missing:  # every arm at every LR for every seed: the best-LR means and the pairs need the full product
+            sys.exit("analysis: the grid of %s lacks QK-norm %s at LR %g for seed %d (and %d more): each study must train "
+                     "every arm and seed of the others" % (", ".join(st.path for st in studies), "on" if missing[0][0] else "off",
+                                                            missing[0][1], missing[0][2], len(missing) - 1))
         self.panel_rows = studies[0].panel_rows
         self.after = studies[0].after
         self.runs = [r for st in studies for r in st.runs]
@@ -228,7 +247,8 @@ class Grid:
 
     def best_lr(self, qk):
         """The arm's best LR over the whole grid: each study chose its own on the training-time rows
-        (the lowest mean held-out loss among its LRs where no run diverged); the lowest of those."""
+        (among its LRs where every run is stable — finished, its final held-out loss below its
+        initial — the lowest mean final held-out loss); the choice with the lowest such loss."""
         arms = [a for st in self.studies for a in st.doc["arms"] if a["qk_norm"] == qk and a["best_lr"] is not None]
         if not arms:
             sys.exit("analysis: QK-norm %s has no LR where every run finished" % ("on" if qk else "off"))

@@ -312,7 +312,8 @@ def cell_seconds(experiment, s, studies):
     """What one cell of the study took (training and after-training): the median of the cells
     published (their times swing with what else shares the cores; the longest stopped lanes with
     40 min left where a cell then took 10); before the study's first, the median of the experiment's
-    other studies' cells (a study added to widen a grid runs the same model); None before any."""
+    other studies' cells (right for a study that widens another's grid with the same model and steps,
+    a rough guess where the studies differ); None before any."""
     def median(names):
         per = {}
         path = os.path.join(store_root, "compute.jsonl")
@@ -330,7 +331,6 @@ def cell_seconds(experiment, s, studies):
 
 def run_experiment(n, e):
     studies = [Study(name) for name in e["studies"]]
-    incomplete = False
     for s in studies:
         os.makedirs(s.dir, exist_ok=True)
         commit = None
@@ -359,13 +359,18 @@ def run_experiment(n, e):
             # the lane goes on to the next study's cells (a study with its last cells in another lane
             # must not idle this core); the merge and the analysis wait for every cell
             note("%s: %s: %d of %d cells published; the rest is in another lane or failed" % (n, s.name, done, len(s.cells)))
-            incomplete = True
             continue
         merge(n, s, commit or s.pin())
-    if incomplete:
+    # the store decides, not what this lane saw on its way: the other lane may have published a study
+    # this lane passed while it worked on the next one, and it will not come back to it
+    if not all(s.published(k) for s in studies for k in s.cells):
         return
-    step(n, "analysis", "-", ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n,
-                              *[os.path.join(s.store, "study.json") for s in studies]])
+    for s in studies:
+        merge(n, s, s.pin())  # a study another lane completed (a merged study is left alone)
+    with open(os.path.join(runs_root, n + ".analysis.lock"), "a") as lk:  # one lane writes the analysis at a time
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        step(n, "analysis", "-", ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n,
+                                  *[os.path.join(s.store, "study.json") for s in studies]])
 
 
 def main():
