@@ -292,6 +292,30 @@ check(p.returncode == 2 and "OMN_EXPERIMENTS_DEADLINE=8pm: expected a UTC time" 
 p = runner_call("toy")
 check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "study.json")), "without the deadline the cell runs and the study merges")
 
+# near the deadline a lane takes a shorter cell that fits (QK-off: no sweep) rather than none: the
+# published cells of experiment "toy-late" (accounted here, as a session's would be) took 2 h with
+# QK-norm on, 1 min with it off; cells 1 (on, seed 1) and 4 (off, seed 0) are missing, 30 min are left
+experiments["experiments"]["toy-late"] = dict(experiments["experiments"]["toy"])
+json.dump(experiments, open(econf, "w"))
+with open(os.path.join(store, "compute.jsonl"), "a") as f:
+    for k in range(8):
+        f.write(json.dumps({"experiment": "toy-late", "step": "train toy-study cell %d/8" % k, "seconds": 7200 if k < 4 else 60,
+                            "rc": 0}) + "\n")
+for k in (1, 4):
+    os.remove(os.path.join(sdir, "cell-%03d.json" % k))
+os.remove(os.path.join(sdir, "study.json"))
+n_before = len(compute())
+soon = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime(time.time() + 30 * 60))
+p = subprocess.run(["/usr/bin/python3", runner, "toy-late"], env=dict(env, OMN_EXPERIMENTS_DEADLINE=soon), capture_output=True, text=True)
+steps = [a["step"] for a in compute()[n_before:]]
+log = open(os.path.join(work, "runs", "experiments.log")).read()
+check(p.returncode == 0 and [x for x in steps if x.startswith("train ")] == ["train toy-study cell 4/8"] and
+      not os.path.exists(os.path.join(sdir, "cell-001.json")) and "cell 1 takes ~120 min" in log and "analysis" not in steps,
+      "30 min before the deadline a lane leaves the 2-h QK-on cell and trains the 1-min QK-off one (%s)" % steps)
+p = runner_call("toy")
+check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "cell-001.json")) and os.path.exists(os.path.join(sdir, "study.json")),
+      "without the deadline the cell left runs and the study merges")
+
 # a study that widens an ablation's LR grid (configs/experiments.json's ablation-small): the
 # experiment's studies are read as one grid. Two lanes: B finds the first study's last cell claimed
 # by A and goes on to the second study instead of idling its core; A, done with its cell, finds the

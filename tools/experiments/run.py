@@ -28,8 +28,8 @@ results/STUDY/BUILD names it, a commit built into runs/builds/COMMIT by
 `tools/run-experiments.sh --freeze`; a new session rebuilds it from the commit when it is missing.
 A new study takes runs/builds/CURRENT. Environment: OMN_EXPERIMENT_THREADS (1 thread per run);
 OMN_EXPERIMENTS_DEADLINE (a UTC time, 2026-12-02T20:00Z: the session's end; a lane starts no cell
-that the study's published cells, or before its first the experiment's, say it cannot finish by
-then, since an unfinished cell is lost);
+that the published cells of its kind say it cannot finish by then, since an unfinished cell is lost,
+and takes a shorter one that fits instead: a QK-off cell has no sweep);
 for tests, OMN_EXPERIMENTS_CONFIG, OMN_EXPERIMENTS_RUNS, OMN_EXPERIMENTS_STORE, OMN_EXPERIMENTS_OUT.
 """
 import calendar
@@ -198,8 +198,13 @@ class Study:
         n_lr = lr["points"] if isinstance(lr, dict) else (len(lr) if isinstance(lr, list) else 1)
         qk = g["qk_norm"] if isinstance(g["qk_norm"], list) else [g["qk_norm"]]
         self.n_seeds = len(g.get("seeds", [None]))
+        self.qk, self.n_lr = qk, n_lr
         outer = len(g.get("optimizer", [0])) * len(g.get("n_layers", [0])) * len(qk) * n_lr
         return list(range(outer * self.n_seeds))
+
+    def qk_norm(self, k):
+        """Cell k's QK-norm setting (a QK-on cell also runs the post-training sweep: it takes longer)."""
+        return self.qk[(k // (self.n_lr * self.n_seeds)) % len(self.qk)]
 
     def cell_doc(self, k):
         return os.path.join(self.dir, "cell-%03d.json" % k)
@@ -308,29 +313,40 @@ def merge(experiment, s, commit):
             step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(current()), "omn-audit"), "merge", "-o", out, *docs])
 
 
-def cell_seconds(experiment, s, studies):
-    """What one cell of the study took (training and after-training): the median of the cells
-    published (their times swing with what else shares the cores; the longest stopped lanes with
-    40 min left where a cell then took 10); before the study's first, the median of the experiment's
-    other studies' cells (right for a study that widens another's grid with the same model and steps,
-    a rough guess where the studies differ); None before any."""
-    def median(names):
-        per = {}
-        path = os.path.join(store_root, "compute.jsonl")
-        for line in open(path) if os.path.exists(path) else []:
-            a = json.loads(line)
-            for kind in ("train", "after-training"):
-                for name in names:
-                    pre = "%s %s cell " % (kind, name)
-                    if a["experiment"] == experiment and a["step"].startswith(pre) and a["rc"] == 0:
-                        k = name + " " + a["step"][len(pre):]
-                        per[k] = per.get(k, 0.0) + a["seconds"]
-        return sorted(per.values())[len(per) // 2] if per else None
-    return median([s.name]) or median([t.name for t in studies])
+def cell_seconds(experiment, s, k, studies):
+    """What cell k of the study will take (training and after-training): the median of the published
+    cells of its kind (QK-norm on, whose sweep adds ~15 min to a cell of the small model, or off) in the
+    study, else in the experiment's studies (right for a study that widens another's grid with the same
+    model and steps, a rough guess where they differ), else of any kind; None before the first cell.
+    A median, since the times swing with what else shares the cores (the longest stopped lanes with
+    40 min left where a cell then took 10)."""
+    by_name = {t.name: t for t in studies}
+    per = {}  # (study, cell) → seconds
+    path = os.path.join(store_root, "compute.jsonl")
+    for line in open(path) if os.path.exists(path) else []:
+        a = json.loads(line)
+        if a["experiment"] != experiment or a["rc"] != 0:
+            continue
+        for kind in ("train", "after-training"):
+            for name in by_name:
+                pre = "%s %s cell " % (kind, name)
+                if a["step"].startswith(pre):
+                    cell = (name, int(a["step"][len(pre):].split("/")[0]))
+                    per[cell] = per.get(cell, 0.0) + a["seconds"]
+    kind = s.qk_norm(k)
+    for pick in (lambda c: c[0] == s.name and by_name[c[0]].qk_norm(c[1]) == kind,
+                 lambda c: by_name[c[0]].qk_norm(c[1]) == kind,
+                 lambda c: c[0] == s.name,
+                 lambda c: True):
+        times = sorted(v for c, v in per.items() if pick(c))
+        if times:
+            return times[len(times) // 2]
+    return None
 
 
 def run_experiment(n, e):
     studies = [Study(name) for name in e["studies"]]
+    too_long = []  # cells this lane left because they cannot finish before the deadline
     for s in studies:
         os.makedirs(s.dir, exist_ok=True)
         commit = None
@@ -339,11 +355,13 @@ def run_experiment(n, e):
         for k in sorted(s.cells, key=lambda i: (i % s.n_seeds, i)):
             if s.published(k):
                 continue
-            need = cell_seconds(n, s, studies)
+            need = cell_seconds(n, s, k, studies)
             if deadline and need and time.time() + need > deadline:
-                note("%s: %s: a cell takes ~%.0f min, the deadline is %.0f min away: this lane stops" % (
-                    n, s.name, need / 60, (deadline - time.time()) / 60))
-                sys.exit(0)
+                # an unfinished cell is lost with the session: take a shorter one if any fits
+                note("%s: %s: cell %d takes ~%.0f min, the deadline is %.0f min away: left for the next session" % (
+                    n, s.name, k, need / 60, (deadline - time.time()) / 60))
+                too_long.append(k)
+                continue
             lock = locked(os.path.join(s.dir, "cell-%03d.lock" % k))
             if lock is None:
                 continue  # another lane has it
@@ -361,6 +379,9 @@ def run_experiment(n, e):
             note("%s: %s: %d of %d cells published; the rest is in another lane or failed" % (n, s.name, done, len(s.cells)))
             continue
         merge(n, s, commit or s.pin())
+    if too_long:
+        note("%s: no cell left that can finish before the deadline: this lane stops" % n)
+        return
     # the store decides, not what this lane saw on its way: the other lane may have published a study
     # this lane passed while it worked on the next one, and it will not come back to it
     if not all(s.published(k) for s in studies for k in s.cells):
