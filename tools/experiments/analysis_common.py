@@ -1,0 +1,176 @@
+"""What issue 29's analyses share (tools/experiments/analyse.py runs them): Student-t intervals and
+their wording, a study document with its runs' raw documents, a sweep's effects, the fast-learning
+criterion, and the Job that writes an analysis's JSON, tables and figure."""
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+out_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_OUT", root))  # where docs/ is written
+store_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_STORE", os.path.join(root, "results")))  # analysis.json, compute.jsonl
+# two-sided 95 % Student-t quantiles, df 1..30
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+plt.rcParams.update({"font.size": 9, "svg.hashsalt": "omn-audit", "svg.fonttype": "none"})
+COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]  # Okabe-Ito
+
+
+def interval(values):
+    """mean and the 95 % Student-t interval of the mean (None without two values)."""
+    v = [x for x in values if x is not None]
+    n = len(v)
+    if n == 0:
+        return {"n": 0, "mean": None, "low": None, "high": None, "values": values}
+    m = sum(v) / n
+    if n < 2:
+        return {"n": n, "mean": m, "low": None, "high": None, "values": values}
+    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (n - 1))
+    h = (T975[n - 2] if n - 1 <= 30 else 1.96) * sd / math.sqrt(n)
+    return {"n": n, "mean": m, "low": m - h, "high": m + h, "sd": sd, "values": values}
+
+
+def fmt(iv, digits=4, sign=False):
+    if iv["mean"] is None:
+        return "—"
+    f = "%+.*f" if sign else "%.*f"
+    s = f % (digits, iv["mean"])
+    if iv["low"] is not None:
+        s += " [%s, %s]" % (f % (digits, iv["low"]), f % (digits, iv["high"]))
+    return s
+
+
+def spread(values, digits=4):
+    """mean and [min, max] over seeds, for bounded quantities (KL >= 0, agreement in [0, 1])."""
+    v = [x for x in values if x is not None]
+    return "—" if not v else "%.*f [%.*f, %.*f]" % (digits, sum(v) / len(v), digits, min(v), digits, max(v))
+
+
+def verdict(iv, what):
+    if iv["mean"] is None:
+        return "no value"
+    if iv["low"] is None:
+        return "one value: no interval"
+    if iv["low"] > 0 or iv["high"] < 0:
+        return "%s %s" % (what, "higher" if iv["low"] > 0 else "lower")
+    return "%s: no measurable difference (the interval contains 0)" % what
+
+
+class Study:
+    def __init__(self, path):
+        self.path = path
+        self.dir = os.path.dirname(os.path.abspath(path))
+        self.doc = json.load(open(path))
+        self.after = os.path.join(self.dir, "after")
+        self.runs = self.doc["runs"]
+
+    def train(self, r):
+        return json.load(open(os.path.join(self.dir, r["dir"], "train.json")))
+
+    def panel_rows(self):
+        return json.load(open(os.path.join(self.after, "panel.json")))["rows"]
+
+    def panel_loss(self, r):
+        p = os.path.join(self.after, r["id"] + ".eval.json")
+        if r["status"] != "finished" or not os.path.exists(p):
+            return None
+        doc = json.load(open(p))
+        if doc["selection"]["num_seqs"] != self.panel_rows():
+            sys.exit("analysis: %s scored %d rows, the panel has %d" % (p, doc["selection"]["num_seqs"], self.panel_rows()))
+        res = doc["result"]
+        return res["nll_sum"] / res["tokens"]
+
+    def sweep(self, r):
+        p = os.path.join(self.after, r["id"] + ".sweep.json")
+        if not (r["qk_norm"] and r["status"] == "finished" and os.path.exists(p)):
+            return None
+        doc = json.load(open(p))
+        if doc["selection"]["num_seqs"] != self.panel_rows():
+            sys.exit("analysis: %s scored %d rows, the panel has %d" % (p, doc["selection"]["num_seqs"], self.panel_rows()))
+        return doc
+
+    def track(self, r):
+        p = os.path.join(self.after, r["id"] + ".track.json")
+        return json.load(open(p)) if os.path.exists(p) else None
+
+
+def condition_effects(sweep):
+    """label → ΔNLL/token (estimate, paired bootstrap low/high), KL per token, top-1 agreement."""
+    out = {}
+    for c in sweep["conditions"]:
+        vs = c["vs_control"]
+        d = vs.get("divergence") or {}
+        out[c["label"]] = {"delta_nll": vs["delta_nll_per_token"]["estimate"], "low": vs["delta_nll_per_token"]["low"],
+                           "high": vs["delta_nll_per_token"]["high"], "kl_per_token": d.get("kl_per_token"),
+                           "top1_agreement": d.get("top1_agreement"), "op": c["op"]}
+    return out
+
+
+def fast_learning(rec):
+    """The criterion of docs/results.md: the held-out loss fell by less than 5 % of its total drop from
+    L0 over the last quarter of training."""
+    ev = [(e["step"], e["heldout_loss"]) for e in rec["evals"] if e["heldout_loss"] is not None]
+    steps = rec["steps"]
+    l0, lend = ev[0][1], ev[-1][1]
+    at = 0.75 * steps  # the loss there, linear between the evaluations on either side
+    (s0, a), (s1, b) = next((ev[i], ev[i + 1]) for i in range(len(ev) - 1) if ev[i][0] <= at <= ev[i + 1][0])
+    q = a if s1 == s0 else a + (b - a) * (at - s0) / (s1 - s0)
+    total, last = l0 - lend, q - lend
+    return {"l0": l0, "at_three_quarters": q, "final": lend, "last_quarter_drop": last, "total_drop": total,
+            "share": last / total if total > 0 else None, "past_fast_learning": total > 0 and last < 0.05 * total}
+
+
+class Job:
+    """One analysis: its kind (ablation, routing, depth), the experiment it is written for, the study
+    documents it reads; it writes results/EXPERIMENT/analysis.json, docs/experiments/EXPERIMENT.md
+    and docs/figures/experiments/EXPERIMENT.svg."""
+
+    def __init__(self, kind, experiment, study_paths):
+        self.kind, self.experiment, self.study_paths = kind, experiment, study_paths
+
+    def save(self, fig):
+        d = os.path.join(out_root, "docs", "figures", "experiments")
+        os.makedirs(d, exist_ok=True)
+        p = os.path.join(d, self.experiment + ".svg")
+        fig.savefig(p, metadata={"Date": None})
+        plt.close(fig)
+        return os.path.relpath(p, out_root)
+
+    def write(self, analysis, markdown):
+        out = os.path.join(store_root, self.experiment)
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "analysis.json"), "w") as f:
+            json.dump(analysis, f, indent=1)
+            f.write("\n")
+        d = os.path.join(out_root, "docs", "experiments")
+        os.makedirs(d, exist_ok=True)
+        head = ("<!-- generated by `tools/run-experiments.sh %s` (tools/experiments/analyse.py %s): do not edit -->\n\n"
+                % (self.experiment, self.kind))
+        with open(os.path.join(d, self.experiment + ".md"), "w") as f:
+            f.write(head + markdown)
+        print("analysis: results/%s/analysis.json, docs/experiments/%s.md" % (self.experiment, self.experiment))
+
+    def compute_note(self, studies):
+        """the runs' own training time, the sweeps' time, and every step the runner accounted (all invocations)."""
+        secs = sum(r.get("seconds") or 0 for s in studies for r in s.runs)
+        acct = os.path.join(store_root, "compute.jsonl")
+        steps = {}
+        if os.path.exists(acct):
+            for line in open(acct):
+                a = json.loads(line)
+                if a["experiment"] == self.experiment:
+                    what = a["step"].split(" cell ")[0]  # "train STUDY cell k/N" → "train STUDY"
+                    steps[what] = steps.get(what, 0.0) + a["seconds"]
+        sweep = 0.0
+        for s in studies:
+            for r in s.runs:
+                sw = s.sweep(r)
+                if sw:
+                    sweep += sw["control"]["open"]["seconds"] + sw["control"]["close"]["seconds"] + sum(c["seconds"] for c in sw["conditions"])
+        cpu = studies[0].doc["provenance"].get("host", {})
+        return {"training_seconds": secs, "sweep_seconds": sweep, "host": cpu, "runner_seconds_by_step": steps}
