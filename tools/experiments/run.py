@@ -197,9 +197,10 @@ class Study:
         lr = g["lr"]
         n_lr = lr["points"] if isinstance(lr, dict) else (len(lr) if isinstance(lr, list) else 1)
         qk = g["qk_norm"] if isinstance(g["qk_norm"], list) else [g["qk_norm"]]
-        self.n_seeds = len(g.get("seeds", [None]))
+        count = lambda v: len(v) if isinstance(v, list) else 1  # noqa: E731 (an axis may be a scalar, as in C++)
+        self.n_seeds = count(g.get("seeds", [None]))
         self.qk, self.n_lr = qk, n_lr
-        outer = len(g.get("optimizer", [0])) * len(g.get("n_layers", [0])) * len(qk) * n_lr
+        outer = count(g.get("optimizer", [0])) * count(g.get("n_layers", [0])) * len(qk) * n_lr
         return list(range(outer * self.n_seeds))
 
     def qk_norm(self, k):
@@ -317,7 +318,8 @@ def cell_seconds(experiment, s, k, studies):
     """What cell k of the study will take (training and after-training): the median of the published
     cells of its kind (QK-norm on, whose sweep adds ~15 min to a cell of the small model, or off) in the
     study, else in the experiment's studies (right for a study that widens another's grid with the same
-    model and steps, a rough guess where they differ), else of any kind; None before the first cell.
+    model and steps, a rough guess where they differ); else the longest cell of the other kind; None
+    before the first cell. (A cell resumed within a session is accounted from its resume only.)
     A median, since the times swing with what else shares the cores (the longest stopped lanes with
     40 min left where a cell then took 10)."""
     by_name = {t.name: t for t in studies}
@@ -335,12 +337,14 @@ def cell_seconds(experiment, s, k, studies):
                     per[cell] = per.get(cell, 0.0) + a["seconds"]
     kind = s.qk_norm(k)
     for pick in (lambda c: c[0] == s.name and by_name[c[0]].qk_norm(c[1]) == kind,
-                 lambda c: by_name[c[0]].qk_norm(c[1]) == kind,
-                 lambda c: c[0] == s.name,
-                 lambda c: True):
+                 lambda c: by_name[c[0]].qk_norm(c[1]) == kind):
         times = sorted(v for c, v in per.items() if pick(c))
         if times:
             return times[len(times) // 2]
+    for pick in (lambda c: c[0] == s.name, lambda c: True):  # only the other kind: its longest, to be safe
+        times = [v for c, v in per.items() if pick(c)]
+        if times:
+            return max(times)
     return None
 
 
@@ -379,12 +383,11 @@ def run_experiment(n, e):
             note("%s: %s: %d of %d cells published; the rest is in another lane or failed" % (n, s.name, done, len(s.cells)))
             continue
         merge(n, s, commit or s.pin())
-    if too_long:
-        note("%s: no cell left that can finish before the deadline: this lane stops" % n)
-        return
     # the store decides, not what this lane saw on its way: the other lane may have published a study
     # this lane passed while it worked on the next one, and it will not come back to it
     if not all(s.published(k) for s in studies for k in s.cells):
+        if too_long:  # (another lane may still publish the cells this one left: it then merges)
+            note("%s: no unpublished cell can finish before the deadline: this lane stops on this experiment" % n)
         return
     for s in studies:
         merge(n, s, s.pin())  # a study another lane completed (a merged study is left alone)
