@@ -292,6 +292,19 @@ check(p.returncode == 2 and "OMN_EXPERIMENTS_DEADLINE=8pm: expected a UTC time" 
 p = runner_call("toy")
 check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "study.json")), "without the deadline the cell runs and the study merges")
 
+# a new session with every cell of a study published and no CURRENT frozen yet: the study's own build
+# merges it (on 2026-12-06 such a session's lanes stopped at once on 'no frozen build')
+merged = json.load(open(os.path.join(sdir, "study.json")))
+os.remove(os.path.join(sdir, "study.json"))
+os.rename(os.path.join(work, "runs", "builds", "CURRENT"), os.path.join(work, "CURRENT.saved"))
+n_stub = len(open(stub_log).read().split())
+p = runner_call("toy")
+remerged = json.load(open(os.path.join(sdir, "study.json"))) if os.path.exists(os.path.join(sdir, "study.json")) else {}
+check(p.returncode == 0 and remerged.get("arms") == merged["arms"] and len(open(stub_log).read().split()) == n_stub and
+      "no CURRENT build in this session" in open(os.path.join(work, "runs", "experiments.log")).read(),
+      "without CURRENT a completed study is merged by its own build, to the same arms")
+os.rename(os.path.join(work, "CURRENT.saved"), os.path.join(work, "runs", "builds", "CURRENT"))
+
 # near the deadline a lane takes a shorter cell that fits (QK-off: no sweep) rather than none: the
 # published cells of experiment "toy-late" (accounted here, as a session's would be) took 2 h with
 # QK-norm on, 1 min with it off; cells 1 (on, seed 1) and 4 (off, seed 0) are missing, 30 min are left

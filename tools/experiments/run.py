@@ -148,10 +148,13 @@ def copy_atomic(src, dst):
 
 
 # --- builds ---------------------------------------------------------------------------------------
-def current():
+def current(required=True):
+    """runs/builds/CURRENT: the build new studies take (None where not required and not frozen)."""
     try:
         return open(os.path.join(runs_root, "builds", "CURRENT")).read().strip()
     except FileNotFoundError:
+        if not required:
+            return None
         fail("run-experiments: no frozen build: tools/run-experiments.sh --freeze")
 
 
@@ -310,8 +313,13 @@ def merge(experiment, s, commit):
         if not os.path.exists(out):
             docs = [os.path.join(s.store, "cell-%03d.json" % k) for k in s.cells]
             # the current build merges: it compares the cells' corpus by content, where the study's own
-            # build (6c297b5 for the tiny ablation) compared corpus.json's bytes, which a new session changes
-            step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(current()), "omn-audit"), "merge", "-o", out, *docs])
+            # build (6c297b5 for the tiny ablation) compared corpus.json's bytes, which a new session changes.
+            # A new session has no CURRENT until someone freezes one: then the study's own build merges
+            # (it stopped every lane of a completed study at its start on 2026-12-06)
+            merger = current(required=False) or commit
+            if merger == commit and not os.path.exists(os.path.join(runs_root, "builds", "CURRENT")):
+                note("%s: no CURRENT build in this session: the study's own build %s merges it" % (s.name, commit))
+            step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(merger), "omn-audit"), "merge", "-o", out, *docs])
 
 
 def cell_seconds(experiment, s, k, studies):
