@@ -500,4 +500,15 @@ json.dump(experiments, open(econf, "w"))
 p = runner_call("toy")
 check(p.returncode == 2 and "/experiments/toy/sweep: expected one of /sweeps (full, dependence), got 'fll'" in p.stderr,
       "an experiments file naming an unknown sweep is exit 2 naming the pointer, before anything runs")
+
+# the compute line names every CPU the runs trained on (ablation-small's cells came from two machines;
+# the line named the first study's host alone), counted from each run's train.json
+sys.path.insert(0, os.path.join(root, "tools", "experiments"))
+from analysis_common import Job  # noqa: E402
+one = {"host": {"cpu": "AMD EPYC"}, "runs_by_cpu": {"AMD EPYC": 8}}
+two = {"host": {"cpu": "Intel(R) Xeon(R) Processor"}, "runs_by_cpu": {"Intel(R) Xeon(R) Processor": 6, "AMD EPYC": 18}}
+check(Job.cpu_text(one) == "AMD EPYC" and Job.cpu_text(two) == "18 runs on AMD EPYC, 6 on Intel(R) Xeon(R) Processor",
+      "the compute line counts the runs on each CPU (%r)" % Job.cpu_text(two))
+toy_cpus = json.load(open(os.path.join(store, "toy", "analysis.json")))["compute"]["runs_by_cpu"]
+check(sum(toy_cpus.values()) == 8, "analysis.json counts every run of the toy study by its CPU (%s)" % toy_cpus)
 h.finish()

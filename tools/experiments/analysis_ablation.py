@@ -211,7 +211,7 @@ def ablation(job):
     comp = analysis["compute"]
     threads = sorted({st.train(r)["threads"] for st in s.studies for r in st.runs if r["status"] == "finished"})
     md += ["", "Compute (%s): %.2f h of training (%d runs, %s thread(s) each, the runs' own timing), %.2f h of post-training sweeps." % (
-        comp["host"].get("cpu", comp["host"]) if isinstance(comp["host"], dict) else comp["host"],
+        job.cpu_text(comp),
         comp["training_seconds"] / 3600, len(s.runs), "/".join(map(str, threads)), comp["sweep_seconds"] / 3600), "",
         "![%s](../figures/experiments/%s.svg)" % (job.experiment, job.experiment), ""]
     job.write(analysis, "\n".join(md))

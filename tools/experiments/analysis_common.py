@@ -173,4 +173,25 @@ class Job:
                 if sw:
                     sweep += sw["control"]["open"]["seconds"] + sw["control"]["close"]["seconds"] + sum(c["seconds"] for c in sw["conditions"])
         cpu = studies[0].doc["provenance"].get("host", {})
-        return {"training_seconds": secs, "sweep_seconds": sweep, "host": cpu, "runner_seconds_by_step": steps}
+        # a study's cells can train on several CPUs (the sessions' machines change): count each run's own
+        runs_by_cpu = {}
+        for s in studies:
+            for r in s.runs:
+                try:
+                    host = s.train(r).get("provenance", {}).get("host", {})
+                except FileNotFoundError:
+                    continue
+                name = host.get("cpu", "unknown CPU") if isinstance(host, dict) else str(host)
+                runs_by_cpu[name] = runs_by_cpu.get(name, 0) + 1
+        return {"training_seconds": secs, "sweep_seconds": sweep, "host": cpu, "runs_by_cpu": runs_by_cpu,
+                "runner_seconds_by_step": steps}
+
+    @staticmethod
+    def cpu_text(comp):
+        """'AMD EPYC', or '6 runs on Intel(R) Xeon(R) Processor, 18 on AMD EPYC' where the runs' CPUs differ."""
+        by = comp.get("runs_by_cpu") or {}
+        if len(by) > 1:
+            parts = sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))
+            return ", ".join("%d%s on %s" % (n, " runs" if i == 0 else "", c) for i, (c, n) in enumerate(parts))
+        host = comp["host"]
+        return host.get("cpu", host) if isinstance(host, dict) else host
