@@ -188,7 +188,7 @@ class Job:
 
     @staticmethod
     def cpu_text(comp):
-        """'AMD EPYC', or '6 runs on Intel(R) Xeon(R) Processor, 18 on AMD EPYC' where the runs' CPUs differ."""
+        """'AMD EPYC', or '18 runs on AMD EPYC, 6 on Intel(R) Xeon(R) Processor' where the runs' CPUs differ (most runs first)."""
         by = comp.get("runs_by_cpu") or {}
         if len(by) > 1:
             parts = sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -316,9 +316,10 @@ def merge(experiment, s, commit):
             # build (6c297b5 for the tiny ablation) compared corpus.json's bytes, which a new session changes.
             # A new session has no CURRENT until someone freezes one: then the study's own build merges
             # (it stopped every lane of a completed study at its start on 2026-12-06)
-            merger = current(required=False) or commit
-            if merger == commit and not os.path.exists(os.path.join(runs_root, "builds", "CURRENT")):
+            merger = current(required=False)
+            if merger is None:
                 note("%s: no CURRENT build in this session: the study's own build %s merges it" % (s.name, commit))
+                merger = commit
             step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(merger), "omn-audit"), "merge", "-o", out, *docs])
 
 
