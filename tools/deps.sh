@@ -10,6 +10,8 @@ OMN_PACKAGES=(
   libvalijson-dev
   # the corpus command's tokenizer (SentencePiece BPE)
   libsentencepiece-dev
+  # the tokenize command: Hugging Face split regexes (PCRE2, \p{L} and lookahead), NFC/NFKC (utf8proc)
+  libpcre2-dev libutf8proc-dev
   # Debian's libtorch takes fp32 matrix products from the system libblas.so.3: the reference BLAS
   # runs them at ~8 GFLOP/s here, OpenBLAS at ~200+ (docs/PERFORMANCE.md).
   libopenblas0-openmp

@@ -11,6 +11,7 @@
 #include <ATen/Parallel.h>
 
 #include "omn/errors.h"
+#include "omn/eval/memory_preflight.h"
 #include "omn/io/hash_beside.h"
 #include "omn/io/sha256.h"
 #include "omn/model/hf_config.h"
@@ -78,7 +79,16 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
     if (s->spec.batch <= 0) s->spec.batch = autoBatch(spec.seq_len, s->rows.size());
 
-    s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows), n.attention, n.dtype);
+    const model::AttentionShape shape{std::min<std::int64_t>(s->spec.batch, static_cast<std::int64_t>(s->rows.size())),
+                                      s->config.n_heads, spec.seq_len};
+    s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows), n.attention, n.dtype, shape);
+    // what cannot fit is refused with its figures before a weight is loaded (on the CPU: a GPU's
+    // memory is its own)
+    if (s->device.is_cpu()) {
+      std::string source;
+      const std::int64_t available = availableMemory(&source);
+      requireMemory(s->config, s->dtype, s->path, shape, available, source, {n.attention, n.batch, n.seq_len});
+    }
     s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(s->ck, s->config, s->dtype, s->device));
   });  // an integrity failure outranks the error it may have caused
   s->checkpoint_sha256 = hashing.verify();

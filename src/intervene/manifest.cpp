@@ -491,7 +491,8 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
   for (auto [field, ptr] : {std::pair{&s.names.sha256, "/checkpoint/sha256"}, {&s.names.config_sha256, "/checkpoint/config_sha256"},
                             {&s.names.tokenizer_revision, "/tokens/tokenizer_revision"},
                             {&s.names.attention, "/model/attention"},
-                            {&s.names.dtype, "/model/dtype"}, {&s.names.device, "/model/device"}})
+                            {&s.names.dtype, "/model/dtype"}, {&s.names.device, "/model/device"},
+                            {&s.names.batch, "/model/batch"}, {&s.names.seq_len, "/rows/seq_len"}})
     *field = r.label() + ": " + ptr;
   // each section read on its own, unless it is read against one that failed; every mistake in one error
   io::ErrorList errors(r.label());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "omn/errors.h"
 #include "omn/model/products.h"
@@ -21,6 +22,7 @@ const char* attentionName(AttentionPath p) {
   switch (p) {
     case AttentionPath::Masked: return "masked";
     case AttentionPath::PerDocument: return "per-document";
+    case AttentionPath::Blockwise: return "blockwise";
     case AttentionPath::Flash: return "flash";
   }
   return "?";
@@ -61,11 +63,39 @@ void checkAttentionRequest(AttentionRequest requested, const at::Device& device,
   if (dtype == DtypeRequest::FP32) throw UsageError(attention_flag + " flash needs " + dtype_flag + " bf16 or fp16");
 }
 
+std::int64_t attentionBlock() {
+  static const std::int64_t block = [] {
+    const char* env = std::getenv("OMN_ATTENTION_BLOCK");
+    if (!env || !*env) return kAttentionBlock;
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (*end != '\0' || v < 1 || v > (1 << 20))
+      throw UsageError("OMN_ATTENTION_BLOCK: expected a block of 1 to 1048576 tokens, got \"" + std::string(env).substr(0, 40) + "\"");
+    return static_cast<std::int64_t>(v);
+  }();
+  return block;
+}
+
+std::int64_t attentionScoreBytes(AttentionPath path, const AttentionShape& shape) {
+  const std::int64_t B = shape.batch, H = shape.heads, T = shape.seq_len, f = 4;  // float32 scores
+  switch (path) {
+    case AttentionPath::Masked: return B * H * T * T * f;
+    case AttentionPath::PerDocument: return H * T * T * f;
+    case AttentionPath::Blockwise: {
+      const std::int64_t b = std::min(T, attentionBlock());
+      return B * H * b * b * f;
+    }
+    case AttentionPath::Flash: return 0;
+  }
+  return 0;
+}
+
 AttentionPath chooseAttention(AttentionRequest requested, const at::Device& device, at::ScalarType dtype, bool packed,
-                              const std::string& attention_flag, const std::string& dtype_flag) {
+                              const std::string& attention_flag, const std::string& dtype_flag, const AttentionShape& shape) {
   switch (requested) {
     case AttentionRequest::Masked: return AttentionPath::Masked;
     case AttentionRequest::PerDocument: return AttentionPath::PerDocument;
+    case AttentionRequest::Blockwise: return AttentionPath::Blockwise;
     case AttentionRequest::Flash: {
       const DtypeRequest d = dtype == at::kBFloat16 ? DtypeRequest::BF16 : dtype == at::kHalf ? DtypeRequest::FP16 : DtypeRequest::FP32;
       checkAttentionRequest(requested, device, d, attention_flag, dtype_flag);
@@ -74,26 +104,33 @@ AttentionPath chooseAttention(AttentionRequest requested, const at::Device& devi
     case AttentionRequest::Auto: break;
   }
   if (OMN_HAVE_FLASH && device.is_cuda() && (dtype == at::kBFloat16 || dtype == at::kHalf)) return AttentionPath::Flash;
-  return packed ? AttentionPath::PerDocument : AttentionPath::Masked;
+  const AttentionPath plain = packed ? AttentionPath::PerDocument : AttentionPath::Masked;
+  return attentionScoreBytes(plain, shape) > kBlockwiseAboveBytes ? AttentionPath::Blockwise : plain;
 }
 
 namespace {
 
-// The one definition of which keys a query may see: key j from query i when j <= i. [rows, T] for
-// the queries first_row .. first_row + rows - 1 of a T-token row.
-at::Tensor causalRows(std::int64_t first_row, std::int64_t rows, std::int64_t T, const at::Device& device) {
+// The one definition of which keys a query may see: key j from query i when j <= i. [rows, keys] for
+// the queries first_row .. first_row + rows - 1 against the keys first_key .. first_key + keys - 1.
+at::Tensor causalTile(std::int64_t first_row, std::int64_t rows, std::int64_t first_key, std::int64_t keys, const at::Device& device) {
   const auto opts = at::TensorOptions().dtype(at::kLong).device(device);
-  return at::arange(T, opts).unsqueeze(0) <= at::arange(first_row, first_row + rows, opts).unsqueeze(1);
+  return at::arange(first_key, first_key + keys, opts).unsqueeze(0) <= at::arange(first_row, first_row + rows, opts).unsqueeze(1);
 }
 
-at::Tensor causalMask(std::int64_t L, const at::Device& device) { return causalRows(0, L, L, device); }  // [L, L]
+at::Tensor causalMask(std::int64_t L, const at::Device& device) { return causalTile(0, L, 0, L, device); }  // [L, L]
 
-// ...and within a packed row, only keys of the query's own document: [B, rows, T] from doc ids
-// [B, T], for the queries first_row .. first_row + rows - 1 (all of them by default).
+// ...and within a packed row, only keys of the query's own document: [B, rows, keys] from doc ids
+// [B, T], for one tile of queries and keys.
+at::Tensor documentCausalTile(const at::Tensor& doc, std::int64_t first_row, std::int64_t rows, std::int64_t first_key,
+                              std::int64_t keys) {
+  return (doc.narrow(1, first_row, rows).unsqueeze(2) == doc.narrow(1, first_key, keys).unsqueeze(1)) &
+         causalTile(first_row, rows, first_key, keys, doc.device()).unsqueeze(0);
+}
+
+// [B, rows, T]: the queries first_row .. first_row + rows - 1 (all of them by default) against every key.
 at::Tensor documentCausalMask(const at::Tensor& doc, std::int64_t first_row = 0, std::int64_t rows = -1) {
   const std::int64_t T = doc.size(1);
-  if (rows < 0) rows = T;
-  return (doc.narrow(1, first_row, rows).unsqueeze(2) == doc.unsqueeze(1)) & causalRows(first_row, rows, T, doc.device()).unsqueeze(0);
+  return documentCausalTile(doc, first_row, rows < 0 ? T : rows, 0, T);
 }
 
 // softmax(q k^T · scale + causal mask) v for one [H, L, D] block. The two products run in the
@@ -128,6 +165,52 @@ at::Tensor attendPerDocument(const at::Tensor& q, const at::Tensor& k, const at:
   return out;
 }
 
+// The earliest key any query of rows first_row.. may see: the start of the document that holds
+// first_row, the earliest over the batch's rows (a query never sees an earlier document).
+std::int64_t firstVisibleKey(const DocumentLayout& l, std::int64_t first_row) {
+  std::int64_t first = first_row;
+  for (const auto& row : l.segments)
+    for (const auto& [s, e] : row)
+      if (s <= first_row && first_row < e) first = std::min(first, s);
+  return first;
+}
+
+// Flash attention's algorithm on the CPU: for each block of queries, the keys a block at a time with
+// a running maximum m, normaliser l and output sum acc (float32), rescaled when m grows, so no more
+// than [B, H, block, block] scores exist at once. The products in the working dtype, the scores,
+// exponentials and sums in float32: the precision policy of the other paths, the probabilities
+// rounded before their product with v as there (here before the normalisation, by at most the same
+// relative u).
+at::Tensor attendBlockwise(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l,
+                           double scale, std::int64_t block) {
+  const at::Tensor qh = q.transpose(1, 2), kh = k.transpose(1, 2), vh = v.transpose(1, 2);  // [B, H, T, D]
+  const std::int64_t B = qh.size(0), H = qh.size(1), T = qh.size(2), D = qh.size(3);
+  const at::Tensor doc = l.doc.to(q.device());
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const auto f32 = q.options().dtype(at::kFloat);
+  at::Tensor out = at::empty({B, H, T, D}, q.options());
+  for (std::int64_t r0 = 0; r0 < T; r0 += block) {
+    const std::int64_t n = std::min(block, T - r0);
+    const at::Tensor qb = qh.narrow(2, r0, n);
+    at::Tensor m = at::full({B, H, n, 1}, ninf, f32), norm = at::zeros({B, H, n, 1}, f32), acc = at::zeros({B, H, n, D}, f32);
+    for (std::int64_t c0 = firstVisibleKey(l, r0); c0 < r0 + n; c0 += block) {
+      const std::int64_t nk = std::min(block, r0 + n - c0);
+      at::Tensor s = products::matmul(qb, kh.narrow(2, c0, nk).transpose(-2, -1)).to(at::kFloat).mul_(scale);  // [B, H, n, nk]
+      if (c0 + nk > r0 + 1 || !l.single_document)  // a key after a query, or documents to keep apart
+        s.masked_fill_(documentCausalTile(doc, r0, n, c0, nk).logical_not().unsqueeze(1), ninf);
+      const at::Tensor m_new = at::maximum(m, std::get<0>(s.max(-1, /*keepdim=*/true)));
+      const at::Tensor shift = m_new.masked_fill(m_new == ninf, 0);  // a query that has seen no key yet
+      const at::Tensor p = s.sub_(shift).exp_();                      // 0 on hidden keys
+      const at::Tensor rescale = (m - shift).exp_();                  // 0 before the first key
+      norm.mul_(rescale).add_(p.sum(-1, /*keepdim=*/true));
+      acc.mul_(rescale).add_(products::matmul(p.to(v.scalar_type()), vh.narrow(2, c0, nk)).to(at::kFloat));
+      m = m_new;
+    }
+    out.narrow(2, r0, n).copy_(acc.div_(norm));  // every query sees at least itself: norm >= 1
+  }
+  return out.transpose(1, 2);
+}
+
 #if OMN_HAVE_FLASH
 at::Tensor attendFlash(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l,
                        double scale) {
@@ -152,11 +235,12 @@ at::Tensor attendFlash(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 }  // namespace
 
 at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                  const DocumentLayout& layout) {
+                  const DocumentLayout& layout, std::int64_t block) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   switch (path) {
     case AttentionPath::Masked: return attendMasked(q, k, v, layout, scale);
     case AttentionPath::PerDocument: return attendPerDocument(q, k, v, layout, scale);
+    case AttentionPath::Blockwise: return attendBlockwise(q, k, v, layout, scale, block > 0 ? block : attentionBlock());
     case AttentionPath::Flash:
 #if OMN_HAVE_FLASH
       return attendFlash(q, k, v, layout, scale);

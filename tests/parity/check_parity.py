@@ -158,20 +158,26 @@ def bf16_bounds(sd, cfg, rs):
     return want, MCA_K * np.sqrt((dev ** 2).mean(0))
 
 
-def run_eval(ck, preset, form, attention, dtype, tag, products=None, stderr=None):
+def run_eval(ck, preset, form, attention, dtype, tag, products=None, stderr=None, batch=3):
     out = os.path.join(work, tag + ".json")
     logits = os.path.join(work, tag + ".npy")
     cmd = [omn, "eval", "--checkpoint", ck, "--preset", preset, "--tokens", tokpath, "--eos", str(EOS),
            "--tokenizer-revision", "parity", "--seq-len", str(SEQ), "--num-seqs", str(NSEQ), "--row-form", form,
            "--attention", attention, "--dtype", dtype, "--groups", "2", "--bootstrap-resamples", "200",
-           "--json", out, "--dump-logits", logits, "--force", "--batch", "3"]
-    env = dict(os.environ, OMN_BF16_PRODUCTS=products) if products else None
+           "--json", out, "--dump-logits", logits, "--force", "--batch", str(batch)]
+    env = dict(os.environ)
+    if products:
+        env["OMN_BF16_PRODUCTS"] = products
+    # the blockwise path in blocks of 16 tokens: a 64-token row crosses every kind of tile
+    env["OMN_ATTENTION_BLOCK"] = BLOCK
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
     doc = json.load(open(out))
     return doc, np.load(logits)
 
 
 passed = failed = 0
+BLOCK = "16"
+PATHS = ("masked", "per-document", "blockwise")
 
 
 def expect(ok, what):
@@ -187,7 +193,7 @@ def check_fp32(ck, ck2, ppath, form, shape, ref, ref2, rs):
     want = [ref.nll(t, d) for t, d in rs]
     want2 = [ref2.nll(t, d) for t, d in rs]
     want_logits = ref.forward(*rs[0]).numpy()
-    for attention in ("masked", "per-document"):
+    for attention in PATHS:
         tag = "%s-%s-%s" % (shape[0], form, attention)
         doc, logits = run_eval(ck, ppath, form, attention, "fp32", tag)
         got = doc["result"]["sequences"]
@@ -238,23 +244,25 @@ def check_bf16(ck, ppath, form, shape, sd, cfg, rs):
         except subprocess.CalledProcessError as e:
             expect(e.returncode == 2 and b"holds oneDNN below AVX-512" in e.stderr,
                    tag + ": exit %d (expected 2 naming the ISA limit): %s" % (e.returncode, e.stderr.decode(errors="replace").strip()))
-    for products in kernels + [None]:
-        for a in ("masked", "per-document"):
-            tag = "%s-%s-%s-bf16-%s" % (shape[0], form, a, products or "default")
-            doc = run_eval(ck, ppath, form, a, "bf16", tag, products)[0]
-            chosen = doc["model"]["products"]["bf16"]
-            if products:
-                expect(chosen == products, tag + ": products kernel reported")
-            else:  # the default: native only with the CPU's bf16 instructions and oneDNN allowed them
-                fast = {"avx512_bf16", "amx_bf16"} & cpu_flags()
-                cap = isa_limit().upper()
-                allowed = cap in ("", "ALL") or any(k in cap for k in ("BF16", "AMX", "FP16")) or cap.startswith("AVX10")
-                expect(chosen == ("native" if fast and allowed else "fp32-accumulate"),
-                       "%s: default kernel %s (%s)" % (tag, chosen, doc["model"]["products"]["reason"]))
-            got[tag] = doc["result"]["sequences"]["nll_sum"]
-            worst = max(abs(g - w) / b for g, w, b in zip(got[tag], want, bound))
-            expect(worst <= 1.0, "%s: |NLL - exact| is %.3g of the rounding bound (bounds %s)"
-                   % (tag, worst, ["%.3g" % b for b in bound]))
+    # every path under every kernel, and the default path a row at a time (a pass of 1 row against
+    # one of 3: the same sums in another order, each within the bound of the exact value)
+    runs = [(p, a, 3) for p in kernels + [None] for a in PATHS] + [(p, "auto", 1) for p in kernels]
+    for products, a, batch in runs:
+        tag = "%s-%s-%s-bf16-%s-b%d" % (shape[0], form, a, products or "default", batch)
+        doc = run_eval(ck, ppath, form, a, "bf16", tag, products, batch=batch)[0]
+        chosen = doc["model"]["products"]["bf16"]
+        if products:
+            expect(chosen == products, tag + ": products kernel reported")
+        else:  # the default: native only with the CPU's bf16 instructions and oneDNN allowed them
+            fast = {"avx512_bf16", "amx_bf16"} & cpu_flags()
+            cap = isa_limit().upper()
+            allowed = cap in ("", "ALL") or any(k in cap for k in ("BF16", "AMX", "FP16")) or cap.startswith("AVX10")
+            expect(chosen == ("native" if fast and allowed else "fp32-accumulate"),
+                   "%s: default kernel %s (%s)" % (tag, chosen, doc["model"]["products"]["reason"]))
+        got[tag] = doc["result"]["sequences"]["nll_sum"]
+        worst = max(abs(g - w) / b for g, w, b in zip(got[tag], want, bound))
+        expect(worst <= 1.0, "%s: |NLL - exact| is %.3g of the rounding bound (bounds %s)"
+               % (tag, worst, ["%.3g" % b for b in bound]))
     print("%s %s bf16: rounding bounds %.3g..%.3g nats; worst |NLL - exact| / bound %.3f"
           % (shape[0], form, min(bound), max(bound), max(abs(g - w) / b for v in got.values() for g, w, b in zip(v, want, bound))))
 

@@ -88,13 +88,29 @@ TEST_P(AttentionParity, EveryPathMatchesTheMaskedReference) {
   const double f32 = std::ldexp(1.0, -24) * (D + T + 8);
   const double prob = (std::exp(2 * (u * smax + f32 * smax)) - 1) * (1 + u) + u + f32;
   const at::Tensor bound = prob * (1 + u) * exactAttention(q, k, v.abs(), layout) + (u + f32) * exact.abs();
-  std::vector<AttentionPath> paths = {AttentionPath::Masked, AttentionPath::PerDocument};
+  std::vector<AttentionPath> paths = {AttentionPath::Masked, AttentionPath::PerDocument, AttentionPath::Blockwise};
   if (flashCompiled() && dev.is_cuda() && c.dtype != at::kFloat) paths.push_back(AttentionPath::Flash);
+  // the blockwise path rounds each key block's partial output (u of that block's share of Σ p|v|)
+  // before it sums them in float32: u times the |v| term more
+  const at::Tensor blockwise_bound = bound + u * exactAttention(q, k, v.abs(), layout);
   for (AttentionPath p : paths) {
-    const at::Tensor err = (attend(p, q, k, v, layout).to(at::kDouble).cpu() - exact).abs();
-    // an element whose keys' values are all 0 has error and bound 0 (first token of a document)
-    EXPECT_LE((err / bound.clamp_min(1e-300)).max().item<double>(), 1.0) << attentionName(p) << ": worst error/bound";
+    // blocks of 8 tokens (tiles across every document boundary, keys skipped before a document) and
+    // one block holding the whole row
+    for (std::int64_t block : {std::int64_t{8}, std::int64_t{64}}) {
+      if (p != AttentionPath::Blockwise && block != 8) continue;
+      const at::Tensor err = (attend(p, q, k, v, layout, block).to(at::kDouble).cpu() - exact).abs();
+      const at::Tensor& b = p == AttentionPath::Blockwise ? blockwise_bound : bound;
+      // an element whose keys' values are all 0 has error and bound 0 (first token of a document)
+      EXPECT_LE((err / b.clamp_min(1e-300)).max().item<double>(), 1.0) << attentionName(p) << " (block " << block << "): worst error/bound";
+    }
   }
+  // one document per row (no document masks but on the diagonal tiles) and a block that does not
+  // divide the row: the blockwise path against the masked reference
+  const DocumentLayout single = documentLayout(at::zeros({B, T}, at::kLong));
+  const at::Tensor exact_single = exactAttention(q, k, v, single);
+  const at::Tensor err_single = (attend(AttentionPath::Blockwise, q, k, v, single, 5).to(at::kDouble).cpu() - exact_single).abs();
+  const at::Tensor bound_single = (prob * (1 + u) + u) * exactAttention(q, k, v.abs(), single) + (u + f32) * exact_single.abs();
+  EXPECT_LE((err_single / bound_single.clamp_min(1e-300)).max().item<double>(), 1.0) << "blockwise, one document per row";
   // a token never sees another document: perturbing document 0 leaves documents 1 and 2 alone
   at::Tensor v2 = v.clone();
   v2[0].narrow(0, 0, 10).add_(5.0);
@@ -116,6 +132,14 @@ TEST(AttentionChooser, AutoAndExplicit) {
   EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kBFloat16, true), AttentionPath::PerDocument);
   EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kFloat, false), AttentionPath::Masked);
   EXPECT_EQ(chooseAttention(R::Masked, at::kCPU, at::kFloat, true), AttentionPath::Masked);
+  EXPECT_EQ(chooseAttention(R::Blockwise, at::kCPU, at::kFloat, false), AttentionPath::Blockwise);
+  // auto leaves the score matrix when it would pass 1 GiB: a 2,048-token row of 16 heads keeps the
+  // masked path (256 MiB a row, 4 rows 1 GiB); one 32,768-token row (64 GiB) takes the blockwise one
+  EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kBFloat16, false, "--attention", "--dtype", {4, 16, 2048}), AttentionPath::Masked);
+  EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kBFloat16, false, "--attention", "--dtype", {5, 16, 2048}), AttentionPath::Blockwise);
+  EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kBFloat16, true, "--attention", "--dtype", {1, 16, 32768}), AttentionPath::Blockwise);
+  EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kBFloat16, true, "--attention", "--dtype", {64, 16, 4096}), AttentionPath::PerDocument);
+  EXPECT_EQ(attentionScoreBytes(AttentionPath::Blockwise, {1, 16, 32768}), std::int64_t{16} * 512 * 512 * 4);
   // flash on a CPU device is refused in every build, naming the option that asked for it
   try {
     chooseAttention(R::Flash, at::kCPU, at::kBFloat16, true, "manifest m.json: /model/attention");
@@ -128,7 +152,7 @@ TEST(AttentionChooser, AutoAndExplicit) {
     omn::io::parseChoice(kAttentionRequests, "sdpa", "--attention");
     ADD_FAILURE() << "sdpa was accepted";
   } catch (const omn::UsageError& e) {
-    EXPECT_STREQ(e.what(), "--attention: expected auto, flash, per-document or masked, got \"sdpa\"");
+    EXPECT_STREQ(e.what(), "--attention: expected auto, flash, blockwise, per-document or masked, got \"sdpa\"");
   }
 }
 

@@ -21,5 +21,6 @@ Command addMergeCommand(CLI::App& root);
 Command addPlotCommand(CLI::App& root);
 Command addReportCommand(CLI::App& root);
 Command addCorpusCommand(CLI::App& root);
+Command addTokenizeCommand(CLI::App& root);
 
 }  // namespace omn::cli

@@ -21,6 +21,7 @@ inline constexpr PluginCommand kPluginCommands[] = {
     {"eval", PluginId::Torch, "score a held-out token set: pure cross-entropy, perplexity with bootstrap CI"},
     {"intervene", PluginId::Torch, "run a manifest of Q/K gain interventions against the unmodified checkpoint"},
     {"corpus", PluginId::Text, "build a corpus: document-level held-out split, SentencePiece tokenizer, token streams"},
+    {"tokenize", PluginId::Text, "tokenize text files with a model's own tokenizer into the token set eval and intervene read"},
     {"train", PluginId::Torch, "train an OMN-style model from scratch on a corpus (QK-norm on or off, Muon + AdamW)"},
     {"study", PluginId::Torch,
      "train a grid of models (QK-norm on/off x learning rates x seeds): LR sensitivity, largest stable LR, matched comparison"},

@@ -16,7 +16,7 @@ namespace omn::eval {
 // JSON pointer ("manifest m.json: /model/dtype"), so an error names what the user wrote.
 struct OptionNames {
   std::string sha256 = "--sha256", config_sha256 = "--config-sha256", tokenizer_revision = "--tokenizer-revision",
-              attention = "--attention", dtype = "--dtype", device = "--device";
+              attention = "--attention", dtype = "--dtype", device = "--device", batch = "--batch", seq_len = "--seq-len";
 };
 
 struct SessionSpec {

@@ -1,4 +1,4 @@
-// Scaled dot-product attention, 1/sqrt(d), causal and never across a document boundary. Three
+// Scaled dot-product attention, 1/sqrt(d), causal and never across a document boundary. Four
 // paths, one result; the reference (masked) runs everywhere and every other path is tested
 // against it. The path is chosen in one place: chooseAttention().
 #pragma once
@@ -15,6 +15,7 @@ namespace omn::model {
 enum class AttentionPath {
   Masked,       // reference: full [T, T] scores with a causal, block-diagonal document mask
   PerDocument,  // each document of a packed row attended on its own, then reassembled
+  Blockwise,    // blocks of queries against blocks of keys, online softmax: O(T·block) memory
   Flash,        // CUDA, libtorch >= 2.1: packed variable-length flash attention
 };
 const char* attentionName(AttentionPath p);
@@ -29,20 +30,39 @@ struct DocumentLayout {
 };
 DocumentLayout documentLayout(const at::Tensor& doc);  // doc [B, T] on CPU
 
-// auto: flash on CUDA with bf16/fp16 where compiled, else per-document for rows holding several
-// documents, else masked. Throws UsageError for a path this build, device or dtype cannot run,
-// naming the option that asked for it (`attention_flag`, `dtype_flag`: "--attention" or a manifest's
+// The shape a forward pass will attend over: rows per pass, query heads, tokens per row. Unknown
+// (all 0): the paths' memory is not considered.
+struct AttentionShape {
+  std::int64_t batch = 0, heads = 0, seq_len = 0;
+};
+// float32 score bytes one layer of `path` holds at once for `shape`: masked [B, H, T, T]; per-document
+// [H, L, L] for the longest document (T as its bound); blockwise [B, H, block, block]; flash none.
+std::int64_t attentionScoreBytes(AttentionPath path, const AttentionShape& shape);
+// Above this, auto leaves the masked and per-document paths for the blockwise one (1 GiB: a
+// 2,048-token row of 16 heads holds 256 MiB, so every evaluation up to that length keeps its path).
+inline constexpr std::int64_t kBlockwiseAboveBytes = std::int64_t{1} << 30;
+// The blockwise path's block of queries and of keys (tokens): kAttentionBlock, or
+// OMN_ATTENTION_BLOCK where set (read once; tests use small blocks to cross every tile boundary).
+inline constexpr std::int64_t kAttentionBlock = 512;
+std::int64_t attentionBlock();
+
+// auto: flash on CUDA with bf16/fp16 where compiled; else per-document for rows holding several
+// documents, else masked, unless that path's scores (attentionScoreBytes) pass kBlockwiseAboveBytes:
+// then blockwise. Throws UsageError for a path this build, device or dtype cannot run, naming the
+// option that asked for it (`attention_flag`, `dtype_flag`: "--attention" or a manifest's
 // "/model/attention").
 AttentionPath chooseAttention(AttentionRequest requested, const at::Device& device, at::ScalarType dtype, bool packed,
-                              const std::string& attention_flag = "--attention", const std::string& dtype_flag = "--dtype");
+                              const std::string& attention_flag = "--attention", const std::string& dtype_flag = "--dtype",
+                              const AttentionShape& shape = {});
 // What chooseAttention can refuse before the checkpoint is read: flash without the path compiled
 // in, on a CPU device, or with an explicit fp32 working dtype.
 void checkAttentionRequest(AttentionRequest requested, const at::Device& device, DtypeRequest dtype,
                            const std::string& attention_flag, const std::string& dtype_flag);
 
 // q, k, v [B, T, H, D] (k/v already repeated to the query heads) → [B, T, H, D] in q's dtype.
+// `block`: the blockwise path's block in tokens (0: kAttentionBlock; tests pass small ones).
 at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                  const DocumentLayout& layout);
+                  const DocumentLayout& layout, std::int64_t block = 0);
 
 // The per-head softmax statistics --mechanism reports, from the reference scores of one layer:
 // mean attention entropy (nats) and the largest pre-softmax logit. Computed a block of query rows

@@ -9,9 +9,10 @@
 namespace omn::model {
 
 // The attention path asked for; chooseAttention() (attention.h) decides what runs.
-enum class AttentionRequest { Auto, Flash, PerDocument, Masked };
-inline constexpr std::array<io::Named<AttentionRequest>, 4> kAttentionRequests{{{"auto", AttentionRequest::Auto},
+enum class AttentionRequest { Auto, Flash, Blockwise, PerDocument, Masked };
+inline constexpr std::array<io::Named<AttentionRequest>, 5> kAttentionRequests{{{"auto", AttentionRequest::Auto},
                                                                                 {"flash", AttentionRequest::Flash},
+                                                                                {"blockwise", AttentionRequest::Blockwise},
                                                                                 {"per-document", AttentionRequest::PerDocument},
                                                                                 {"masked", AttentionRequest::Masked}}};
 
