@@ -40,7 +40,8 @@ secs="${1:-60}"
 # the numbers it passes to libFuzzer, checked here (libFuzzer reads a malformed one as 0: no limit)
 whole() {  # NAME VALUE MIN
   if ! [[ "$2" =~ ^[0-9]{1,9}$ ]] || [ "$2" -lt "$3" ]; then
-    echo "fuzz.sh: $1=$2: expected a whole number, at least $3" >&2
+    # the value escaped (%q: ESC and BEL become visible) and cut: it may hold anything
+    printf 'fuzz.sh: %s=%q: expected a whole number, at least %s\n' "$1" "${2:0:200}" "$3" >&2
     exit 2
   fi
 }

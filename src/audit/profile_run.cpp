@@ -17,6 +17,7 @@
 #include "omn/io/sha256.h"
 #include "omn/model/config.h"
 #include "omn/model/hf_config.h"
+#include "omn/model/model_type_evidence.h"
 #include "omn/model/preset.h"
 #include "omn/output/progress.h"
 #include "omn/output/provenance.h"
@@ -130,6 +131,7 @@ json profileCheckpoint(const ProfileRequest& request) {
     ck = io::openCheckpoint(req.checkpoint, oo);
     const bool detected = req.preset.empty() && !hf;  // a model folder's model_type names it: not detected
     const model::Preset preset = model::resolvePreset(req.preset, ck->index, ck->metadata, req.checkpoint, hf ? &*hf : nullptr);
+    if (hf && req.preset.empty()) model::requireModelTypeAgreesWithTensors(preset, ck->index, *hf);  // the tensors decide
     if (hf) model::checkStatedDimensions(preset, ck->index);  // every size config.json states, against the tensors
     const GainSet gains = loadGains(*ck, preset);
     const model::TensorMatch match = model::matchTensors(preset, ck->index, gains.n_layers);

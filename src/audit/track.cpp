@@ -73,18 +73,37 @@ bool namesFileIn(const std::string& folder, const std::string& listed) {
 struct Recorded {
   std::string sha256, where;
 };
-void addRecordedDigests(const std::string& dir, std::map<std::string, Recorded>& out) {
+// Keyed by the file each entry resolves to (links resolved): a file several runs record (a link
+// from one run into another) is checked against every record that names it, whatever the order
+// the runs were given in.
+void addRecordedDigests(const std::string& dir, std::map<std::string, std::vector<Recorded>>& out) {
   const fs::path train = fs::path(dir) / "train.json";
   std::error_code ec;
-  if (!fs::is_regular_file(train, ec)) return;
+  // absent: not a run; present but not a regular file (a FIFO, a directory, a link to /dev/null or
+  // nowhere): exit 2 naming it (readTextFile refuses it), never a run silently left unchecked
+  if (!fs::exists(fs::symlink_status(train, ec))) return;
+  if (!fs::exists(train, ec)) throw FormatError("run record " + train.string() + ": a link to nothing");
   const json doc = io::readJsonFile(train.string(), "run record");
   documents::checkDocument(doc, train.string(), {documents::DocumentKind::train});
   auto add = [&](const json& entry, const std::string& pointer) {
     const fs::path p = fs::path(dir) / entry.at("path").get<std::string>();
-    out[digestKey(p.string())] = {entry.at("sha256").get<std::string>(), train.string() + " " + pointer + "/sha256"};
+    out[digestKey(p.string())].push_back({entry.at("sha256").get<std::string>(), train.string() + " " + pointer + "/sha256"});
   };
   for (std::size_t i = 0; i < doc["checkpoints"].size(); ++i) add(doc["checkpoints"][i], "/checkpoints/" + std::to_string(i));
   if (doc.contains("final_checkpoint") && doc["final_checkpoint"].is_object()) add(doc["final_checkpoint"], "/final_checkpoint");
+}
+
+// The file's digest against every run record that names it (IntegrityError naming the record).
+void requireRecorded(const std::string& path, const json& sha256, const std::vector<Recorded>& records, const std::string& digests_path) {
+  for (const auto& rec : records) {
+    if (sha256 == rec.sha256) continue;
+    std::error_code ec;
+    const std::string resolved = fs::weakly_canonical(path, ec).string();
+    throw IntegrityError(path + (ec || resolved == fs::absolute(path, ec).lexically_normal().string() ? "" : " (" + resolved + ")") +
+                         (digests_path.empty() ? ": its SHA-256 " + sha256.get<std::string>() + " is not"
+                                               : ": matches --digests " + digests_path + " but not") +
+                         " the SHA-256 " + rec.where + " records (" + rec.sha256 + "): the run's record and the file disagree");
+  }
 }
 
 json roleStats(const json& r) {
@@ -150,7 +169,7 @@ json trackCheckpoints(const TrackRequest& req) {
       throw UsageError("--digests " + req.digests_path + ": " + p + " names a file another line already pins, with a different digest (" +
                        it->second + " and " + d + ")");
   // what a run's own train.json records: checked like a --digests line (the two must agree)
-  std::map<std::string, Recorded> recorded;
+  std::map<std::string, std::vector<Recorded>> recorded;
   for (const auto& in : req.inputs) {
     std::error_code ec;
     if (fs::is_directory(in, ec)) addRecordedDigests(in, recorded);
@@ -180,7 +199,7 @@ json trackCheckpoints(const TrackRequest& req) {
     pr.hash = d != digests.end() || r != recorded.end();
     pr.parameters = false;  // a trajectory of gains: the model's size and head are not read
     if (d != digests.end()) pr.expected_sha256 = d->second;
-    else if (r != recorded.end()) pr.expected_sha256 = r->second.sha256;
+    else if (r != recorded.end()) pr.expected_sha256 = r->second.front().sha256;
     for (const auto& [lp, ld] : req.digests)  // a model folder's files, pinned line by line
       if (namesFileIn(p, lp)) pr.digests.emplace(lp, ld), pr.digests_path = req.digests_path, pr.hash = true;
     json prof;
@@ -188,12 +207,11 @@ json trackCheckpoints(const TrackRequest& req) {
       prof = profileCheckpoint(pr);  // IntegrityError on a mismatch
     } catch (const IntegrityError& e) {
       if (d != digests.end() || r == recorded.end()) throw;
-      throw IntegrityError(std::string(e.what()) + " (the digest " + r->second.where + " records)");
+      throw IntegrityError(std::string(e.what()) + " (the digest " + r->second.front().where + " records)");
     }
-    // pinned by --digests and recorded by the run: the file must be what both say
-    if (d != digests.end() && r != recorded.end() && prof["checkpoint"]["sha256"] != r->second.sha256)
-      throw IntegrityError(p + ": matches --digests " + req.digests_path + " but not the SHA-256 " + r->second.where + " records (" +
-                           r->second.sha256 + "): the run's record and the file disagree");
+    // pinned by --digests and recorded by the run, or recorded by several runs: the file must be
+    // what each says
+    if (r != recorded.end()) requireRecorded(p, prof["checkpoint"]["sha256"], r->second, d != digests.end() ? req.digests_path : "");
     verified += prof["checkpoint"]["verified"] == "all";  // an index alone is not its shards
     const json& meta = prof["checkpoint"]["metadata"];
     json step = meta.is_object() && meta.contains("step") && meta["step"].is_number_integer() ? meta["step"] : json(nullptr);

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -13,13 +14,59 @@
 #include "omn/errors.h"
 #include "omn/eval/memory_preflight.h"
 #include "omn/io/hash_beside.h"
+#include "omn/io/json_document.h"
 #include "omn/io/sha256.h"
 #include "omn/model/hf_config.h"
+#include "omn/model/model_type_evidence.h"
 #include "omn/model/products.h"
 #include "omn/model/weights.h"
 #include "omn/output/json_file.h"
 
 namespace omn::eval {
+
+namespace {
+
+// The training length a run omn-audit trained records in its checkpoint's metadata (the run's
+// config, /omn_audit/config/seq_len, stored as a JSON string); -1 where there is none.
+std::int64_t trainedSeqLen(const nlohmann::json& metadata) {
+  const auto it = metadata.find("omn_audit");
+  if (it == metadata.end() || !it->is_string()) return -1;
+  nlohmann::json run;
+  try {  // the run's own record: its depth limited as every JSON the tool reads; unreadable, no length
+    run = io::parseJson(it->get<std::string>(), "the checkpoint's /omn_audit metadata");
+  } catch (const FormatError&) {
+    return -1;
+  }
+  const nlohmann::json* v = run.is_object() && run.contains("config") && run["config"].is_object() && run["config"].contains("seq_len")
+                                ? &run["config"]["seq_len"] : nullptr;
+  return v && v->is_number_integer() && v->get<std::int64_t>() >= 2 ? v->get<std::int64_t>() : -1;
+}
+
+// The row length: as given, or (not given) the training length the checkpoint records; said on
+// stderr, and recorded, when the rows pass the training length or the model's maximum.
+void resolveRowLength(Session& s) {
+  s.trained_seq_len = trainedSeqLen(s.ck->metadata);
+  if (s.location.isFolder()) {
+    const auto it = s.location.config.find("max_position_embeddings");
+    if (it != s.location.config.end() && it->is_number_integer() && it->get<std::int64_t>() > 0) s.max_positions = it->get<std::int64_t>();
+  }
+  if (s.spec.seq_len_default) {
+    s.seq_len_source = "default";
+    if (s.trained_seq_len > 0) {
+      s.spec.seq_len = s.trained_seq_len;
+      s.seq_len_source = "training length";
+      spdlog::info("rows of {} tokens: the training length the checkpoint records ({} sets another)", s.spec.seq_len, s.spec.names.seq_len);
+    }
+  }
+  if (s.trained_seq_len > 0 && s.spec.seq_len > s.trained_seq_len)
+    spdlog::warn("rows of {} tokens are past the training length the checkpoint records ({}): the model is scored where it never "
+                 "trained (recorded as selection.past_training_length)", s.spec.seq_len, s.trained_seq_len);
+  else if (s.max_positions > 0 && s.spec.seq_len > s.max_positions)
+    spdlog::warn("rows of {} tokens are past the model's maximum ({}'s max_position_embeddings {}) (recorded as "
+                 "selection.past_training_length)", s.spec.seq_len, s.location.config_path, s.max_positions);
+}
+
+}  // namespace
 
 std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   auto s = std::make_unique<Session>();
@@ -62,25 +109,27 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     oo.state_key = spec.state_key;
     s->ck = io::openCheckpoint(weights, oo);
     s->preset = model::resolvePreset(spec.preset, s->ck->index, s->ck->metadata, weights, hf ? &*hf : nullptr);
+    if (hf && spec.preset.empty()) model::requireModelTypeAgreesWithTensors(s->preset, s->ck->index, *hf);
     s->config = model::inferConfig(s->preset, s->ck->index);
     s->dtype = model::workingDtype(spec.dtype, s->ck->index.at(s->config.name("wq", 0)).dtype);
     if (s->dtype == at::kHalf && s->device.is_cpu())  // auto on an fp16 checkpoint
       throw UsageError(n.dtype + " auto: the checkpoint is fp16, which the CPU cannot multiply; use bf16 or fp32");
 
+    resolveRowLength(*s);
     // the token set and the rows
     s->tokens = readTokenSet(spec.tokens);
     if (!spec.tokens_sha256.empty()) io::requireSha256(spec.tokens.path, spec.tokens_sha256, s->tokens.sha256);
     if (spec.out_of_vocab == OutOfVocabulary::Drop) dropOutOfVocabulary(s->tokens, s->config.vocab_size);
     checkVocabulary(s->tokens, s->config.vocab_size);
     s->row_form = spec.row_form;
-    std::vector<Row> all = buildRows(s->tokens, s->row_form, spec.seq_len);
+    std::vector<Row> all = buildRows(s->tokens, s->row_form, s->spec.seq_len);
     s->rows_available = all.size();
     s->selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed, spec.up_to);
     for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
-    if (s->spec.batch <= 0) s->spec.batch = autoBatch(spec.seq_len, s->rows.size());
+    if (s->spec.batch <= 0) s->spec.batch = autoBatch(s->spec.seq_len, s->rows.size());
 
     const model::AttentionShape shape{std::min<std::int64_t>(s->spec.batch, static_cast<std::int64_t>(s->rows.size())),
-                                      s->config.n_heads, spec.seq_len};
+                                      s->config.n_heads, s->spec.seq_len};
     s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows), n.attention, n.dtype, shape);
     // what cannot fit is refused with its figures before a weight is loaded (on the CPU: a GPU's
     // memory is its own)
@@ -92,6 +141,10 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(s->ck, s->config, s->dtype, s->device));
   });  // an integrity failure outranks the error it may have caused
   s->checkpoint_sha256 = hashing.verify();
+  s->shards = io::hashShards(*s->ck, spec.shard_sha256, spec.shard_sha256_where);  // the digest pins an index only
+  if (!allShardsVerified(*s) && !expected.empty())
+    spdlog::warn("{}: {} pins the index file only; its shards are NOT verified unless {} pins them: the result is not "
+                 "called verified", weights, n.sha256, spec.shard_sha256_where);
   // the digest was read beside the mapping, by path: it describes the mapped file only if that
   // file did not change in between
   requireCheckpointUnchanged(*s, "while it was hashed and loaded", false);
@@ -111,13 +164,24 @@ void requireCheckpointUnchanged(const Session& s, const std::string& when, bool 
                          " at the start, with size and mtime unchanged (rewritten in place and its time reset?)");
 }
 
+bool allShardsVerified(const Session& s) {
+  return std::all_of(s.shards.begin(), s.shards.end(), [](const io::ShardDigest& d) { return d.verified; });
+}
+
 nlohmann::json checkpointJson(const Session& s) {
   nlohmann::json j = {{"path", s.spec.checkpoint},
                       {"sha256", s.checkpoint_sha256},
-                      {"sha256_verified", !s.spec.sha256.empty()},
+                      {"sha256_verified", !s.spec.sha256.empty() && allShardsVerified(s)},  // never said of an unpinned shard
                       {"format", s.ck->format},
                       {"state_key", s.ck->state_key},
                       {"metadata", s.ck->metadata}};
+  if (!s.shards.empty()) {  // a sharded set: each shard's digest, and how much of the set was verified
+    nlohmann::json shards = nlohmann::json::array();
+    std::size_t verified = !s.spec.sha256.empty();
+    for (const auto& d : s.shards) shards.push_back({{"path", d.path}, {"sha256", d.sha256}, {"sha256_verified", d.verified}}), verified += d.verified;
+    j["shards"] = shards;
+    j["verified"] = verified == s.shards.size() + 1 ? "all" : verified ? "partial" : "none";
+  }
   if (s.location.isFolder())  // config.json chose the architecture: its digest is part of the result
     j["folder"] = {{"path", s.location.given}, {"config", s.location.config_path}, {"config_sha256", s.location.config_sha256},
                    {"config_verified", !s.spec.config_sha256.empty()},
@@ -183,6 +247,11 @@ nlohmann::json selectionJson(const Session& s) {
   for (const auto& r : s.rows) offsets.push_back(r.offset);
   return {{"row_form", rowFormName(s.row_form)},
           {"seq_len", s.spec.seq_len},
+          {"seq_len_source", s.seq_len_source},
+          {"training_seq_len", s.trained_seq_len > 0 ? nlohmann::json(s.trained_seq_len) : nlohmann::json(nullptr)},
+          {"model_max_positions", s.max_positions > 0 ? nlohmann::json(s.max_positions) : nlohmann::json(nullptr)},
+          {"past_training_length", (s.trained_seq_len > 0 && s.spec.seq_len > s.trained_seq_len) ||
+                                       (s.trained_seq_len <= 0 && s.max_positions > 0 && s.spec.seq_len > s.max_positions)},
           {"num_seqs", s.rows.size()},
           {"num_seqs_requested", s.spec.num_seqs},
           {"up_to", s.spec.up_to},

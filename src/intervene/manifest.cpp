@@ -15,6 +15,7 @@
 #include "omn/io/error_list.h"
 #include "omn/io/json_reader.h"
 #include "omn/io/sha256.h"
+#include "omn/json_pointer.h"
 #include "omn/output/table.h"
 
 namespace omn::intervene {
@@ -156,8 +157,19 @@ namespace {
 
 // --- one function per block of the manifest (docs/manifest.md) --------------------------------------
 
+// /checkpoint/shards: a sharded set's shards pinned by file name ({"model-00001-of-00002.safetensors": hex});
+// /checkpoint/sha256 pins the index only (io::hashShards checks these, eval::checkpointJson records them)
+void parseShardDigests(const Reader& r, const json& v, const std::string& path, eval::SessionSpec& s) {
+  if (!v.is_object()) r.fail("/checkpoint/shards", std::string("expected an object mapping each shard's file name to its SHA-256, got ") + v.type_name());
+  s.shard_sha256_where = "manifest " + path + ": /checkpoint/shards";
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string ptr = "/checkpoint/shards/" + escapePointerToken(it.key());
+    s.shard_sha256[it.key()] = io::normaliseSha256(r.str(*it, ptr), "manifest " + path + ": " + ptr);
+  }
+}
+
 void parseCheckpoint(const Reader& r, const json& j, const std::string& path, bool allow_unverified, eval::SessionSpec& s) {
-  const json& ck = r.object(r.need(j, "", "checkpoint"), "/checkpoint", {"path", "sha256", "config_sha256", "preset", "state_key"});
+  const json& ck = r.object(r.need(j, "", "checkpoint"), "/checkpoint", {"path", "sha256", "config_sha256", "shards", "preset", "state_key"});
   s.checkpoint = resolvePath(r.str(r.need(ck, "/checkpoint", "path"), "/checkpoint/path"), path);
   if (const json* v = r.opt(ck, "sha256")) {
     try {
@@ -176,6 +188,7 @@ void parseCheckpoint(const Reader& r, const json& j, const std::string& path, bo
   if (const json* v = r.opt(ck, "state_key")) s.state_key = r.str(*v, "/checkpoint/state_key");
   if (const json* v = r.opt(ck, "config_sha256"))  // a model folder's config.json
     s.config_sha256 = io::normaliseSha256(r.str(*v, "/checkpoint/config_sha256"), "manifest " + path + ": /checkpoint/config_sha256");
+  if (const json* v = r.opt(ck, "shards")) parseShardDigests(r, *v, path, s);
   s.allow_unverified = allow_unverified;
 }
 

@@ -5,7 +5,10 @@
 #include <map>
 #include <vector>
 
+#include <filesystem>
+
 #include "omn/errors.h"
+#include "omn/io/sha256.h"
 #include "omn/io/safetensors.h"
 #include "omn/io/torch_checkpoint.h"
 
@@ -44,6 +47,25 @@ std::unique_ptr<Checkpoint> openCheckpoint(const std::string& path, const OpenOp
 
 void requireUnchanged(const Checkpoint& ck, const std::string& when) {
   for (std::size_t i = 0; i < ck.files.size(); ++i) requireUnchanged(*ck.files[i], i == 0 ? "checkpoint" : "checkpoint shard", when);
+}
+
+std::vector<ShardDigest> hashShards(const Checkpoint& ck, const std::map<std::string, std::string>& pinned, const std::string& where) {
+  std::map<std::string, std::string> left = pinned;  // what no shard has claimed yet
+  std::vector<ShardDigest> out;
+  for (std::size_t i = 1; i < ck.files.size(); ++i) {
+    const std::string& path = ck.files[i]->path();
+    const std::string name = std::filesystem::path(path).filename().string();
+    ShardDigest d{path, sha256File(path), false};
+    if (const auto it = left.find(name); it != left.end()) {
+      requireSha256(path, it->second, d.sha256);
+      d.verified = true;
+      left.erase(it);
+    }
+    out.push_back(std::move(d));
+  }
+  if (!left.empty())
+    throw UsageError(where + "/" + left.begin()->first + ": not a shard of " + ck.path + " (its /weight_map names no such file)");
+  return out;
 }
 
 bool sameTensorBytes(const Checkpoint& ck, const TensorRef& a, const TensorRef& b) {

@@ -31,6 +31,25 @@ std::string listing(const fs::path& dir) {
   return s;
 }
 
+bool isShardIndexName(const std::string& s) {
+  const std::string suffix = ".index.json";
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The shards a sharded index names (its /weight_map values that are plain names beside it).
+void addShards(const fs::path& index, std::vector<std::string>& out) {
+  std::error_code ec;
+  if (!fs::is_regular_file(index, ec)) return;
+  try {
+    const nlohmann::json j = parseJson(readTextFile(index.string(), "index"), index.string());
+    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) return;
+    for (const auto& f : j["weight_map"])
+      if (f.is_string() && !f.get<std::string>().empty() && f.get<std::string>().find('/') == std::string::npos)
+        out.push_back((index.parent_path() / f.get<std::string>()).string());
+  } catch (const Error&) {  // the reader names what is wrong with it
+  }
+}
+
 bool isHfConfig(const nlohmann::json& j) { return j.is_object() && (j.contains("model_type") || j.contains("architectures")); }
 
 }  // namespace
@@ -44,6 +63,19 @@ bool isModelFolder(const std::string& dir) {
   } catch (const Error&) {
     return false;
   }
+}
+
+std::vector<std::string> filesReadThrough(const std::string& path) {
+  std::vector<std::string> out = {path};
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    for (const char* name : {"config.json", "train.json", kWeights[0], kWeights[1], kWeights[2]})
+      if (fs::exists(fs::path(path) / name, ec)) out.push_back((fs::path(path) / name).string());
+    addShards(fs::path(path) / kWeights[1], out);
+  } else if (isShardIndexName(path)) {
+    addShards(path, out);
+  }
+  return out;
 }
 
 ModelLocation locateModel(const std::string& path) {

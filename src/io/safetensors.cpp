@@ -5,6 +5,7 @@
 #include <set>
 
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
 #include "omn/json_pointer.h"
 
 namespace omn::io {
@@ -30,12 +31,9 @@ nlohmann::json parseSafetensors(const MappedFile& file, std::size_t file_index, 
   if (n > file.size() - 8)
     throw FormatError(path + ": byte 0: safetensors header length " + std::to_string(n) + " runs past the end of the file (" +
                       std::to_string(file.size()) + " bytes)");
-  json header;
-  try {
-    header = json::parse(file.data() + 8, file.data() + 8 + n);
-  } catch (const json::exception& e) {
-    throw FormatError(path + ": safetensors header (bytes 8.." + std::to_string(8 + n) + ") is not valid UTF-8 JSON: " + e.what());
-  }
+  // one reader for every JSON: the nesting bounded before anything recursive runs
+  const json header = parseJson(std::string_view(reinterpret_cast<const char*>(file.data()) + 8, n),
+                                path + ": safetensors header (bytes 8.." + std::to_string(8 + n) + ")");
   if (!header.is_object()) throw FormatError(path + ": safetensors header is not a JSON object");
   const std::uint64_t base = 8 + n, buffer = file.size() - base;
   json metadata = json::object();
@@ -121,12 +119,7 @@ void readSafetensors(Checkpoint& ck) {
 void readSafetensorsIndex(Checkpoint& ck) {
   using nlohmann::json;
   const MappedFile& idx = *ck.files[0];
-  json j;
-  try {
-    j = json::parse(idx.data(), idx.data() + idx.size());
-  } catch (const json::exception& e) {
-    throw FormatError(ck.path + ": not valid JSON: " + std::string(e.what()));
-  }
+  json j = parseJson(std::string_view(reinterpret_cast<const char*>(idx.data()), idx.size()), ck.path);  // depth-bounded: the one reader
   if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
     throw FormatError(ck.path + ": /weight_map: expected an object mapping tensor names to shard files");
   const auto dir = std::filesystem::path(ck.path).parent_path();

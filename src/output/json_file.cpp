@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "omn/errors.h"
+#include "omn/io/model_folder.h"
 
 namespace omn::output {
 
@@ -66,11 +67,15 @@ void checkOutputPath(const std::string& path, bool force, const std::vector<std:
     if (::access(dir.c_str(), W_OK) != 0) throw UsageError("output " + path + ": directory " + dir + " is not writable");
     return;
   }
-  for (const auto& in : inputs) {
-    struct stat s {};
-    if (::stat(in.c_str(), &s) == 0 && s.st_dev == out.st_dev && s.st_ino == out.st_ino)
-      throw UsageError("output " + path + " is the input " + in + ": refusing to write over an input");
-  }
+  // every file read through an input (a model folder's config.json and weights, the shards of an
+  // index, a run directory's train.json) is an input; links resolved by stat (device and inode)
+  for (const auto& in : inputs)
+    for (const auto& f : io::filesReadThrough(in)) {
+      struct stat s {};
+      if (::stat(f.c_str(), &s) == 0 && s.st_dev == out.st_dev && s.st_ino == out.st_ino)
+        throw UsageError("output " + path + " is the input " + f + (f == in ? "" : " (read through " + in + ")") +
+                         ": refusing to write over an input, even with --force");
+    }
   if (S_ISDIR(out.st_mode)) throw UsageError("output " + path + " is a directory");
   // a terminal, pipe or device (/dev/stdout, /dev/null) is written in place: nothing is replaced
   if (!S_ISREG(out.st_mode)) return;

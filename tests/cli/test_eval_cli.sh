@@ -199,6 +199,20 @@ import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
 sys.exit(0 if b["model"]["attention"] == "blockwise" and a["result"]["sequences"]["tokens"] == b["result"]["sequences"]["tokens"] else 1)
 PY
+# a checkpoint omn-audit trained records its training length: the rows' length without --seq-len;
+# longer rows are scored, said on stderr and recorded
+demo=(eval "$src/demo/tiny-sotu/final.pt" --tokens "$src/demo/tiny-sotu/heldout.bin" --eos 1 --num-seqs 4 --groups 2)
+expect 0 "rows of 128 tokens: the training length the checkpoint records" -- "$omn" "${demo[@]}" --json "$tmp/trained.json"
+expect 0 "rows of 256 tokens are past the training length the checkpoint records \(128\)" -- \
+  "$omn" "${demo[@]}" --seq-len 256 --json "$tmp/past.json"
+check "the row length's source and the training length are recorded" -- /usr/bin/python3 - "$tmp/trained.json" "$tmp/past.json" "$tmp/e.json" <<'PY'
+import json, sys
+t, p, e = (json.load(open(f))["selection"] for f in sys.argv[1:])
+ok = (t["seq_len"], t["seq_len_source"], t["training_seq_len"], t["past_training_length"]) == (128, "training length", 128, False)
+ok &= (p["seq_len"], p["seq_len_source"], p["past_training_length"]) == (256, "given", True)
+ok &= (e["seq_len_source"], e["training_seq_len"], e["past_training_length"]) == ("given", None, False)
+sys.exit(0 if ok else 1)
+PY
 "$omn" "${base[@]}" --json "$tmp/keep.json" >/dev/null
 before="$(sha256sum "$tmp/keep.json")"
 expect 2 "exists: refusing to overwrite" -- "$omn" "${base[@]}" --json "$tmp/keep.json"

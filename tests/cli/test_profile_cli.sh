@@ -351,4 +351,51 @@ ln -sf "$mini" "$tmp/link.pt"
 expect 2 "--digests .*conflict2.txt \(.*\) and --digests .*conflict2.txt \(.*\) disagree about" -- "$omn" profile "$tmp/link.pt" --digests "$tmp/conflict2.txt"
 expect 2 "pins, with a different digest" -- "$omn" track "$mini" --order given --digests "$tmp/conflict2.txt"
 
+
+# issue 50: one output rule for folders, shards and runs: every file read through a model folder, a
+# sharded index or a run directory is an input, never written over, even with --force
+cp -r "$fx/interop/qwen3-sharded" "$tmp/shd"
+echo '{"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"]}' >"$tmp/shd/config.json"
+mkdir -p "$tmp/one" "$tmp/run/checkpoints"
+cp "$fx/interop/qwen3.safetensors" "$tmp/one/model.safetensors" && cp "$tmp/shd/config.json" "$tmp/one/"
+cp "$mini" "$tmp/run/checkpoints/step-000001.pt" && echo '{}' >"$tmp/run/train.json"
+cp -r "$tmp/shd" "$tmp/shd.orig" && cp -r "$tmp/one" "$tmp/one.orig" && cp -r "$tmp/run" "$tmp/run.orig"
+expect 2 "output .*one/model.safetensors is the input .*one/model.safetensors \(read through .*one\)" -- "$omn" profile "$tmp/one" --json "$tmp/one/model.safetensors" --force
+expect 2 "is the input .*shd/model-00001-of-00002.safetensors \(read through .*shd\)" -- "$omn" profile "$tmp/shd" --json "$tmp/shd/model-00001-of-00002.safetensors" --force
+expect 2 "is the input .*model-00002-of-00002.safetensors \(read through .*index.json\)" -- "$omn" profile "$tmp/shd/model.safetensors.index.json" --json "$tmp/shd/model-00002-of-00002.safetensors" --force
+expect 2 "is the input .*shd/config.json" -- "$omn" track "$tmp/shd" --order given --json "$tmp/shd/config.json" --force
+expect 2 "is the input .*run/train.json" -- "$omn" track "$tmp/run" --json "$tmp/run/train.json" --force
+ln -s "$tmp/one/config.json" "$tmp/cfg-link.json"  # links resolved: device and inode
+expect 2 "is the input .*one/config.json" -- "$omn" profile "$tmp/one" --json "$tmp/cfg-link.json" --force
+check "nothing read through a folder, an index or a run directory was written over" -- \
+  diff -r "$tmp/shd" "$tmp/shd.orig" && diff -r "$tmp/one" "$tmp/one.orig" && diff -r "$tmp/run" "$tmp/run.orig"
+# a run's train.json that is not a regular file is exit 2 naming it, never skipped (it was "0 verified", exit 0)
+rm "$tmp/run/train.json" && mkfifo "$tmp/run/train.json"
+expect 2 "run record .*run/train.json: not a regular file" -- timeout 20 "$omn" track "$tmp/run"
+rm "$tmp/run/train.json" && ln -s /dev/null "$tmp/run/train.json"
+expect 2 "run record .*run/train.json: not a regular file" -- "$omn" track "$tmp/run"
+rm "$tmp/run/train.json" && mkdir "$tmp/run/train.json"
+expect 2 "run record .*run/train.json: not a regular file" -- "$omn" track "$tmp/run"
+rmdir "$tmp/run/train.json" && ln -s "$tmp/nowhere.json" "$tmp/run/train.json"
+expect 2 "run record .*run/train.json: a link to nothing" -- "$omn" track "$tmp/run"
+# an index nesting /metadata 10^6 levels (2 MB) is refused at the one reader's 64 levels (it was SIGSEGV)
+/usr/bin/python3 - "$tmp/shd/model.safetensors.index.json" "$tmp/deep/model.safetensors.index.json" <<'PY'
+import json, os, shutil, sys
+w = json.load(open(sys.argv[1]))["weight_map"]
+os.makedirs(os.path.dirname(sys.argv[2]))
+for f in set(w.values()):
+    shutil.copy(os.path.join(os.path.dirname(sys.argv[1]), f), os.path.dirname(sys.argv[2]))
+open(sys.argv[2], "w").write('{"metadata": ' + "[" * 10**6 + "]" * 10**6 + ', "weight_map": ' + json.dumps(w) + "}")
+PY
+expect 2 "deep/model.safetensors.index.json: nested deeper than 64 levels" -- "$omn" profile "$tmp/deep/model.safetensors.index.json"
+expect 2 "is the input" -- "$omn" profile "$mini" --json "$mini" --force  # the output rule reads the deep index safely too
+cp "$tmp/deep/model-00001-of-00002.safetensors" "$tmp/deep-shard.orig"
+expect 2 "nested deeper than 64 levels" -- "$omn" profile "$tmp/deep/model.safetensors.index.json" --json "$tmp/deep/model-00001-of-00002.safetensors" --force
+check "a shard beside an index that does not parse is not written over" -- cmp -s "$tmp/deep/model-00001-of-00002.safetensors" "$tmp/deep-shard.orig"
+# error lines are capped (a 1 MB value printed a 1 MB line) and escaped
+/usr/bin/python3 -c 'import json, sys; json.dump({"schema": "\x1b[2J\x07" + "x" * 1000000}, open(sys.argv[1], "w"))' "$tmp/big.json"
+"$omn" profile "$mini" --baseline "$tmp/big.json" --no-tables 2>"$tmp/big.err" && rc=0 || rc=$?
+check "a 1 MB value in an error: exit 2, one line under 1,200 bytes, no raw ESC or BEL (exit $rc, $(wc -c <"$tmp/big.err") bytes)" -- \
+  bash -c '[ "$1" = 2 ] && [ "$(wc -l <"$2")" = 1 ] && [ "$(wc -c <"$2")" -lt 1200 ] && grep -q "more bytes)" "$2" && ! grep -q $'"'"'[\x1b\x07]'"'"' "$2"' _ "$rc" "$tmp/big.err"
+
 finish

@@ -276,6 +276,9 @@ prof_cmd = lambda d: ["profile", d, "--no-tables"]  # noqa: E731
 refused("layers-disagree", {"num_hidden_layers": 3}, prof_cmd, "config.json /num_hidden_layers")
 refused("heads-disagree", {"num_attention_heads": 2, "head_dim": HD}, "eval", "config.json /num_attention_heads")
 refused("unknown-family", {"model_type": "llama"}, prof_cmd, "/model_type")
+# issue 50: a Qwen3 folder saying gemma3 was profiled as 1 + w (every gain off by one), exit 0
+refused("type-contradicts", {"model_type": "gemma3"}, prof_cmd, "config.json /model_type: \"gemma3\" names preset gemma3, but the tensors' names are preset qwen3's")
+refused("type-contradicts-eval", {"model_type": "gemma3"}, "eval", "config.json /model_type: \"gemma3\"")
 refused("wrong-type", {"hidden_size": "32"}, prof_cmd, "config.json /hidden_size: expected a positive integer")
 refused("hidden-disagree", {"hidden_size": 64}, prof_cmd, "config.json /hidden_size says d_model = 64")
 refused("vocab-disagree", {"vocab_size": 5}, prof_cmd, "config.json /vocab_size says vocab_size = 5")
@@ -293,4 +296,49 @@ os.makedirs(noweights)
 json.dump(config(False), open(os.path.join(noweights, "config.json"), "w"))
 p = H.run("eval", noweights, "--tokens", tokpath, "--tokenizer-revision", "t", expect=2)
 H.check("model.safetensors" in p.stderr, "a folder without weights: exit 2 naming what was looked for")
+
+# --- 6. issue 50: a sharded set is verified shard by shard or not called verified; nothing read --
+# through a folder (config.json, the weights, a shard, the index) is ever an output
+tidx = os.path.join(tdir, "model.safetensors.index.json")
+shard_names = sorted(f for f in os.listdir(tdir) if f.startswith("model-0"))
+doc, _ = evaluate(tdir, "sharded-index-pin", "--sha256", sha(tidx))
+c = doc["checkpoint"]
+H.check(not c["sha256_verified"] and c["verified"] == "partial" and
+        [s["sha256"] for s in c["shards"]] == [sha(os.path.join(tdir, f)) for f in shard_names] and
+        not any(s["sha256_verified"] for s in c["shards"]),
+        "eval SHARDED --sha256 <the index's>: each shard's digest recorded, the result 'partial', sha256_verified false")
+bad_dir = os.path.join(work, "qwen3-tied-sharded-tampered")
+shutil.copytree(tdir, bad_dir)
+victim = os.path.join(bad_dir, shard_names[-1])
+blob = bytearray(open(victim, "rb").read())
+blob[-3] ^= 0x40  # a tensor's bytes: the file still parses, the scores move
+open(victim, "wb").write(bytes(blob))
+doc, _ = evaluate(bad_dir, "sharded-tampered", "--sha256", sha(tidx))
+H.check(not doc["checkpoint"]["sha256_verified"] and doc["checkpoint"]["shards"][-1]["sha256"] == sha(victim),
+        "eval of a tampered shard with the index's digest: never called verified, the tampered shard's digest recorded")
+shutil.copy(tokpath, os.path.join(work, "tokens-m.bin"))
+sm = dict(manifest, checkpoint={"path": "qwen3-tied-sharded", "sha256": sha(tidx),
+                                "shards": {f: sha(os.path.join(tdir, f)) for f in shard_names}},
+          output={"json": "sharded-sweep.json"})
+smp = os.path.join(work, "manifest-sharded.json")
+json.dump(sm, open(smp, "w"))
+H.run("-q", "intervene", "--manifest", smp, "--force")
+c = json.load(open(os.path.join(work, "sharded-sweep.json")))["checkpoint"]
+H.check(c["sha256_verified"] and c["verified"] == "all" and all(s["sha256_verified"] for s in c["shards"]),
+        "intervene: a manifest pinning the index and every shard (/checkpoint/shards) is verified whole")
+json.dump(dict(sm, checkpoint=dict(sm["checkpoint"], path="qwen3-tied-sharded-tampered")), open(smp, "w"))
+p = H.run("-q", "intervene", "--manifest", smp, "--force", expect=4)
+H.check(shard_names[-1] + ": SHA-256 mismatch" in p.stderr, "intervene: a tampered shard the manifest pins is exit 4 naming it")
+json.dump(dict(sm, checkpoint=dict(sm["checkpoint"], shards={"model-9.safetensors": "0" * 64})), open(smp, "w"))
+p = H.run("-q", "intervene", "--manifest", smp, "--force", expect=2)
+H.check("/checkpoint/shards/model-9.safetensors: not a shard" in p.stderr, "intervene: a pinned shard the index does not name is exit 2")
+before = {f: sha(os.path.join(tdir, f)) for f in os.listdir(tdir)}
+json.dump(dict(sm, output={"json": "qwen3-tied-sharded/config.json"}), open(smp, "w"))
+p = H.run("-q", "intervene", "--manifest", smp, "--force", expect=2)
+H.check("is the input" in p.stderr, "intervene: /output/json naming the folder's config.json is exit 2, even with --force")
+p = evaluate(tdir, "over-shard", "--json", os.path.join(tdir, shard_names[0]), "--force", expect=2)
+H.check("is the input" in p.stderr, "eval --json SHARD_OF_THE_FOLDER --force: exit 2")
+p = evaluate(tdir, "over-index", "--json", tidx, "--force", expect=2)
+H.check("is the input" in p.stderr, "eval --json THE_INDEX --force: exit 2")
+H.check(before == {f: sha(os.path.join(tdir, f)) for f in os.listdir(tdir)}, "nothing in the folder was written over")
 H.finish()

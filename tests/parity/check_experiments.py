@@ -80,6 +80,35 @@ def runner_call(*names):
     return subprocess.run(["/usr/bin/python3", runner, *names], env=env, capture_output=True, text=True)
 
 
+# --- bad input to the runner: exit 2 and one line on stderr naming the file, never a traceback ----
+# (in a scratch runs/ and store of their own: the toy run's accounting below stays whole)
+bad_runs, bad_store = os.path.join(work, "bad-runs"), os.path.join(work, "bad-results")
+os.makedirs(os.path.join(bad_runs, "builds"))
+os.symlink(builds, os.path.join(bad_runs, "builds", "test"))
+open(os.path.join(bad_runs, "builds", "CURRENT"), "w").write("test\n")
+
+
+def bad_runner(conf_doc, study_text, want, *names):
+    bc, bs = os.path.join(work, "bad-experiments.json"), os.path.join(work, "bad-study.json")
+    json.dump(conf_doc, open(bc, "w"))
+    open(bs, "w").write(study_text)
+    p = subprocess.run(["/usr/bin/python3", runner, *names], capture_output=True, text=True,
+                       env=dict(env, OMN_EXPERIMENTS_CONFIG=bc, OMN_EXPERIMENTS_RUNS=bad_runs, OMN_EXPERIMENTS_STORE=bad_store))
+    lines = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(lines) == 1 and want in lines[0] and "Traceback" not in p.stderr,
+          "run.py: %s -> exit 2, one line naming it (exit %d: %s)" % (want, p.returncode, p.stderr.strip()[-200:]))
+
+
+bad_exp = dict(experiments, experiments={"bad": {"studies": ["bad-study"], "sweep": "full", "track": False, "analysis": "ablation"}})
+bad_runner(dict(experiments, experiments=["toy"]), "", "bad-experiments.json: /experiments: expected an object")
+bad_runner(bad_exp, "not JSON", "bad-study.json: the study manifest is not readable JSON", "bad")
+bad_runner(bad_exp, json.dumps(dict(manifest, output={})), "bad-study.json: /output/json: expected a path", "bad")
+bad_runner(bad_exp, json.dumps(dict(manifest, base="missing.json", output={"json": "bad-runs/bad/study.json"})),
+           "bad: train bad-study cell 0/8: exit 2 (its output: %s)" % os.path.join(bad_runs, "experiments.log"), "bad")
+os.makedirs(os.path.join(bad_store, "bad"), exist_ok=True)
+open(os.path.join(bad_store, "bad", "BUILD"), "w").write("x\x1b[2J\x07\n")
+bad_runner(bad_exp, json.dumps(dict(manifest, output={"json": "bad-runs/bad/study.json"})), "builds/x\\x1b[2J\\x07 has no omn-audit", "bad")
+
 p = runner_call("toy")
 if p.returncode != 0:
     print(p.stdout, p.stderr, open(os.path.join(work, "runs", "experiments.log")).read()[-3000:])

@@ -16,6 +16,7 @@ Then: a run killed with SIGKILL after a checkpoint and resumed gives bitwise the
 uninterrupted run; and bad input ends in exit 2/4 naming the place, with nothing overwritten.
 """
 import collections
+import hashlib
 import json
 import math
 import os
@@ -359,6 +360,25 @@ open(victim, "wb").write(bytes(blob))
 r = run("track", tdir, expect=4)
 check(rec["checkpoints"][-1]["path"].split("/")[-1] in r.stderr and "train.json" in r.stderr,
       "track RUN with a flipped byte in a checkpoint: exit 4 naming it and train.json (%s)" % r.stderr.strip()[-160:])
+# each checkpoint is bound to the record of the run directory it was found in, links resolved, in
+# any order: A's last checkpoint a link to B's (which B's record pins) is A's, and A's record refuses it
+run_a, run_b = os.path.join(work, "run-track-a"), os.path.join(work, "run-track-b")
+shutil.copytree(ref_out, run_a)
+shutil.copytree(ref_out, run_b)
+b_last = os.path.join(run_b, rec["checkpoints"][-1]["path"])
+shutil.copy(os.path.join(run_b, rec["checkpoints"][0]["path"]), b_last)  # another valid checkpoint
+rec_b = json.load(open(os.path.join(run_b, "train.json")))
+rec_b["checkpoints"][-1]["sha256"] = hashlib.sha256(open(b_last, "rb").read()).hexdigest()  # B's own record of its file
+json.dump(rec_b, open(os.path.join(run_b, "train.json"), "w"))
+a_last = os.path.join(run_a, rec["checkpoints"][-1]["path"])
+os.remove(a_last)
+os.symlink(b_last, a_last)
+run("track", run_b, "--json", os.path.join(work, "track-b.json"))  # B alone: its record and its files agree
+for order in ((run_a, run_b), (run_b, run_a)):
+    r = run("track", *order, expect=4)
+    check(os.path.join(run_a, "train.json") in r.stderr and "disagree" in r.stderr or "SHA-256 mismatch" in r.stderr and "run-track-a" in r.stderr,
+          "track %s %s: A's checkpoint linked to B's is checked against A's record: exit 4 naming it (%s)"
+          % (os.path.basename(order[0]), os.path.basename(order[1]), r.stderr.strip()[-200:]))
 
 # --- bad input: exit 2 (or 4) naming the place; nothing overwritten ------------------------------
 def bad(conf_change, want, expect=2, extra=()):

@@ -13,6 +13,9 @@ namespace {
 omn::cli::Command addCorpus(CLI::App& root) {
   return {root.add_subcommand("corpus", omn::cli::pluginCommandHelp("corpus")), [] { return 0; }};
 }
+omn::cli::Command addTokenize(CLI::App& root) {
+  return {root.add_subcommand("tokenize", omn::cli::pluginCommandHelp("tokenize")), [] { return 0; }};
+}
 omn::cli::Command addStray(CLI::App& root) { return {root.add_subcommand("stray", "not in the table"), [] { return 0; }}; }
 
 int run(const std::vector<omn::cli::Command (*)(CLI::App&)>& adders, std::vector<std::string> args) {
@@ -24,9 +27,9 @@ int run(const std::vector<omn::cli::Command (*)(CLI::App&)>& adders, std::vector
 }  // namespace
 
 TEST(PluginCommands, APluginMustRegisterExactlyItsRows) {
-  EXPECT_EQ(run({addCorpus}, {"omn-audit", "corpus"}), 0);
-  EXPECT_EQ(run({}, {"omn-audit", "corpus"}), omn::kExitUnexpected);                     // a listed command missing
-  EXPECT_EQ(run({addCorpus, addStray}, {"omn-audit", "corpus"}), omn::kExitUnexpected);  // one the CLI never lists
+  EXPECT_EQ(run({addCorpus, addTokenize}, {"omn-audit", "corpus"}), 0);
+  EXPECT_EQ(run({addCorpus}, {"omn-audit", "corpus"}), omn::kExitUnexpected);  // a listed command missing
+  EXPECT_EQ(run({addCorpus, addTokenize, addStray}, {"omn-audit", "corpus"}), omn::kExitUnexpected);  // one the CLI never lists
   EXPECT_THROW(omn::cli::pluginCommandHelp("nonesuch"), std::logic_error);
   for (const auto& c : omn::cli::kPluginCommands) EXPECT_GT(std::string(c.help).size(), 10u) << c.name;
 }

@@ -43,20 +43,45 @@ import sys
 import time
 
 
-def fail(msg):
-    """Bad input or a missing build: the message on stderr, exit 2 (as omn-audit's usage errors)."""
-    print(msg, file=sys.stderr)
-    sys.exit(2)
+def safe(text, limit=1000):
+    """Text as printed on a terminal: control characters (ESC, BEL, C1) escaped, cut at `limit`
+    characters (a results/STUDY/BUILD or an environment value may hold anything)."""
+    text = "".join("\\x%02x" % ord(c) if ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 else c for c in str(text))
+    return text if len(text) <= limit else text[:limit] + "... (%d more characters)" % (len(text) - limit)
+
+
+def fail(msg, code=2):
+    """Bad input, a missing build or a failed step: one line on stderr, exit 2 (as omn-audit's usage errors)."""
+    print(safe(msg), file=sys.stderr)
+    sys.exit(code)
+
+
+def load_json(path, what):
+    """A JSON file the runner reads; what is wrong with it is exit 2 naming it, never a traceback."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError, RecursionError) as e:
+        fail("run-experiments: %s: %s is not readable JSON: %s" % (path, what, e))
+
+
+def need(doc, path, pointer, kind, what):
+    """doc at JSON pointer `pointer` (of the file `path`), which must be a `kind`; exit 2 naming both."""
+    v = doc
+    for key in pointer.strip("/").split("/"):
+        v = v.get(key) if isinstance(v, dict) else None
+    if not isinstance(v, kind):
+        fail("run-experiments: %s: %s: expected %s, got %s" % (path, pointer, what, "nothing" if v is None else type(v).__name__))
+    return v
 
 
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 os.chdir(root)
 conf_path = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_CONFIG", "configs/experiments.json"))
-try:
-    conf = json.load(open(conf_path))
-except (OSError, ValueError) as e:
-    fail("run-experiments: %s: %s" % (conf_path, e))
-for _name, _e in conf.get("experiments", {}).items():  # checked before anything runs
+conf = load_json(conf_path, "the experiments file")
+need(conf, conf_path, "/experiments", dict, "an object of experiments by name")
+for _name, _e in conf["experiments"].items():  # checked before anything runs
+    need(conf, conf_path, "/experiments/" + _name, dict, "an object")
     for _key, _ok in (("studies", isinstance(_e.get("studies"), list) and _e["studies"]),
                       ("sweep", _e.get("sweep") in conf.get("sweeps", {})),
                       ("analysis", _e.get("analysis") in ("ablation", "routing", "depth")),
@@ -119,7 +144,8 @@ def step(experiment, name, build, cmd):
     account(experiment, name, time.time() - start, build, rc)
     if rc != 0:
         note("%s: %s: exit %d; rerun tools/run-experiments.sh %s to continue" % (experiment, name, rc, experiment))
-        sys.exit(rc)
+        fail("run-experiments: %s: %s: exit %d (its output: %s); rerun tools/run-experiments.sh %s to continue"
+             % (experiment, name, rc, log_path, experiment), 130 if rc == 130 else 2)
     note("%s: %s: done in %.0f s" % (experiment, name, time.time() - start))
 
 
@@ -186,8 +212,12 @@ class Study:
         self.manifest = os.path.join(os.path.dirname(conf_path), conf.get("manifests", "."), name + ".json")
         if not os.path.isfile(self.manifest):
             fail("run-experiments: %s: no such manifest" % self.manifest)
-        m = json.load(open(self.manifest))
-        self.out = os.path.normpath(os.path.join(os.path.dirname(self.manifest), m["output"]["json"]))
+        m = load_json(self.manifest, "the study manifest")
+        need(m, self.manifest, "/grid", dict, "an object (the study's grid)")
+        need(m, self.manifest, "/grid/qk_norm", (bool, list), "true, false or a list of them")
+        need(m, self.manifest, "/grid/lr", (dict, list, int, float), "a learning rate, a list or {from, to, points}")
+        out = need(m, self.manifest, "/output/json", str, "a path (the study document)")
+        self.out = os.path.normpath(os.path.join(os.path.dirname(self.manifest), out))
         self.dir = os.path.dirname(self.out)
         rel = os.path.relpath(self.dir, runs_root)
         if rel.startswith(".."):

@@ -45,7 +45,9 @@ Command addTrackCommand(CLI::App& root) {
             // --json - / --csv -: standard output carries that document alone; the text goes to stderr
             std::ostream& text = output::isStdout(*json_out) || output::isStdout(*csv_out) ? std::cerr : std::cout;
             r->order = *order == "given" ? audit::TrackOrder::Given : audit::TrackOrder::Step;
+            // the checkpoints, and what is read through each input (a run directory's train.json)
             std::vector<std::string> inputs = audit::expandTrackInputs(r->inputs);
+            inputs.insert(inputs.end(), r->inputs.begin(), r->inputs.end());
             for (const auto& p : {r->baseline_path, r->tolerance_path, r->digests_path})
               if (!p.empty()) inputs.push_back(p);
             for (const auto& out : {*json_out, *csv_out})

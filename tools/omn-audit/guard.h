@@ -14,18 +14,24 @@
 
 namespace omn::cli {
 
+// An error line as printed, in this one place: escaped (io/terminal_text.h) and cut at
+// kMaxErrorLine characters, saying how much was cut (a 1 MB op name printed a 1 MB line; the file
+// and the place come first in every message).
+inline constexpr std::size_t kMaxErrorLine = 1000;
+inline std::string errorText(const std::string& text) { return io::terminalSafe(text, kMaxErrorLine); }
+
 inline int runGuarded(const std::function<int()>& body) {
   try {
     return body();
   } catch (const omn::UsageErrors& e) {  // one line per mistake, each escaped on its own
-    std::cerr << "omn-audit: error: " << io::terminalSafe(e.header()) << "\n";
-    for (const auto& item : e.items()) std::cerr << "  " << io::terminalSafe(item) << "\n";
+    std::cerr << "omn-audit: error: " << errorText(e.header()) << "\n";
+    for (const auto& item : e.items()) std::cerr << "  " << errorText(item) << "\n";
     return e.exitCode();
   } catch (const omn::Error& e) {
-    std::cerr << "omn-audit: error: " << io::terminalSafe(e.what()) << "\n";
+    std::cerr << "omn-audit: error: " << errorText(e.what()) << "\n";
     return e.exitCode();
   } catch (const std::exception& e) {
-    std::cerr << "omn-audit: unexpected error: " << io::terminalSafe(e.what()) << "\n";
+    std::cerr << "omn-audit: unexpected error: " << errorText(e.what()) << "\n";
     return omn::kExitUnexpected;
   }
 }
@@ -101,12 +107,12 @@ inline int parseAndRun(CLI::App& app, std::vector<Command>& commands, int argc, 
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
     std::string where = "omn-audit";
     for (const CLI::App* sub : a->get_subcommands()) where += " " + sub->get_name();
-    return "omn-audit: error: " + io::terminalSafe(e.what()) + " (see " + where + " --help)\n";
+    return "omn-audit: error: " + errorText(e.what()) + " (see " + where + " --help)\n";
   });
   try {
     refuseUnknownOptions(app, argc, argv);
   } catch (const omn::UsageError& e) {
-    std::cerr << "omn-audit: error: " << e.what() << "\n";
+    std::cerr << "omn-audit: error: " << errorText(e.what()) << "\n";
     return omn::kExitInvalidInput;
   }
   try {

@@ -48,7 +48,7 @@ std::vector<std::string> commandNames() {
 // "unknown command 'prof' (did you mean profile?)": the closest names by prefix or edit distance.
 int unknownCommand(const std::string& word) {
   const std::string near = omn::cli::closest(word, commandNames());
-  std::cerr << "omn-audit: error: unknown command '" << omn::io::terminalSafe(word) << "'"
+  std::cerr << "omn-audit: error: unknown command '" << omn::io::terminalSafe(word, 200) << "'"
             << (near.empty() ? "" : " (did you mean " + near + "?)") << "; omn-audit --help lists the commands\n";
   return omn::kExitInvalidInput;
 }

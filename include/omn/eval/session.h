@@ -25,6 +25,7 @@ struct Session {
   io::ModelLocation location;  // what was given: a file, or a Hugging Face folder with its config.json
   std::shared_ptr<io::Checkpoint> ck;  // also held by the model's zero-copy weights (Weights::mapping)
   std::string checkpoint_sha256;
+  std::vector<io::ShardDigest> shards;  // a sharded set's shards, each hashed (verified where pinned)
   model::Preset preset;
   model::ModelConfig config;
   std::unique_ptr<model::Transformer> model;
@@ -37,6 +38,10 @@ struct Session {
   at::ScalarType dtype = at::kFloat;
   model::AttentionPath path = model::AttentionPath::Masked;
   int threads = 1;
+  // How long the rows may be: the training length a run omn-audit trained records in its checkpoint,
+  // a model folder's max_position_embeddings (-1: not recorded), and where spec.seq_len came from.
+  std::int64_t trained_seq_len = -1, max_positions = -1;
+  std::string seq_len_source = "given";  // "given", "training length" (the checkpoint's), "default"
 };
 
 // Opens, hashes and verifies everything; loads the weights (call outside InferenceMode).
@@ -48,6 +53,8 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec);
 // where the run noticed ("after condition c3").
 void requireCheckpointUnchanged(const Session& s, const std::string& when, bool rehash);
 
+// Whether every shard of a sharded set was pinned and verified (true for a single file).
+bool allShardsVerified(const Session& s);
 // JSON blocks shared by eval and intervene results.
 nlohmann::json checkpointJson(const Session& s);
 // The working dtype as --dtype and /model/dtype spell it: bf16, fp16, fp32.

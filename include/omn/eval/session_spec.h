@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "omn/eval/token_set.h"
@@ -22,6 +23,10 @@ struct OptionNames {
 struct SessionSpec {
   std::string checkpoint, sha256, preset, state_key;
   std::string config_sha256;  // a model folder's config.json, pinned (empty: recorded, not verified)
+  // a sharded set's shards, pinned by file name (the digest above pins the index only); each shard
+  // is hashed and recorded, and the checkpoint counts as verified only when every shard is pinned
+  std::map<std::string, std::string> shard_sha256;
+  std::string shard_sha256_where = "a manifest's /checkpoint/shards";  // who pins them, for messages
   bool allow_unverified = true;  // false: a missing sha256 is a UsageError
   TokenSetSpec tokens;
   std::string tokens_sha256;  // expected digest of the token file (empty: not checked)
@@ -30,6 +35,9 @@ struct SessionSpec {
   // warned about; true (a manifest, the reproduction standard): it is required
   bool tokenizer_revision_required = true;
   std::int64_t seq_len = 2048;
+  // not given (eval without --seq-len): the training length the checkpoint records, where it records
+  // one (a run omn-audit trained), else seq_len
+  bool seq_len_default = false;
   std::size_t num_seqs = 50;
   bool up_to = false;  // num_seqs is a maximum: fewer rows are used when the set has fewer (recorded)
   OutOfVocabulary out_of_vocab = OutOfVocabulary::Refuse;

@@ -1,6 +1,7 @@
 // Opening a checkpoint: format detection, then the matching reader fills a TensorIndex over the
 // mapped file(s) and renders every non-tensor value (envelope, __metadata__) as JSON.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,15 @@ void requireUnchanged(const Checkpoint& ck, const std::string& when);
 // through the file descriptors a few MiB at a time: no page of the mapping is touched, so comparing
 // OMN-1's 540 MB head with its embedding does not add a gigabyte of mapped page cache to the RSS.
 bool sameTensorBytes(const Checkpoint& ck, const TensorRef& a, const TensorRef& b);
+
+// The shards of a sharded set (ck.files after the index), each hashed; `pinned` maps a shard's file
+// name (as /weight_map writes it) to its expected digest: a mismatch is IntegrityError naming the
+// shard, a name that is no shard of `ck` UsageError naming `where`. Empty for a single file.
+struct ShardDigest {
+  std::string path, sha256;
+  bool verified = false;
+};
+std::vector<ShardDigest> hashShards(const Checkpoint& ck, const std::map<std::string, std::string>& pinned, const std::string& where);
 
 // Fills ck.shared_storage from the storage keys of ck.index.
 void groupSharedStorage(Checkpoint& ck);

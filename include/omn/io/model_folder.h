@@ -3,6 +3,7 @@
 // says of the architecture is model/hf_config.h's business. No libtorch.
 #pragma once
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,5 +30,12 @@ ModelLocation locateModel(const std::string& path);
 // model_type or architectures (an omn-audit run directory's config.json is its train config, not
 // a model's). Reads nothing else; a config.json that does not parse is not one.
 bool isModelFolder(const std::string& dir);
+
+// The files a command reads through `path`, for the one output rule (output/json_file.h
+// checkOutputPath): `path` itself; for a folder (a model folder or a run directory) its config.json,
+// train.json and weights files (model.safetensors, the index, pytorch_model.bin); for a sharded
+// index (a *.index.json, given or in the folder) every shard its /weight_map names. What does not
+// exist or does not parse is left out: the readers say what is wrong with it.
+std::vector<std::string> filesReadThrough(const std::string& path);
 
 }  // namespace omn::io

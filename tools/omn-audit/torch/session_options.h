@@ -23,6 +23,7 @@ struct EvalOptions {
   eval::BootstrapSpec bootstrap;
   std::int64_t eos = -1;
   int groups = 5;
+  bool seq_len_given = false;
 };
 
 // A number strictly between 0 and 1 (NaN refused: every comparison with it is false).
@@ -95,7 +96,10 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--tokenizer-revision", s.tokenizer_revision,
                   "the tokenizer revision that made the set (recorded; without it: recorded as unknown, with a warning)");
   s.tokenizer_revision_required = false;
-  app->add_option("--seq-len", s.seq_len, "tokens per row")->default_val(2048)->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 20));
+  app->add_option("--seq-len", s.seq_len, "tokens per row (default: the training length a checkpoint omn-audit trained records, else 2048)")
+      ->default_val(2048)
+      ->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 20))
+      ->each([&o](const std::string&) { o.seq_len_given = true; });
   app->add_option("--num-seqs", s.num_seqs, "rows to score")->default_val(50)->check(CLI::Range(1.0, 1e9));
   app->add_flag("--up-to", s.up_to, "--num-seqs is a maximum: score every row the set has when it has fewer (the historical panel's \"up to 50\")");
   addChoice(app, "--selection", s.selection, eval::kSelectionModes, "which rows: the first N or a seeded draw");
@@ -133,6 +137,7 @@ inline void prepareSession(eval::SessionSpec& spec, const PluginHost& host) {
 
 inline void finishSessionOptions(EvalOptions& o) {
   if (o.eos >= 0) o.session.tokens.eos = o.eos;
+  o.session.seq_len_default = !o.seq_len_given;
 }
 
 }  // namespace omn::cli
