@@ -139,7 +139,7 @@ TEST(AttentionChooser, AutoAndExplicit) {
   EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kBFloat16, false, "--attention", "--dtype", {5, 16, 2048}), AttentionPath::Blockwise);
   EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kBFloat16, true, "--attention", "--dtype", {1, 16, 32768}), AttentionPath::Blockwise);
   EXPECT_EQ(chooseAttention(R::Auto, at::kCPU, at::kBFloat16, true, "--attention", "--dtype", {64, 16, 4096}), AttentionPath::PerDocument);
-  EXPECT_EQ(attentionScoreBytes(AttentionPath::Blockwise, {1, 16, 32768}), std::int64_t{16} * 512 * 512 * 4);
+  EXPECT_EQ(attentionScoreBytes(AttentionPath::Blockwise, {1, 16, 32768}), std::int64_t{16} * 256 * 256 * 4);
   // flash on a CPU device is refused in every build, naming the option that asked for it
   try {
     chooseAttention(R::Flash, at::kCPU, at::kBFloat16, true, "manifest m.json: /model/attention");

@@ -43,7 +43,7 @@ std::int64_t attentionScoreBytes(AttentionPath path, const AttentionShape& shape
 inline constexpr std::int64_t kBlockwiseAboveBytes = std::int64_t{1} << 30;
 // The blockwise path's block of queries and of keys (tokens): kAttentionBlock, or
 // OMN_ATTENTION_BLOCK where set (read once; tests use small blocks to cross every tile boundary).
-inline constexpr std::int64_t kAttentionBlock = 512;
+inline constexpr std::int64_t kAttentionBlock = 256;
 std::int64_t attentionBlock();
 
 // auto: flash on CUDA with bf16/fp16 where compiled; else per-document for rows holding several
