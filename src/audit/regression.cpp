@@ -140,6 +140,19 @@ std::string countPointer(const std::string& range_label) {
 
 bool Check::ok() const { return present && std::fabs(actual - baseline) <= allowed; }
 
+nlohmann::json regressionJson(const RegressionReport& r, const std::string& baseline_path, const std::string& tolerance_path) {
+  nlohmann::json drifts = nlohmann::json::array();
+  for (const auto& c : r.checks)
+    if (!c.ok())
+      drifts.push_back({{"pointer", c.pointer}, {"label", c.label}, {"baseline", c.baseline},
+                        {"actual", c.present ? nlohmann::json(c.actual) : nlohmann::json(nullptr)}, {"allowed", c.allowed}});
+  const bool pass = r.drifted() == 0;
+  return {{"baseline", baseline_path}, {"baseline_kind", r.baseline_kind},
+          {"tolerance", tolerance_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(tolerance_path)},
+          {"verdict", pass ? "pass" : "drift"}, {"exit_code", pass ? 0 : 3},
+          {"checked", r.checks.size()}, {"drifted", r.drifted()}, {"drifts", drifts}};
+}
+
 std::size_t RegressionReport::drifted() const {
   std::size_t n = 0;
   for (const auto& c : checks) n += !c.ok();

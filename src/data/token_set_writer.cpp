@@ -5,6 +5,7 @@
 #include "omn/errors.h"
 #include "omn/io/sha256.h"
 #include "omn/output/json_file.h"
+#include "omn/output/npy.h"
 
 namespace omn::data {
 namespace fs = std::filesystem;
@@ -24,27 +25,12 @@ TokenSetPaths tokenSetPaths(const std::string& out) {
   return p;
 }
 
-std::string npyBytes(const void* data, std::size_t count, const char* descr, std::size_t item) {
-  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + std::to_string(count) + ",), }";
-  const std::size_t unpadded = 10 + header.size() + 1;  // magic, version, length, header, newline
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xFF);
-  out += static_cast<char>(header.size() >> 8);
-  out += header;
-  out.append(static_cast<const char*>(data), count * item);  // little-endian hosts only (x86-64, aarch64)
-  return out;
-}
-
 namespace {
 
 std::string tokenBytes(const std::vector<std::uint32_t>& ids, bool npy, bool u16) {
-  if (!u16) return npy ? npyBytes(ids.data(), ids.size(), "<u4", 4) : std::string(reinterpret_cast<const char*>(ids.data()), ids.size() * 4);
+  if (!u16) return npy ? output::npyBytes(ids.data(), {static_cast<std::int64_t>(ids.size())}, "<u4", 4) : std::string(reinterpret_cast<const char*>(ids.data()), ids.size() * 4);
   std::vector<std::uint16_t> narrow(ids.begin(), ids.end());
-  return npy ? npyBytes(narrow.data(), narrow.size(), "<u2", 2) : std::string(reinterpret_cast<const char*>(narrow.data()), narrow.size() * 2);
+  return npy ? output::npyBytes(narrow.data(), {static_cast<std::int64_t>(narrow.size())}, "<u2", 2) : std::string(reinterpret_cast<const char*>(narrow.data()), narrow.size() * 2);
 }
 
 }  // namespace
@@ -58,7 +44,7 @@ json writeTokenSet(const TokenSetPaths& paths, const std::vector<std::uint32_t>&
     if (d.tokens > 0) starts.push_back(static_cast<std::int64_t>(d.start));
     documents.push_back({{"path", d.path}, {"sha256", d.sha256}, {"bytes", d.bytes}, {"tokens", d.tokens}, {"start", d.start}});
   }
-  output::writeFileAtomic(paths.offsets, npyBytes(starts.data(), starts.size(), "<i8", 8));
+  output::writeFileAtomic(paths.offsets, output::npyBytes(starts.data(), {static_cast<std::int64_t>(starts.size())}, "<i8", 8));
   const std::string format = paths.npy ? "npy" : (u16 ? "u16" : "u32");
   const std::string revision = r.tokenizer.value("sha256", "");
   const json doc = {

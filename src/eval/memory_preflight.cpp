@@ -28,14 +28,20 @@ std::string gib(std::int64_t bytes) {
   return b;
 }
 
-// a cgroup v2 limit less what the group already holds; -1 when there is none
+// a cgroup v2 limit less what the group holds and cannot give back: its usage counts the page cache
+// (the checkpoint just hashed, files read before), which the kernel reclaims as MemAvailable does;
+// -1 when there is no limit
 std::int64_t cgroupRoom() {
-  std::ifstream max_f("/sys/fs/cgroup/memory.max"), cur_f("/sys/fs/cgroup/memory.current");
+  std::ifstream max_f("/sys/fs/cgroup/memory.max"), cur_f("/sys/fs/cgroup/memory.current"), stat_f("/sys/fs/cgroup/memory.stat");
   std::string max_s;
   std::int64_t cur = 0;
   if (!(max_f >> max_s) || max_s == "max" || !(cur_f >> cur)) return -1;
+  std::int64_t file_cache = 0;
+  std::string key;
+  for (std::int64_t v = 0; stat_f >> key >> v;)
+    if (key == "active_file" || key == "inactive_file") file_cache += v;
   const std::int64_t lim = std::strtoll(max_s.c_str(), nullptr, 10);
-  return lim > 0 ? std::max<std::int64_t>(0, lim - cur) : -1;
+  return lim > 0 ? std::max<std::int64_t>(0, lim - std::max<std::int64_t>(0, cur - file_cache)) : -1;
 }
 
 }  // namespace
@@ -122,12 +128,13 @@ void requireMemory(const model::ModelConfig& c, at::ScalarType dtype, model::Att
   };
   if (can_block && blockwise <= available)
     msg << ": " << names.attention << " blockwise needs about " << gib(blockwise);
-  else if (const std::int64_t b = largestBatch(path); b > 0)
-    msg << ": " << names.batch << " " << b << " fits";
+  else if (const std::int64_t b = largestBatch(path); b > 0)  // on this path: named where auto chose it by size
+    msg << ": " << (path == model::AttentionPath::Blockwise ? names.attention + " blockwise with " : std::string()) << names.batch << " "
+        << b << " fits";
   else if (const std::int64_t bb = can_block ? largestBatch(model::AttentionPath::Blockwise) : 0; bb > 0)
     msg << ": " << names.attention << " blockwise with " << names.batch << " " << bb << " fits";
-  else if (m.weights >= available)
-    msg << ": the weights alone do not fit";
+  else if (m.weights + m.logits >= available)  // what no row length changes
+    msg << ": the weights and the head's logits alone do not fit";
   else
     msg << ": a shorter " << names.seq_len << " brings it within reach";
   throw UsageError(msg.str());

@@ -56,12 +56,17 @@ void resolveRowLength(Session& s) {
       s.spec.seq_len = s.trained_seq_len;
       s.seq_len_source = "training length";
       spdlog::info("rows of {} tokens: the training length the checkpoint records ({} sets another)", s.spec.seq_len, s.spec.names.seq_len);
+    } else if (s.max_positions > 0 && s.spec.seq_len > s.max_positions) {
+      s.spec.seq_len = s.max_positions;
+      s.seq_len_source = "model maximum";
+      spdlog::info("rows of {} tokens: {}'s max_position_embeddings ({} sets another)", s.spec.seq_len, s.location.config_path,
+                   s.spec.names.seq_len);
     }
   }
   if (s.trained_seq_len > 0 && s.spec.seq_len > s.trained_seq_len)
     spdlog::warn("rows of {} tokens are past the training length the checkpoint records ({}): the model is scored where it never "
                  "trained (recorded as selection.past_training_length)", s.spec.seq_len, s.trained_seq_len);
-  else if (s.max_positions > 0 && s.spec.seq_len > s.max_positions)
+  if (s.max_positions > 0 && s.spec.seq_len > s.max_positions)
     spdlog::warn("rows of {} tokens are past the model's maximum ({}'s max_position_embeddings {}) (recorded as "
                  "selection.past_training_length)", s.spec.seq_len, s.location.config_path, s.max_positions);
 }
@@ -251,7 +256,7 @@ nlohmann::json selectionJson(const Session& s) {
           {"training_seq_len", s.trained_seq_len > 0 ? nlohmann::json(s.trained_seq_len) : nlohmann::json(nullptr)},
           {"model_max_positions", s.max_positions > 0 ? nlohmann::json(s.max_positions) : nlohmann::json(nullptr)},
           {"past_training_length", (s.trained_seq_len > 0 && s.spec.seq_len > s.trained_seq_len) ||
-                                       (s.trained_seq_len <= 0 && s.max_positions > 0 && s.spec.seq_len > s.max_positions)},
+                                       (s.max_positions > 0 && s.spec.seq_len > s.max_positions)},
           {"num_seqs", s.rows.size()},
           {"num_seqs_requested", s.spec.num_seqs},
           {"up_to", s.spec.up_to},

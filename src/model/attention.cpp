@@ -180,7 +180,8 @@ std::int64_t firstVisibleKey(const DocumentLayout& l, std::int64_t first_row) {
 // than [B, H, block, block] scores exist at once. The products in the working dtype, the scores,
 // exponentials and sums in float32: the precision policy of the other paths, the probabilities
 // rounded before their product with v as there (here before the normalisation, by at most the same
-// relative u).
+// relative u); each key block's partial p v is rounded to the working dtype once more before the
+// float32 sum (the unit test's bound for this path adds it).
 at::Tensor attendBlockwise(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const DocumentLayout& l,
                            double scale, std::int64_t block) {
   const at::Tensor qh = q.transpose(1, 2), kh = k.transpose(1, 2), vh = v.transpose(1, 2);  // [B, H, T, D]

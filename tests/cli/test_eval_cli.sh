@@ -184,9 +184,9 @@ expect 2 "eval does not implement" -- "$omn" eval --checkpoint "$fx/interop/gemm
 long=(--seq-len 4096 --num-seqs 4 --groups 2 --batch 4)
 OMN_MEMORY_AVAILABLE=300000000 expect 2 "4 rows of 4096 tokens with masked attention needs about 1\.[0-9] GiB \(weights .*attention scores .*; 286 MiB available \(OMN_MEMORY_AVAILABLE\): --attention blockwise needs about" -- \
   "$omn" "${base[@]}" "${long[@]}" --attention masked
-OMN_MEMORY_AVAILABLE=100000000 expect 2 "blockwise attention needs about .*: --batch [0-9]+ fits" -- \
+OMN_MEMORY_AVAILABLE=100000000 expect 2 "blockwise attention needs about .*: --attention blockwise with --batch [0-9]+ fits" -- \
   "$omn" "${base[@]}" "${long[@]}" --attention blockwise
-OMN_MEMORY_AVAILABLE=1 expect 2 "the weights alone do not fit" -- "$omn" "${base[@]}"
+OMN_MEMORY_AVAILABLE=1 expect 2 "the weights and the head.s logits alone do not fit" -- "$omn" "${base[@]}"
 OMN_MEMORY_AVAILABLE=12x expect 2 "OMN_MEMORY_AVAILABLE: expected a positive number of bytes" -- "$omn" "${base[@]}"
 # auto takes the blockwise path where one layer's score matrix would pass 1 GiB (3 rows of 8,192
 # tokens, 2 heads: 1.5 GiB), and scores what the masked path scores (the bound between the paths:

@@ -67,6 +67,17 @@ check "--json -: the document alone on stdout, schema first" -- bash -c '"$1" pr
 expect 0 "17 of 17 within tolerance" -- "$omn" profile "$mini" --baseline "$src/configs/omn-1-reference-profile.json"
 expect 0 "OK: every statistic" -- "$omn" profile "$mini" --baseline omn-1-reference --no-tables
 expect 3 "mean .*DRIFT" -- "$omn" profile "$fx/omn1-mini-perturbed.pt" --baseline "$src/configs/omn-1-reference-profile.json" --no-tables
+# the verdict in the document, for a CI job that reads JSON: pass and drift, with the exit code
+"$omn" profile "$mini" --baseline omn-1-reference --no-tables --json "$tmp/verdict-pass.json" >/dev/null 2>&1
+"$omn" profile "$fx/omn1-mini-perturbed.pt" --baseline omn-1-reference --no-tables --json "$tmp/verdict-drift.json" >/dev/null 2>&1
+check "--json carries the regression verdict (pass: exit 0; drift: exit 3 with the drifted statistics)" -- /usr/bin/python3 - "$tmp/verdict-pass.json" "$tmp/verdict-drift.json" <<'PY'
+import json, sys
+p, d = (json.load(open(f))["regression"] for f in sys.argv[1:])
+ok = (p["verdict"], p["exit_code"], p["drifted"], p["drifts"]) == ("pass", 0, 0, []) and p["checked"] > 0
+ok &= (d["verdict"], d["exit_code"]) == ("drift", 3) and d["drifted"] == len(d["drifts"]) > 0
+ok &= all(set(x) >= {"pointer", "baseline", "actual", "allowed"} for x in d["drifts"])
+sys.exit(0 if ok else 1)
+PY
 # another architecture (the 4-layer demo model against OMN-1's 28 layers) is exit 2 naming both, not drift
 expect 2 "another architecture: its figure /layers/27/.*this checkpoint: 4 layers, head_dim 32" -- "$omn" profile "$src/demo/tiny-sotu/final.pt" --baseline omn-1-reference --no-tables
 expect 0 "3.460332" -- "$omn" profile "$mini" --sha256 "$sha"

@@ -104,6 +104,18 @@ TEST_P(AttentionParity, EveryPathMatchesTheMaskedReference) {
       EXPECT_LE((err / b.clamp_min(1e-300)).max().item<double>(), 1.0) << attentionName(p) << " (block " << block << "): worst error/bound";
     }
   }
+  // row 0 alone (documents at 0, 10 and 25): a block of queries starting inside a later document
+  // skips the keys before it (with row 1 beside it, whose one document starts at 0, none are skipped)
+  {
+    const DocumentLayout one = documentLayout(doc.narrow(0, 0, 1));
+    const at::Tensor q0 = q.narrow(0, 0, 1), k0 = k.narrow(0, 0, 1), v0 = v.narrow(0, 0, 1);
+    const at::Tensor exact0 = exactAttention(q0, k0, v0, one);
+    const at::Tensor bound0 = (prob * (1 + u) + u) * exactAttention(q0, k0, v0.abs(), one) + (u + f32) * exact0.abs();
+    for (std::int64_t block : {std::int64_t{4}, std::int64_t{8}, std::int64_t{12}}) {
+      const at::Tensor err0 = (attend(AttentionPath::Blockwise, q0, k0, v0, one, block).to(at::kDouble).cpu() - exact0).abs();
+      EXPECT_LE((err0 / bound0.clamp_min(1e-300)).max().item<double>(), 1.0) << "blockwise, row 0 alone, block " << block;
+    }
+  }
   // one document per row (no document masks but on the diagonal tiles) and a block that does not
   // divide the row: the blockwise path against the masked reference
   const DocumentLayout single = documentLayout(at::zeros({B, T}, at::kLong));

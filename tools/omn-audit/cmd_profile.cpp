@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <iostream>
+#include <optional>
 
 #include "baseline.h"
 #include "commands.h"
@@ -75,18 +76,23 @@ Command addProfileCommand(CLI::App& root) {
             if (!a->tolerance.empty()) tolerance = loadTolerance(a->tolerance);
             if (!baseline.is_null()) checkBaselineFirst(baseline, tolerance, a->req.options, a->baseline, a->tolerance);
             a->req.progress = output::ProgressBar::stderrIsTerminal();
-            const nlohmann::json doc = audit::profileCheckpoint(a->req);
+            nlohmann::json doc = audit::profileCheckpoint(a->req);
             if (!a->quiet_tables) report::printProfile(text, doc);
             else if (spdlog::default_logger()->should_log(spdlog::level::info))  // what was verified is silent only with -q
               report::printVerification(std::cerr, doc);
+            // with a baseline, the document carries the verdict (a CI job reads it, or the exit code)
+            std::optional<audit::RegressionReport> rep;
+            if (!a->baseline.empty()) {
+              rep = audit::checkRegression(doc, baseline, tolerance, a->baseline, a->tolerance);
+              doc["regression"] = audit::regressionJson(*rep, a->baseline, a->tolerance);
+            }
             if (!a->json_out.empty()) output::writeFileAtomic(a->json_out, output::dumpJson(doc));
             if (!a->csv_out.empty()) output::writeFileAtomic(a->csv_out, report::profileCsv(doc));
-            if (a->baseline.empty()) return 0;
-            const auto rep = audit::checkRegression(doc, baseline, tolerance, a->baseline, a->tolerance);
+            if (!rep) return 0;
             text << "\n";
-            report::printRegression(text, rep, a->all_rows);
-            if (rep.drifted())  // exit 3, mapped in guard.h like every other typed error
-              throw RegressionFound("DRIFT: " + std::to_string(rep.drifted()) + " statistic(s) outside tolerance of " +
+            report::printRegression(text, *rep, a->all_rows);
+            if (rep->drifted())  // exit 3, mapped in guard.h like every other typed error
+              throw RegressionFound("DRIFT: " + std::to_string(rep->drifted()) + " statistic(s) outside tolerance of " +
                                     a->baseline);
             text << "OK: every statistic within tolerance\n";
             return 0;

@@ -53,6 +53,10 @@ std::string countPointer(const std::string& range_label);
 // digit, and a profile baseline allows only floating-point noise (1e-12 relative).
 // Throws UsageError for a malformed baseline or tolerance (naming the JSON pointer), or when the
 // baseline was computed with other options (threshold, histogram edges).
+// The verdict as a profile document carries it (`/regression`): what was compared with what, pass
+// or drift, the exit code a CI job sees, and every drifted statistic.
+nlohmann::json regressionJson(const RegressionReport& r, const std::string& baseline_path, const std::string& tolerance_path);
+
 RegressionReport checkRegression(const nlohmann::json& profile, const nlohmann::json& baseline,
                                  const nlohmann::json& tolerance, const std::string& baseline_path,
                                  const std::string& tolerance_path);

@@ -37,7 +37,4 @@ struct TokenSetRecord {
 // Documents without tokens have no offset entry (eval's offsets must increase).
 nlohmann::json writeTokenSet(const TokenSetPaths& paths, const std::vector<std::uint32_t>& ids, const TokenSetRecord& record);
 
-// "<u2"/"<u4"/"<i8" .npy bytes of a 1-D array (NumPy format 1.0).
-std::string npyBytes(const void* data, std::size_t count, const char* descr, std::size_t item);
-
 }  // namespace omn::data

@@ -41,7 +41,7 @@ struct Session {
   // How long the rows may be: the training length a run omn-audit trained records in its checkpoint,
   // a model folder's max_position_embeddings (-1: not recorded), and where spec.seq_len came from.
   std::int64_t trained_seq_len = -1, max_positions = -1;
-  std::string seq_len_source = "given";  // "given", "training length" (the checkpoint's), "default"
+  std::string seq_len_source = "given";  // "given", "training length" (the checkpoint's), "model maximum", "default"
 };
 
 // Opens, hashes and verifies everything; loads the weights (call outside InferenceMode).

@@ -39,7 +39,8 @@ struct AttentionShape {
 // [H, L, L] for the longest document (T as its bound); blockwise [B, H, block, block]; flash none.
 std::int64_t attentionScoreBytes(AttentionPath path, const AttentionShape& shape);
 // Above this, auto leaves the masked and per-document paths for the blockwise one (1 GiB: a
-// 2,048-token row of 16 heads holds 256 MiB, so every evaluation up to that length keeps its path).
+// 2,048-token row of 16 heads holds 256 MiB, so an evaluation up to that length at the default batch
+// -- 2,048 tokens a pass -- keeps its path; 5 such rows a pass take the blockwise one).
 inline constexpr std::int64_t kBlockwiseAboveBytes = std::int64_t{1} << 30;
 // The blockwise path's block of queries and of keys (tokens): kAttentionBlock, or
 // OMN_ATTENTION_BLOCK where set (read once; tests use small blocks to cross every tile boundary).

@@ -7,6 +7,10 @@
 
 namespace omn::output {
 
+// The bytes of a C-order array of `shape` with NumPy's `descr` ("<f4", "<u2", "<u4", "<i8"), `item`
+// bytes an element, its data 64-byte aligned: the one .npy encoder (logits, token sets, offsets).
+std::string npyBytes(const void* data, const std::vector<std::int64_t>& shape, const char* descr, std::size_t item);
+
 void writeNpyFloat32(const std::string& path, const float* data, const std::vector<std::int64_t>& shape);
 
 }  // namespace omn::output
