@@ -159,6 +159,12 @@ Preset parsePreset(const nlohmann::json& j, const std::string& source) {
   return p;
 }
 
+std::string builtinPresetList() {
+  std::string names;
+  for (const auto& n : builtinPresetNames()) names += (names.empty() ? "" : ", ") + n;
+  return names;
+}
+
 std::vector<std::string> builtinPresetNames() {
   std::vector<std::string> names;
   for (const auto& [path, text] : embeddedConfigs())
@@ -176,9 +182,7 @@ Preset loadPreset(const std::string& name_or_path) {
   } else {
     struct stat st {};
     if (::stat(name_or_path.c_str(), &st) != 0) {
-      std::string names;
-      for (const auto& n : builtinPresetNames()) names += (names.empty() ? "" : ", ") + n;
-      throw UsageError("preset '" + name_or_path + "': neither a built-in preset (" + names + ") nor a readable file");
+      throw UsageError("preset '" + name_or_path + "': neither a built-in preset (" + builtinPresetList() + ") nor a readable file");
     }
     text = io::readTextFile(name_or_path, "preset");  // a FIFO or device is refused, not waited on
     source = name_or_path;

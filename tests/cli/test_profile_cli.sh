@@ -67,6 +67,10 @@ check "--json -: the document alone on stdout, schema first" -- bash -c '"$1" pr
 expect 0 "17 of 17 within tolerance" -- "$omn" profile "$mini" --baseline "$src/configs/omn-1-reference-profile.json"
 expect 0 "OK: every statistic" -- "$omn" profile "$mini" --baseline omn-1-reference --no-tables
 expect 3 "mean .*DRIFT" -- "$omn" profile "$fx/omn1-mini-perturbed.pt" --baseline "$src/configs/omn-1-reference-profile.json" --no-tables
+# --preset's help and the unknown-preset error name the same built-in presets
+presets_err="$("$omn" profile "$mini" --preset nonesuch 2>&1 | sed -n 's/.*neither a built-in preset (\([^)]*\)).*/\1/p')"
+check "--preset help lists the presets the error names ($presets_err)" -- \
+  bash -c '[ -n "$1" ] && "$2" profile --help | grep -qF "built-in preset ($1)" && "$2" track --help | grep -qF "built-in preset ($1)"' _ "$presets_err" "$omn"
 # the verdict in the document, for a CI job that reads JSON: pass and drift, with the exit code
 "$omn" profile "$mini" --baseline omn-1-reference --no-tables --json "$tmp/verdict-pass.json" >/dev/null 2>&1
 "$omn" profile "$fx/omn1-mini-perturbed.pt" --baseline omn-1-reference --no-tables --json "$tmp/verdict-drift.json" >/dev/null 2>&1

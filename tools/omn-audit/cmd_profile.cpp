@@ -12,9 +12,10 @@
 #include "omn/audit/regression.h"
 #include "omn/embedded.h"
 #include "omn/errors.h"
+#include "omn/model/preset.h"
 #include "omn/output/json_file.h"
-#include "omn/report/profile_text.h"
 #include "omn/output/progress.h"
+#include "omn/report/profile_text.h"
 
 namespace omn::cli {
 
@@ -42,7 +43,7 @@ Command addProfileCommand(CLI::App& root) {
   app->add_option("--digests", a->req.digests_path,
                   "sha256sum-style list (\"<hex>  <path>\"): pins the checkpoint and, for a sharded index, each shard "
                   "(a mismatch is exit 4 naming the file); without it a shard is hashed but not verified");
-  app->add_option("--preset", a->req.preset, "built-in preset (omn-1, qwen3, olmo2, gemma3) or a preset JSON file; default: detect");
+  app->add_option("--preset", a->req.preset, "built-in preset (" + model::builtinPresetList() + ") or a preset JSON file; default: detect");
   app->add_option("--state-key", a->req.state_key, "where the state dict sits in the envelope (\"model\", \"a/b\"); default: find it");
   app->add_option("--threshold", a->req.options.threshold, "report the share of gains above this value")->default_val(1.43);
   app->add_option("--hist-edges", a->req.options.hist_edges, "histogram edges, increasing")->delimiter(',')

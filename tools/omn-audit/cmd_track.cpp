@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "omn/audit/track.h"
 #include "omn/errors.h"
+#include "omn/model/preset.h"
 #include "omn/output/json_file.h"
 #include "omn/report/track_text.h"
 
@@ -28,7 +29,7 @@ Command addTrackCommand(CLI::App& root) {
                   "the others are read without hashing");
   app->add_option("--order", *order, "step (the step in each checkpoint's metadata) | given (the order on the command line)")
       ->check(CLI::IsMember({"step", "given"}));
-  app->add_option("--preset", r->preset, "built-in preset or preset JSON file; default: detect");
+  app->add_option("--preset", r->preset, "built-in preset (" + model::builtinPresetList() + ") or a preset JSON file; default: detect");
   app->add_option("--state-key", r->state_key, "where the state dict sits in the envelope; default: find it");
   app->add_option("--threshold", r->options.threshold, "count the gains above this value")->default_val(1.43);
   auto count_ranges = std::make_shared<std::vector<std::string>>();

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <string>
 
-#include "omn/eval/bootstrap.h"
 #include "omn/errors.h"
+#include "omn/eval/bootstrap.h"
 #include "omn/eval/session_spec.h"
 #include "omn/io/choice.h"
 #include "omn/model/model_options.h"
@@ -15,6 +15,7 @@
 #include "../plugin_loader.h"
 #include "machine_hints.h"
 #include "omn/model/device_spec.h"
+#include "omn/model/preset.h"
 
 namespace omn::cli {
 
@@ -85,7 +86,7 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint (a model folder: of its weights file): a mismatch is exit 4");
   app->add_option("--config-sha256", s.config_sha256,
                   "expected SHA-256 of a model folder's config.json, which gives the architecture: checked first, a mismatch is exit 4");
-  app->add_option("--preset", s.preset, "built-in preset or preset JSON file; default: detect");
+  app->add_option("--preset", s.preset, "built-in preset (" + model::builtinPresetList() + ") or a preset JSON file; default: detect");
   app->add_option("--state-key", s.state_key, "where the state dict sits in the envelope");
   app->add_option("--tokens", s.tokens.path, "pre-tokenized held-out set: .bin (uint16/uint32) or .npy")->required();
   addChoice(app, "--token-format", s.tokens.format, eval::kTokenFormats, "token file format (auto: .npy by its magic, else u16)");
