@@ -182,6 +182,9 @@ sys.exit(0 if len(t) == 3 and t[0].endswith('2 errors:') and not any(l.startswit
 # --plan: the inputs verified and every condition checked, the conditions equal by construction
 # named, nothing run and nothing written
 mk p1.json 'm["conditions"] = [{"op": "scale", "values": [2], "targets": ["q", "k"]}, {"op": "compensate", "values": [2]}]; m["output"] = {"json": "p1o.json"}'
+# --threads: a run setting over the manifest's /model/threads (the busy-machine warning's advice)
+expect 0 ", 1 thread, cpu; one pass" -- "$omn" -q intervene --manifest "$tmp/p1.json" --plan --threads 1
+expect 2 "threads: Value -2 not in range" -- "$omn" intervene --manifest "$tmp/p1.json" --plan --threads -2
 expect 0 "warning: c1 \(scale 2 k all\) equals c0 by construction" -- "$omn" -q intervene --manifest "$tmp/p1.json" --plan
 expect 0 "check: c2 \(compensate 2 qk all\) equals the control by construction: compensate is the sanity control" -- \
   "$omn" -q intervene --manifest "$tmp/p1.json" --plan

@@ -105,6 +105,7 @@ struct InterveneArgs {
   intervene::SweepOptions o;
   bool allow_unverified = false, plan = false;
   double cache_budget_mib = 2048;
+  int threads = -1;  // -1: the manifest's /model/threads
 };
 
 }  // namespace
@@ -128,6 +129,10 @@ Command addInterveneCommand(CLI::App& root) {
                 "keep the residual stream entering the first touched layer from the control pass; later conditions start there");
   app->add_option("--cache-budget", a->cache_budget_mib, "memory budget of the activation cache, MiB")->default_val(2048)
       ->check(finiteNonNegative);
+  app->add_option("--threads", a->threads,
+                  "CPU threads, over the manifest's /model/threads (0: OMP_NUM_THREADS when set, else every online CPU; "
+                  "recorded as model.threads)")
+      ->check(CLI::Range(0, model::kMaxThreads));
   app->add_flag("--mechanism", a->o.mechanism, "record attention entropy, max logit and Q/K RMS per layer and condition");
   app->add_flag("--kl", a->o.kl,
                 "compare each condition's next-token distributions with the control's: KL, top-1 agreement, change in p(correct) "
@@ -137,6 +142,7 @@ Command addInterveneCommand(CLI::App& root) {
                 "take (from the control timed on a few rows) and the ones equal by construction; write nothing");
   return {app, [a] {
             intervene::Manifest m = intervene::loadManifest(a->manifest, a->allow_unverified);
+            if (a->threads >= 0) m.session.threads = a->threads;  // a run setting: the flag over the manifest
             if (!a->shard.empty()) std::tie(a->o.shard_index, a->o.shard_count) = parseShard(a->shard);
             a->o.cache_budget_bytes = static_cast<std::size_t>(a->cache_budget_mib * 1024 * 1024);
             a->o.progress = true;
