@@ -188,6 +188,7 @@ OMN_MEMORY_AVAILABLE=100000000 expect 2 "blockwise attention needs about .*: --a
   "$omn" "${base[@]}" "${long[@]}" --attention blockwise
 OMN_MEMORY_AVAILABLE=1 expect 2 "the weights and the head.s logits alone do not fit" -- "$omn" "${base[@]}"
 OMN_MEMORY_AVAILABLE=12x expect 2 "OMN_MEMORY_AVAILABLE: expected a positive number of bytes" -- "$omn" "${base[@]}"
+OMN_ATTENTION_BLOCK=0 expect 2 "OMN_ATTENTION_BLOCK: expected a block of 1 to 1048576 tokens, got \"0\"" -- "$omn" "${base[@]}" --attention blockwise
 # auto takes the blockwise path where one layer's score matrix would pass 1 GiB (3 rows of 8,192
 # tokens, 2 heads: 1.5 GiB), and scores what the masked path scores (the bound between the paths:
 # parity.eval_vs_reference)
