@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """What issue 29's experiments run on the models a study trained (configs/experiments.json):
 
-  after_training.py OMN_AUDIT STUDY_JSON SWEEP_KIND TRACK(0|1) THREADS
+  after_training.py OMN_AUDIT STUDY_JSON SWEEP_KIND TRACK(0|1) THREADS [PANEL_JSON]
+
+PANEL_JSON: the experiment's /panel, over experiments.json's /panel: {"tokens": N} scores N tokens at
+the runs' own training length (N / seq_len rows), so runs trained at different lengths see equal text.
 
 Into STUDY_DIR/after/:
   panel.bin            the evaluation panel: the corpus's held-out tokens without the rows every run
@@ -25,6 +28,7 @@ omn, study_json, sweep_kind, track, threads = sys.argv[1], sys.argv[2], sys.argv
 here = os.path.dirname(os.path.abspath(__file__))
 conf = json.load(open(os.environ.get("OMN_EXPERIMENTS_CONFIG", os.path.join(here, "..", "..", "configs", "experiments.json"))))
 panel_conf = dict(conf["panel"])
+panel_conf.update(json.loads(sys.argv[6]) if len(sys.argv) > 6 else {})
 if os.environ.get("OMN_PANEL_ROWS"):  # a smaller panel, for trying the pipeline on a toy study only
     panel_conf["rows"] = int(os.environ["OMN_PANEL_ROWS"])
 study = json.load(open(study_json))
@@ -71,6 +75,10 @@ seq_len = {rec["config"]["values"]["seq_len"] for rec in records.values()}
 if len(seq_len) != 1:
     sys.exit("after-training: the runs differ in seq_len %s" % sorted(seq_len))
 seq_len = seq_len.pop()
+if "tokens" in panel_conf:  # equal text at every training length
+    if panel_conf["tokens"] % seq_len:
+        sys.exit("after-training: the panel's %d tokens are not whole rows of %d" % (panel_conf["tokens"], seq_len))
+    panel_conf["rows"] = panel_conf.pop("tokens") // seq_len
 skip_rows = max(rec["config"]["values"].get("eval", {}).get("rows", 16) for rec in records.values())
 skip_bytes = skip_rows * seq_len * 2  # u16 tokens; packed rows are consecutive seq_len-token pieces
 panel = os.path.join(out, "panel.bin")

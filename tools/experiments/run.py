@@ -84,12 +84,15 @@ for _name, _e in conf["experiments"].items():  # checked before anything runs
     need(conf, conf_path, "/experiments/" + _name, dict, "an object")
     for _key, _ok in (("studies", isinstance(_e.get("studies"), list) and _e["studies"]),
                       ("sweep", _e.get("sweep") in conf.get("sweeps", {})),
-                      ("analysis", _e.get("analysis") in ("ablation", "routing", "depth")),
+                      ("analysis", _e.get("analysis") in ("ablation", "routing", "depth", "regime")),
+                      ("panel", isinstance(_e.get("panel", {}), dict) and all(k in ("rows", "tokens") and isinstance(v, int) and v > 0
+                                                                             for k, v in _e.get("panel", {}).items())),
                       ("track", isinstance(_e.get("track"), bool))):
         if not _ok:
             fail("run-experiments: %s: /experiments/%s/%s: expected %s, got %r" % (
                 conf_path, _name, _key, {"studies": "a list of manifest names", "sweep": "one of /sweeps (%s)" % ", ".join(conf.get("sweeps", {})),
-                                         "analysis": "ablation, routing or depth", "track": "true or false"}[_key], _e.get(_key)))
+                                         "analysis": "ablation, routing, depth or regime", "track": "true or false",
+                                         "panel": "an object of rows or tokens (positive integers)"}[_key], _e.get(_key)))
 runs_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_RUNS", "runs"))
 store_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_STORE", "results"))
 threads = os.environ.get("OMN_EXPERIMENT_THREADS", "1")
@@ -275,7 +278,8 @@ def run_cell(experiment, e, s, k, commit):
     (r,) = cell["runs"]
     consistent(s, k, cell)
     step(experiment, "after-training %s cell %d/%d" % (s.name, k, n), commit,
-         ["/usr/bin/python3", "tools/experiments/after_training.py", omn, doc, e["sweep"], "1" if e["track"] else "0", threads])
+         ["/usr/bin/python3", "tools/experiments/after_training.py", omn, doc, e["sweep"], "1" if e["track"] else "0", threads,
+          json.dumps(e.get("panel", {}))])
     publish(s, k, cell, r)
 
 
