@@ -8,6 +8,8 @@
 #include "omn/io/terminal_text.h"
 #include "omn/report/profile_text.h"
 #include "omn/report/svg.h"
+#include "grid.h"
+#include "run_sections.h"
 #include "omn/output/table.h"
 
 namespace omn::report {
@@ -20,31 +22,6 @@ using output::ciLabel;
 using nlohmann::json;
 
 namespace {
-
-std::string f(const json& v, int d) { return v.is_null() ? "NaN" : fixed(v.get<double>(), d); }
-
-// A cell that holds a number — an estimate, a count, an interval "[a, b]", "+2.3%", "1.06×", "NaN"
-// or "—" in a numeric column — is right-aligned with figures of equal width, so magnitudes line up
-// down a column. Versions ("0.1.0"), digests, dates and prose stay left.
-bool numericCell(const std::string& c) {
-  // (alternations, not character classes: "−" and "×" are several bytes in UTF-8)
-  static const std::string n = R"((-|\+|−)?[0-9][0-9,]*(\.[0-9]+)?(e[-+]?[0-9]+)?( ?(%|×))?)";
-  static const std::regex number("^(" + n + "|\\[" + n + ", " + n + "\\])$");
-  return c == "NaN" || c == "—" || (c.size() <= 80 && std::regex_match(c, number));  // (bounded: std::regex recurses)
-}
-
-// Text from a document in a Markdown file, which is read with cat as often as in a renderer: one
-// line (a newline could forge a line such as "No warnings: ..."), control characters and invalid
-// UTF-8 as visible escapes (io/terminal_text.h); in a table cell '|' is escaped too.
-std::string markdownText(const std::string& text) { return io::terminalSafe(text); }
-std::string markdownCell(const std::string& text) {
-  std::string out;
-  for (char c : io::terminalSafe(text)) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 // A manifest's bytes in a fenced block: its lines and tabs kept (CRLF read as a line break), every
 // other control character escaped (a lone CR too), and a fence longer than any run of backticks in it.
@@ -67,39 +44,6 @@ std::string markdownCodeBlock(const std::string& text) {
   const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
   return fence + "json\n" + body + "\n" + fence + "\n";
 }
-
-// A table as rows of cells, rendered to HTML or Markdown.
-struct Grid {
-  std::vector<std::string> head;
-  std::vector<std::vector<std::string>> rows;
-  std::string html() const {
-    std::ostringstream o;
-    o << "<table><thead><tr>";
-    for (const auto& h : head) o << "<th>" << xmlEscape(h) << "</th>";
-    o << "</tr></thead><tbody>\n";
-    for (const auto& r : rows) {
-      o << "<tr>";
-      for (const auto& c : r) o << (numericCell(c) ? "<td class=\"num\">" : "<td>") << xmlEscape(c) << "</td>";
-      o << "</tr>\n";
-    }
-    o << "</tbody></table>\n";
-    return o.str();
-  }
-  std::string markdown() const {
-    std::ostringstream o;
-    o << "|";
-    for (const auto& h : head) o << " " << markdownCell(h) << " |";
-    o << "\n|";
-    for (std::size_t i = 0; i < head.size(); ++i) o << "---|";
-    o << "\n";
-    for (const auto& r : rows) {
-      o << "|";
-      for (const auto& c : r) o << " " << markdownCell(c) << " |";
-      o << "\n";
-    }
-    return o.str();
-  }
-};
 
 Grid sweepGrid(const json& r) {
   const json& ctl = r["control"]["open"]["result"];
@@ -271,6 +215,8 @@ Grid summaryGrid(const ReportInput& in) {
     g.rows.push_back({"perplexity", f(r["result"]["perplexity"], 4) + " [" + f(r["result"]["perplexity_ci"]["low"], 4) + ", " +
                                         f(r["result"]["perplexity_ci"]["high"], 4) + "]"});
   }
+  if (!in.track.is_null()) trackSummaryRows(g, in.track);
+  if (!in.run.is_null()) runSummaryRows(g, in.run);
   if (!in.profile.is_null()) {
     const json& st = in.profile["statistics"];
     if (st["max"].is_number())
@@ -295,10 +241,10 @@ Grid provenanceGrid(const json& doc) {
   for (const char* k : {"tool", "version", "git_revision", "model_code_fingerprint", "libtorch", "device", "host_threads",
                         "started_utc", "finished_utc"})
     if (pv.contains(k)) g.rows.push_back({k, pv[k].is_string() ? pv[k].get<std::string>() : pv[k].dump()});
-  for (const auto& in : pv["inputs"])
+  for (const auto& in : pv["inputs"])  // (a track's checkpoint read without hashing has no digest)
     g.rows.push_back({"input: " + in["role"].get<std::string>(),
-                      in["path"].get<std::string>() + "  sha256 " + in["sha256"].get<std::string>() +
-                          (in["verified"].get<bool>() ? "  (verified)" : "  (not verified)")});
+                      in["path"].get<std::string>() + (in["sha256"].is_string() ? "  sha256 " + in["sha256"].get<std::string>() : "  (not hashed)") +
+                          (in.value("verified", false) ? "  (verified)" : "  (not verified)")});
   if (doc.contains("tokens")) {
     const json& rev = doc["tokens"]["tokenizer_revision"];
     g.rows.push_back({"tokenizer revision", rev.is_string() ? rev.get<std::string>() : "unknown (not recorded)"});
@@ -363,6 +309,13 @@ std::vector<std::string> reportWarnings(const ReportInput& in) {
     for (const auto& a : r["arms"])
       if (!a["complete"].get<bool>())
         w.push_back("Arm " + a["arm"].get<std::string>() + " is incomplete: not every learning rate has a run for every seed.");
+  if (!in.track.is_null() && in.track["summary"]["unverified"].get<long long>() > 0)
+    w.push_back(in.track["summary"]["unverified"].dump() + " of " + in.track["summary"]["checkpoints"].dump() +
+                " tracked checkpoints were read without hashing (track --digests, or a run's train.json, verifies them).");
+  if (!in.run.is_null() && in.run["diverged"].get<bool>()) w.push_back("The training run diverged: " + in.run["divergence"].dump() + ".");
+  else if (!in.run.is_null() && in.run["status"] != "finished")
+    w.push_back("The training run is " + in.run["status"].get<std::string>() + ", not finished: " + in.run["steps_done"].dump() + " of " +
+                in.run["steps"].dump() + " steps.");
   if (!in.profile.is_null() && !r.is_null() && r.contains("checkpoint") &&
       in.profile["checkpoint"]["sha256"] != r["checkpoint"]["sha256"])
     w.push_back("The profile and the result come from different checkpoints.");
@@ -375,6 +328,10 @@ std::vector<Figure> reportFigures(const ReportInput& in) {
     for (auto& f : sweepFigures(in.result)) figs.push_back(std::move(f));
   if (isStudy(in.result))
     for (auto& f : studyFigures(in.result)) figs.push_back(std::move(f));
+  if (!in.track.is_null())
+    for (auto& f : trackFigures(in.track)) figs.push_back(std::move(f));
+  if (!in.run.is_null())
+    for (auto& f : runFigures(in.run, in.run_log)) figs.push_back(std::move(f));
   if (!in.profile.is_null())
     for (auto& f : profileFigures(in.profile)) figs.push_back(std::move(f));
   return figs;
@@ -389,6 +346,7 @@ std::string htmlReport(const ReportInput& in) {
   const bool sweep = !res.is_null() && res.value("schema", "") == "omn-audit/intervention@1";
   o << "<nav><a href=\"#summary\">Summary</a><a href=\"#figures\">Figures</a>"
     << (sweep ? "<a href=\"#sweep\">Sweep</a>" : isStudy(res) ? "<a href=\"#study\">Study</a>" : !res.is_null() ? "<a href=\"#evaluation\">Evaluation</a>" : "")
+    << (in.track.is_null() ? "" : "<a href=\"#track\">Track</a>") << (in.run.is_null() ? "" : "<a href=\"#run\">Training run</a>")
     << (in.profile.is_null() ? "" : "<a href=\"#profile\">Profile</a>") << "<a href=\"#provenance\">Provenance</a></nav>\n";
   const auto warnings = reportWarnings(in);
   if (warnings.empty()) o << "<div class=\"ok\">No warnings: inputs verified, controls reproduced, restores bitwise.</div>\n";
@@ -410,9 +368,12 @@ std::string htmlReport(const ReportInput& in) {
       << ", " << f(r["result"]["perplexity_ci"]["high"], 4) << "] over " << r["result"]["tokens"] << " tokens</p>\n"
       << evalGrid(r).html();
   }
+  if (!in.track.is_null()) o << "<h2 id=\"track\">Track: Q/K gains over checkpoints</h2>\n" << trackGrid(in.track).html();
+  if (!in.run.is_null())
+    o << "<h2 id=\"run\">Training run</h2>\n" << runGrid(in.run).html() << "<h3>Held-out evaluations</h3>\n" << runEvalsGrid(in.run).html();
   if (!in.profile.is_null()) o << "<h2 id=\"profile\">Q/K gain profile</h2>\n" << profileSummary(in.profile).html() << profileLayers(in.profile).html();
   o << "<h2 id=\"provenance\">Provenance</h2>\n";
-  for (const json* d : {&in.result, &in.profile})
+  for (const json* d : {&in.result, &in.track, &in.run, &in.profile})
     if (!d->is_null()) o << "<h3>" << xmlEscape((*d)["schema"].get<std::string>()) << "</h3>\n" << provenanceGrid(*d).html();
   if (!r.is_null() && r.contains("manifest"))
     o << "<h3>Manifest (verbatim, sha256 " << xmlEscape(r["manifest"]["sha256"].get<std::string>()) << ")</h3>\n<pre>"
@@ -440,10 +401,13 @@ std::string markdownReport(const ReportInput& in, const std::string& figure_dir)
     o << "## Study: arms\n\n" << studyArmsGrid(r).markdown() << "\n## Study: QK-norm on − off, paired by seed\n\n"
       << studyComparisonGrid(r).markdown() << "\n";
   else if (!r.is_null()) o << "## Evaluation\n\n" << evalGrid(r).markdown() << "\n";
+  if (!in.track.is_null()) o << "## Track: Q/K gains over checkpoints\n\n" << trackGrid(in.track).markdown() << "\n";
+  if (!in.run.is_null())
+    o << "## Training run\n\n" << runGrid(in.run).markdown() << "\n### Held-out evaluations\n\n" << runEvalsGrid(in.run).markdown() << "\n";
   if (!in.profile.is_null())
     o << "## Q/K gain profile\n\n" << profileSummary(in.profile).markdown() << "\n" << profileLayers(in.profile).markdown() << "\n";
   o << "## Provenance\n\n";
-  for (const json* d : {&in.result, &in.profile})
+  for (const json* d : {&in.result, &in.track, &in.run, &in.profile})
     if (!d->is_null()) o << "### " << markdownText((*d)["schema"].get<std::string>()) << "\n\n" << provenanceGrid(*d).markdown() << "\n";
   if (!r.is_null() && r.contains("manifest"))
     o << "### Manifest (sha256 " << markdownText(r["manifest"]["sha256"].get<std::string>()) << ")\n\n" << markdownCodeBlock(manifestText(r));

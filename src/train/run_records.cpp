@@ -1,6 +1,9 @@
 #include "omn/train/run_records.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "omn/errors.h"
 #include "omn/documents/document.h"
@@ -67,6 +70,26 @@ std::int64_t optimizerSteps(const json& md, const std::string& path, std::int64_
   if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > step)
     throw FormatError(path + ": adamw_steps: expected a count from 0 to the step " + std::to_string(step) + ", got " + n.dump());
   return n.get<std::int64_t>();
+}
+
+std::string runRecordPath(const std::string& run) {
+  return std::filesystem::is_directory(run) ? (std::filesystem::path(run) / "train.json").string() : run;
+}
+
+std::string runLogPath(const std::string& train_json, const json& record) {
+  const std::string name = record["log"].get<std::string>();
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+    throw FormatError(train_json + ": /log: expected a file name beside it, got \"" + name + "\"");
+  return (std::filesystem::path(train_json).parent_path() / name).string();
+}
+
+std::vector<json> readRunLog(const std::string& train_json, const json& record) {
+  const std::string path = runLogPath(train_json, record);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path + ": cannot be read (the log " + train_json + " names in /log)");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.resize(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  return parseLog(path, text, "");
 }
 
 }  // namespace omn::train

@@ -266,10 +266,30 @@ points = sum(1 for e in root.iter() if "point" in (e.get("class") or "").split()
 assert L <= 10 and all("layer %d" % l in texts for l in range(L)), texts
 assert points == 2 * L * n, (points, L, n)
 PY
+# report takes what plot takes: a run (its directory) and its track, in one report
+cp -r "$run" "$tmp/run-rep"
+expect 0 "run-report.html" -- "$omn" report "$tmp/run-rep" "$tmp/track-run.json" -o "$tmp/run-report.html"
+check "report RUN TRACK: the run's and the track's sections and figures, the run's numbers as train.json has them" -- /usr/bin/python3 - \
+  "$tmp/run-report.html" "$tmp/run-rep/train.json" "$tmp/track-run.json" <<'PY'
+import json, sys
+html, rec, t = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+for anchor in ('id="track"', 'id="run"', "Loss over training", "Q/K gain mean of every layer over training"):
+    assert anchor in html, anchor
+assert "%.4f" % rec["final_heldout_loss"] in html, rec["final_heldout_loss"]
+assert "%d checkpoints tracked" % 0 not in html
+assert "<td>checkpoints tracked</td><td>%d (%d verified by SHA-256)</td>" % (t["summary"]["checkpoints"], t["summary"]["verified"]) in html
+PY
+expect 0 "run-report.md" -- "$omn" report "$tmp/run-rep/train.json" -o "$tmp/run-report.md" --markdown
+check "report RUN --markdown: the run's figures beside it" -- test -s "$tmp/run-report.md.figures/run-loss.svg"
+expect 2 "two documents of the same kind" -- "$omn" report "$tmp/run-rep" "$tmp/run-rep/train.json" -o "$tmp/twice.html"
+sum_before=$(sha256sum "$tmp/run-rep/log.jsonl")
+expect 2 "is the input" -- "$omn" report "$tmp/run-rep" -o "$tmp/run-rep/log.jsonl" --force
+check "report RUN -o RUN/log.jsonl --force left the run's log alone" -- test "$(sha256sum "$tmp/run-rep/log.jsonl")" = "$sum_before"
 if [ -n "$chrome" ]; then
   check "figures as rendered: a study and a track" -- /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" \
     "$tmp"/study-figs/*.svg "$tmp"/track-figs/*.svg "$tmp"/track-run-figs/*.svg
   check "figures as rendered: the study report" -- /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" "$tmp/study.html"
+  check "figures as rendered: the report of a run and its track" -- /usr/bin/python3 "$src/tests/cli/check_figures.py" "$chrome" "$tmp/fc" "$tmp/run-report.html"
 fi
 # a label cut for a figure never splits a UTF-8 character (the SVG stays well-formed)
 /usr/bin/python3 - "$tmp/sweep.json" "$tmp/utf8.json" <<'PY'

@@ -5,9 +5,7 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
 #include "commands.h"
 #include "guard.h"
@@ -19,23 +17,6 @@
 #include "omn/train/run_records.h"
 
 namespace omn::cli {
-
-namespace {
-
-// The log a run record names, beside it: its whole lines (the last one may still be in flight).
-std::vector<nlohmann::json> runLog(const std::string& train_json, const nlohmann::json& record) {
-  const std::string name = record["log"].get<std::string>();
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-    throw FormatError(train_json + ": /log: expected a file name beside it, got \"" + name + "\"");
-  const std::string path = (std::filesystem::path(train_json).parent_path() / name).string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(path + ": cannot be read (the log " + train_json + " names in /log)");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  text.resize(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
-  return train::parseLog(path, text, "");
-}
-
-}  // namespace
 
 Command addPlotCommand(CLI::App& root) {
   auto* app = root.add_subcommand("plot", "write the figures (SVG) of a profile, sweep, study, track or training run");
@@ -55,13 +36,13 @@ Command addPlotCommand(CLI::App& root) {
             // "-" means standard output everywhere else: a directory of figures cannot go there
             if (output::standardStream(*dir)) throw UsageError("-o " + *dir + ": plot writes a directory of figures, not a stream; name a directory");
             return readingDocuments({*input}, [&] {
-              const std::string path = std::filesystem::is_directory(*input) ? (std::filesystem::path(*input) / "train.json").string() : *input;
+              const std::string path = train::runRecordPath(*input);
               const documents::Document d = documents::readDocument(path, "input", {documents::DocumentKind::profile, documents::DocumentKind::intervention,
                                                                        documents::DocumentKind::study, documents::DocumentKind::track, documents::DocumentKind::train});
               std::vector<report::Figure> figs;
               if (d.kind == documents::DocumentKind::train) {
                 if (!runs->empty()) throw UsageError("--runs: only for a study document; " + path + " is a training run");
-                figs = report::runFigures(train::checkRunRecord(d.json, path).doc, runLog(path, d.json));
+                figs = report::runFigures(train::checkRunRecord(d.json, path).doc, train::readRunLog(path, d.json));
               } else {
                 figs = report::figuresFor(d.json, path, *runs);
               }

@@ -1,4 +1,6 @@
-// omn-audit report RESULT.json [PROFILE.json] -o report.html [--markdown]: the review report.
+// omn-audit report INPUT... -o report.html [--markdown]: the review report of what `plot` takes: a
+// sweep, eval or study result, a track, a training run (its directory or train.json) and/or a
+// profile, at most one of each kind.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -11,6 +13,7 @@
 #include "omn/io/json_document.h"
 #include "omn/report/html.h"
 #include "omn/output/json_file.h"
+#include "omn/train/run_records.h"
 
 namespace omn::cli {
 
@@ -18,26 +21,42 @@ Command addReportCommand(CLI::App& root) {
   auto* app = root.add_subcommand("report", "one self-contained HTML report (or Markdown + SVGs) from result and profile JSON");
   app->footer("Examples:\n"
               "  omn-audit report sweep.json profile.json -o report.html\n"
-              "  omn-audit report study.json -o report.md --markdown");
+              "  omn-audit report study.json -o report.md --markdown\n"
+              "  omn-audit report runs/tiny track.json -o run-report.html");
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>();
   auto markdown = std::make_shared<bool>(false);
   auto force = std::make_shared<bool>(false);
-  app->add_option("inputs", *inputs, "one or two documents: a sweep, eval or study result and/or a profile, in any order")->required()->expected(1, 2);
+  app->add_option("inputs", *inputs,
+                  "what plot takes, at most one of each kind, in any order: a sweep, eval or study result; a track; a training run (its "
+                  "directory or train.json); a profile")
+      ->required()
+      ->expected(1, 4);
   app->add_option("-o,--output", *out, "report.html (or report.md with --markdown)")->required();
   app->add_flag("--markdown", *markdown, "write Markdown, with the SVG figures beside it (OUT.figures/)");
   app->add_flag("--force", *force, "overwrite existing outputs");
   return {app, [=] {
             return readingDocuments(*inputs, [&] {
               report::ReportInput in;
-              for (const auto& p : *inputs) {
-                documents::Document d = documents::readDocument(p, "input", {documents::DocumentKind::intervention, documents::DocumentKind::eval,
-                                                                documents::DocumentKind::study, documents::DocumentKind::profile});
-                nlohmann::json& slot = d.kind == documents::DocumentKind::profile ? in.profile : in.result;
-                if (!slot.is_null()) throw UsageError(p + ": two documents of the same kind; give one result and one profile");
+              std::vector<std::string> read = *inputs;  // every file read, a run's log included: none may be an output
+              for (const auto& given : *inputs) {
+                const std::string p = train::runRecordPath(given);
+                documents::Document d = documents::readDocument(
+                    p, "input", {documents::DocumentKind::intervention, documents::DocumentKind::eval, documents::DocumentKind::study,
+                                 documents::DocumentKind::profile, documents::DocumentKind::track, documents::DocumentKind::train});
+                nlohmann::json& slot = d.kind == documents::DocumentKind::profile ? in.profile
+                                       : d.kind == documents::DocumentKind::track ? in.track
+                                       : d.kind == documents::DocumentKind::train ? in.run
+                                                                                  : in.result;
+                if (!slot.is_null()) throw UsageError(p + ": two documents of the same kind; give at most one of each");
+                if (d.kind == documents::DocumentKind::train) {
+                  in.run_log = train::readRunLog(p, train::checkRunRecord(d.json, p).doc);
+                  read.push_back(p);
+                  read.push_back(train::runLogPath(p, d.json));
+                }
                 slot = std::move(d.json);
               }
-              output::checkOutputPath(*out, *force, *inputs);
+              output::checkOutputPath(*out, *force, read);
               if (*markdown && output::standardStream(*out))
                 throw UsageError("-o " + *out + ": --markdown writes its figures beside the report; give a file");
               if (*markdown) {
@@ -45,7 +64,7 @@ Command addReportCommand(CLI::App& root) {
                 const std::string rel = dir.substr(dir.rfind('/') + 1);
                 if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw UsageError("cannot create directory " + dir);
                 const auto figs = report::reportFigures(in);
-                for (const auto& f : figs) output::checkOutputPath(dir + "/" + f.name, *force, *inputs);  // all before any is written
+                for (const auto& f : figs) output::checkOutputPath(dir + "/" + f.name, *force, read);  // all before any is written
                 for (const auto& f : figs) output::writeFileAtomic(dir + "/" + f.name, f.svg);
                 output::writeFileAtomic(*out, report::markdownReport(in, rel));
               } else {

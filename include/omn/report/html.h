@@ -13,6 +13,9 @@ namespace omn::report {
 struct ReportInput {
   nlohmann::json result;   // omn-audit/intervention@1, eval@1 or study@1, or null
   nlohmann::json profile;  // omn-audit/profile@1, or null
+  nlohmann::json track;    // omn-audit/track@1, or null
+  nlohmann::json run;      // omn-audit/train@1 (a run's train.json), or null
+  std::vector<nlohmann::json> run_log;  // the run's log records (train::parseLog), for its figures
 };
 
 // Warnings a reviewer must see first (NaN conditions, unverified checkpoint, a control that did

@@ -31,6 +31,15 @@ struct RunRecord {
 };
 RunRecord checkRunRecord(const nlohmann::json& doc, const std::string& path);
 
+// A run named as its directory or as its train.json: the path of its train.json.
+std::string runRecordPath(const std::string& run);
+
+// The log a run record names in /log, beside it: its whole lines (the last one may still be in
+// flight, as in a run still writing). FormatError for a /log that is not a file name beside it;
+// UsageError when it cannot be read.
+std::string runLogPath(const std::string& train_json, const nlohmann::json& record);
+std::vector<nlohmann::json> readRunLog(const std::string& train_json, const nlohmann::json& record);
+
 // The optimizer state's envelope (omn-audit/optimizer@1 metadata): its step must be `step` and its
 // adamw_steps a count in [0, step]; returns adamw_steps. FormatError naming the file otherwise.
 std::int64_t optimizerSteps(const nlohmann::json& metadata, const std::string& path, std::int64_t step);
