@@ -185,6 +185,13 @@ mk p1.json 'm["conditions"] = [{"op": "scale", "values": [2], "targets": ["q", "
 # --threads: a run setting over the manifest's /model/threads (the busy-machine warning's advice)
 expect 0 ", 1 thread, cpu; one pass" -- "$omn" -q intervene --manifest "$tmp/p1.json" --plan --threads 1
 expect 2 "threads: Value -2 not in range" -- "$omn" intervene --manifest "$tmp/p1.json" --plan --threads -2
+# --dtype and --batch: run settings over /model/dtype and /model/batch, recorded as used
+expect 0 "result: " -- "$omn" -q intervene --manifest "$tmp/p1.json" --dtype bf16 --batch 3 --threads 1 -o "$tmp/p1-flags.json" --csv "$tmp/p1-flags.csv"
+check "--dtype bf16 --batch 3 --threads 1 are the result's model.dtype, model.batch, model.threads" -- /usr/bin/python3 -c "
+import json, sys; m = json.load(open(sys.argv[1]))['model']
+sys.exit(0 if (m['dtype'], m['batch'], m['threads']) == ('bf16', 3, 1) else 1)" "$tmp/p1-flags.json"
+expect 2 "--dtype: expected auto, bf16, fp16 or fp32, got \"fp8\"" -- "$omn" intervene --manifest "$tmp/p1.json" --plan --dtype fp8
+expect 2 "--batch: Value 70000 not in range" -- "$omn" intervene --manifest "$tmp/p1.json" --plan --batch 70000
 expect 0 "warning: c1 \(scale 2 k all\) equals c0 by construction" -- "$omn" -q intervene --manifest "$tmp/p1.json" --plan
 expect 0 "check: c2 \(compensate 2 qk all\) equals the control by construction: compensate is the sanity control" -- \
   "$omn" -q intervene --manifest "$tmp/p1.json" --plan

@@ -106,7 +106,24 @@ struct InterveneArgs {
   bool allow_unverified = false, plan = false;
   double cache_budget_mib = 2048;
   int threads = -1;  // -1: the manifest's /model/threads
+  model::DtypeRequest dtype = model::DtypeRequest::Auto;
+  bool dtype_given = false;  // false: the manifest's /model/dtype
+  std::optional<int> batch;                  // none: the manifest's /model/batch
 };
+
+// The run settings given as flags, over the manifest's /model (recorded in the result's /model as
+// used); errors about them then name the flag, not the manifest's pointer.
+void applyRunSettings(const InterveneArgs& a, eval::SessionSpec& s) {
+  if (a.threads >= 0) s.threads = a.threads;
+  if (a.dtype_given) {
+    s.dtype = a.dtype;
+    s.names.dtype = "--dtype";
+  }
+  if (a.batch) {
+    s.batch = *a.batch;
+    s.names.batch = "--batch";
+  }
+}
 
 }  // namespace
 
@@ -133,6 +150,12 @@ Command addInterveneCommand(CLI::App& root) {
                   "CPU threads, over the manifest's /model/threads (0: OMP_NUM_THREADS when set, else every online CPU; "
                   "recorded as model.threads)")
       ->check(CLI::Range(0, model::kMaxThreads));
+  addChoice(app, "--dtype", a->dtype, model::kDtypeRequests, "working dtype, over the manifest's /model/dtype; recorded as model.dtype")
+      ->each([a](const std::string&) { a->dtype_given = true; })
+      ->default_str("");
+  app->add_option("--batch", a->batch,
+                  "rows per forward pass, over the manifest's /model/batch (0: about 2,048 tokens a pass; recorded as model.batch)")
+      ->check(CLI::Range(0, 1 << 16));
   app->add_flag("--mechanism", a->o.mechanism, "record attention entropy, max logit and Q/K RMS per layer and condition");
   app->add_flag("--kl", a->o.kl,
                 "compare each condition's next-token distributions with the control's: KL, top-1 agreement, change in p(correct) "
@@ -142,7 +165,7 @@ Command addInterveneCommand(CLI::App& root) {
                 "take (from the control timed on a few rows) and the ones equal by construction; write nothing");
   return {app, [a] {
             intervene::Manifest m = intervene::loadManifest(a->manifest, a->allow_unverified);
-            if (a->threads >= 0) m.session.threads = a->threads;  // a run setting: the flag over the manifest
+            applyRunSettings(*a, m.session);
             if (!a->shard.empty()) std::tie(a->o.shard_index, a->o.shard_count) = parseShard(a->shard);
             a->o.cache_budget_bytes = static_cast<std::size_t>(a->cache_budget_mib * 1024 * 1024);
             a->o.progress = true;
