@@ -39,7 +39,7 @@ def describe(omn):
 
 
 def takes_value(o):
-    return o["type"] != ""  # CLI11 names no type for a flag
+    return o["takes_value"]  # a switch (--force) takes none
 
 
 def flags(o):

@@ -42,7 +42,7 @@ else
   notorch="${OMN_NOTORCH_BUILD_DIR:-$root/build-notorch}"
   [ -f "$notorch/build.ninja" ] || cmake -S "$root" -B "$notorch" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOMN_WITH_TORCH=OFF \
     -DOMN_BUILD_TESTS=OFF -DOMN_WERROR=ON >/dev/null
-  cmake --build "$notorch" -j "$(nproc)" --target omn-audit
+  cmake --build "$notorch" -j "$(nproc)"  # whole: the CLI and its text plugin
   "$notorch/omn-audit" --version
 fi
 echo "omn-audit: every tier passed in $((SECONDS - start)) s after the build"

@@ -47,4 +47,9 @@ std::string digestKey(const std::string& path) {
   return ec ? fs::path(path).lexically_normal().string() : c.string();
 }
 
+bool listedInFolder(const std::string& listed, const std::string& folder) {
+  const fs::path dir = fs::path(listed).parent_path();
+  return digestKey(dir.empty() ? "." : dir.string()) == digestKey(folder);
+}
+
 }  // namespace omn::audit

@@ -52,12 +52,28 @@ bool isIndex(const std::string& path) {
   return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The directory of a sharded index, where its shards are.
+std::string besideIndex(const std::string& index) {
+  const std::string dir = fs::path(index).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
 // The digest pinned for the checkpoint itself: --sha256, or its --digests line (both: they agree).
 // Every other line must name a file beside a sharded index; checked before any byte is hashed.
 // A --digests line naming another file of the model folder (config.json, tokenizer.json, ...: a
 // `sha256sum DIR/*` list): not the weights, and not an error.
 bool inFolder(const io::ModelLocation& loc, const std::string& p) {
-  return loc.isFolder() && fs::path(digestKey(p)).parent_path() == fs::path(digestKey(loc.config_path)).parent_path();
+  return loc.isFolder() && listedInFolder(p, loc.given);
+}
+
+// A --digests line naming another existing file beside a single weights file (`sha256sum *` beside
+// model.safetensors lists config.json too): not the weights, and not an error. A line naming a file
+// that does not exist still is (a misspelt weights file would otherwise leave them unpinned).
+bool besideFile(const io::ModelLocation& loc, const std::string& p) {
+  std::error_code ec;
+  if (loc.isFolder() || !fs::is_regular_file(p, ec)) return false;
+  const fs::path mine = fs::weakly_canonical(fs::absolute(loc.given).parent_path(), ec);
+  return !ec && fs::weakly_canonical(fs::absolute(p).parent_path(), ec) == mine && !ec;
 }
 
 std::string expectedDigest(const ProfileRequest& req, const io::ModelLocation& loc) {
@@ -72,7 +88,7 @@ std::string expectedDigest(const ProfileRequest& req, const io::ModelLocation& l
         throw UsageError(source + " and " + here + " disagree about " + req.checkpoint);
       if (source.empty()) source = here;
       expected = d;
-    } else if ((!isIndex(req.checkpoint) || fs::path(k).parent_path() != fs::path(self).parent_path()) && !inFolder(loc, p)) {
+    } else if ((!isIndex(req.checkpoint) || !listedInFolder(p, besideIndex(req.checkpoint))) && !inFolder(loc, p) && !besideFile(loc, p)) {
       throw UsageError("--digests " + req.digests_path + ": " + p + " is not " + req.checkpoint +
                        (isIndex(req.checkpoint) ? " or a shard beside it" : "") +
                        " (paths are relative to the current directory, as for sha256sum -c)");
@@ -132,7 +148,7 @@ json profileCheckpoint(const ProfileRequest& request) {
     const bool detected = req.preset.empty() && !hf;  // a model folder's model_type names it: not detected
     const model::Preset preset = model::resolvePreset(req.preset, ck->index, ck->metadata, req.checkpoint, hf ? &*hf : nullptr);
     if (hf && req.preset.empty()) model::requireModelTypeAgreesWithTensors(preset, ck->index, *hf);  // the tensors decide
-    if (hf) model::checkStatedDimensions(preset, ck->index);  // every size config.json states, against the tensors
+    if (hf) model::checkStatedDimensions(preset, ck->index, ck->path);  // every size config.json states, against the tensors
     const GainSet gains = loadGains(*ck, preset);
     const model::TensorMatch match = model::matchTensors(preset, ck->index, gains.n_layers);
     // -v: how the tool read the file, which -q and the default leave out
@@ -159,8 +175,9 @@ json profileCheckpoint(const ProfileRequest& request) {
     bool named = false;
     for (const auto& f : ck->files) named = named || digestKey(f->path()) == digestKey(p);
     // another file of the model folder (tokenizer.json, ...): not read, but a line that pins it is checked
-    if (!named && inFolder(loc, p) && digestKey(p) != digestKey(loc.config_path)) io::requireSha256(p, d, io::sha256File(p));
-    if (!named && !inFolder(loc, p))
+    const bool other = inFolder(loc, p) || besideFile(loc, p);
+    if (!named && other && digestKey(p) != digestKey(loc.config_path)) io::requireSha256(p, d, io::sha256File(p));
+    if (!named && !other)
       throw UsageError("--digests " + req.digests_path + ": " + p + " is not a shard of " + req.checkpoint +
                        " (its /weight_map names no such file)");
   }

@@ -27,7 +27,18 @@ bool isCheckpointName(const std::string& name) {
   return ends(".pt") || ends(".pth") || ends(".bin") || ends(".safetensors");
 }
 
-bool isModelFolder(const fs::path& dir) { return io::isModelFolder(dir.string()); }
+// Whether each directory is a model folder, its config.json read once however often it is asked.
+class FolderKinds {
+ public:
+  bool isModelFolder(const fs::path& dir) {
+    const auto [it, fresh] = known_.emplace(dir.lexically_normal().string(), false);
+    if (fresh) it->second = io::isModelFolder(dir.string());
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, bool> known_;
+};
 
 // Name order with runs of digits compared as numbers: checkpoint-500 before checkpoint-1000.
 bool naturalLess(const std::string& a, const std::string& b) {
@@ -60,10 +71,12 @@ json trainerStep(const std::string& dir) {
   return j.is_object() && j.contains("global_step") && j["global_step"].is_number_integer() ? j["global_step"] : json(nullptr);
 }
 
-// The --digests lines for one tracked checkpoint: its own, or for a model folder every line naming
-// a file inside it (sha256sum DIR/*), which profile checks.
-bool namesFileIn(const std::string& folder, const std::string& listed) {
-  return io::isModelFolder(folder) && fs::path(digestKey(listed)).parent_path() == fs::path(digestKey(folder));
+// The --digests lines for one tracked checkpoint: its own, or for a model folder (a directory
+// expandTrackInputs yielded is one) every line naming a file inside it (sha256sum DIR/*), which
+// profile checks.
+bool namesFileIn(const std::string& checkpoint, const std::string& listed) {
+  std::error_code ec;
+  return fs::is_directory(checkpoint, ec) && listedInFolder(listed, checkpoint);
 }
 
 // The digests a run directory's train.json records for its checkpoints (checkpoints/*, final.pt):
@@ -114,6 +127,8 @@ json roleStats(const json& r) {
 
 std::vector<std::string> expandTrackInputs(const std::vector<std::string>& inputs) {
   std::vector<std::string> out;
+  FolderKinds kinds;
+  auto isModelFolder = [&kinds](const fs::path& dir) { return kinds.isModelFolder(dir); };
   for (const auto& in : inputs) {
     std::error_code ec;
     if (!fs::exists(in, ec)) throw UsageError(in + ": no such file or directory");
@@ -158,10 +173,9 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
   return unique;
 }
 
-json trackCheckpoints(const TrackRequest& req) {
+json trackCheckpoints(const TrackRequest& req, const std::vector<std::string>& paths) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
-  const std::vector<std::string> paths = expandTrackInputs(req.inputs);
   const auto key = digestKey;  // a listed path and a checkpoint path: the same file when they resolve to one place
   std::map<std::string, std::string> digests;
   for (const auto& [p, d] : req.digests)  // two spellings of one file (./a and a, a link) must agree
@@ -215,7 +229,7 @@ json trackCheckpoints(const TrackRequest& req) {
     verified += prof["checkpoint"]["verified"] == "all";  // an index alone is not its shards
     const json& meta = prof["checkpoint"]["metadata"];
     json step = meta.is_object() && meta.contains("step") && meta["step"].is_number_integer() ? meta["step"] : json(nullptr);
-    if (step.is_null() && io::isModelFolder(p)) step = trainerStep(p);
+    if (step.is_null() && prof["checkpoint"].contains("folder")) step = trainerStep(p);  // a model folder, as profile read it
     json layers = json::array();
     for (const auto& l : prof["layers"])
       layers.push_back({{"layer", l["layer"]}, {"q", roleStats(l["q"])}, {"k", roleStats(l["k"])}});

@@ -121,9 +121,9 @@ std::vector<double> holmAdjusted(const std::vector<double>& p) {
   return out;
 }
 
-void checkGroups(int groups, std::size_t n) {
+void checkGroups(int groups, std::size_t n, const std::string& name) {
   if (groups < 1 || static_cast<std::size_t>(groups) > n)
-    throw UsageError("--groups must be between 1 and the number of sequences (" + std::to_string(n) + "), got " +
+    throw UsageError(name + " must be between 1 and the number of sequences (" + std::to_string(n) + "), got " +
                      std::to_string(groups));
 }
 

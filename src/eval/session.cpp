@@ -2,7 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -73,25 +77,36 @@ void resolveRowLength(Session& s) {
 
 }  // namespace
 
+void checkSessionSpec(const SessionSpec& spec) {
+  const OptionNames& n = spec.names;
+  if (spec.tokenizer_revision.empty() && spec.tokenizer_revision_required)
+    throw UsageError(n.tokenizer_revision + " is required: the tokenization is recorded, never implied");
+  if (spec.sha256.empty() && !spec.allow_unverified)
+    throw UsageError("the checkpoint's sha256 is required (or pass --allow-unverified)");
+  if (!spec.sha256.empty()) io::normaliseSha256(spec.sha256, n.sha256);
+  if (spec.device.rfind("cuda", 0) == 0 && !at::hasCUDA())
+    throw UsageError(n.device + " " + spec.device + ": this libtorch has no CUDA support or no GPU is visible");
+  if (spec.dtype == model::DtypeRequest::FP16 && at::Device(spec.device).is_cpu())
+    throw UsageError(n.dtype + " fp16 on the CPU: libtorch has no fp16 matrix product there; use bf16 or fp32");
+  model::checkAttentionRequest(spec.attention, at::Device(spec.device), spec.dtype, n.attention, n.dtype);
+  for (const auto& [name, path] : {std::pair{&n.checkpoint, &spec.checkpoint}, {&n.tokens, &spec.tokens.path}, {&n.offsets, &spec.tokens.offsets}}) {
+    struct stat st {};
+    if (!path->empty() && ::stat(path->c_str(), &st) != 0)
+      throw UsageError(*name + " " + *path + ": cannot open for reading: " + std::strerror(errno));
+  }
+}
+
 std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   auto s = std::make_unique<Session>();
   s->spec = spec;
   const OptionNames& n = spec.names;
   // every option that can be refused without the checkpoint is refused before it is hashed
-  if (spec.tokenizer_revision.empty() && spec.tokenizer_revision_required)
-    throw UsageError(n.tokenizer_revision + " is required: the tokenization is recorded, never implied");
+  checkSessionSpec(spec);
   if (spec.tokenizer_revision.empty())
     spdlog::warn("no {}: the tokenizer revision is recorded as unknown (null); the result is a quick look, not the "
                  "reproduction standard (docs/eval.md)", n.tokenizer_revision);
-  if (spec.sha256.empty() && !spec.allow_unverified)
-    throw UsageError("the checkpoint's sha256 is required (or pass --allow-unverified)");
   const std::string expected = spec.sha256.empty() ? "" : io::normaliseSha256(spec.sha256, n.sha256);
-  if (spec.device.rfind("cuda", 0) == 0 && !at::hasCUDA())
-    throw UsageError(n.device + " " + spec.device + ": this libtorch has no CUDA support or no GPU is visible");
   s->device = at::Device(spec.device);
-  if (spec.dtype == model::DtypeRequest::FP16 && s->device.is_cpu())
-    throw UsageError(n.dtype + " fp16 on the CPU: libtorch has no fp16 matrix product there; use bf16 or fp32");
-  model::checkAttentionRequest(spec.attention, s->device, spec.dtype, n.attention, n.dtype);
   s->threads = at::get_num_threads();  // set by the command (model::useThreads), recorded here
 
   // a Hugging Face model folder: its weights file is the checkpoint, its config.json the architecture
@@ -115,7 +130,7 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     s->ck = io::openCheckpoint(weights, oo);
     s->preset = model::resolvePreset(spec.preset, s->ck->index, s->ck->metadata, weights, hf ? &*hf : nullptr);
     if (hf && spec.preset.empty()) model::requireModelTypeAgreesWithTensors(s->preset, s->ck->index, *hf);
-    s->config = model::inferConfig(s->preset, s->ck->index);
+    s->config = model::inferConfig(s->preset, s->ck->index, weights);
     s->dtype = model::workingDtype(spec.dtype, s->ck->index.at(s->config.name("wq", 0)).dtype);
     if (s->dtype == at::kHalf && s->device.is_cpu())  // auto on an fp16 checkpoint
       throw UsageError(n.dtype + " auto: the checkpoint is fp16, which the CPU cannot multiply; use bf16 or fp32");

@@ -177,6 +177,12 @@ bool anyRowPacked(const std::vector<Row>& rows) {
   return false;
 }
 
+std::int64_t scoredTokens(const Row& r) {
+  std::int64_t n = 0;
+  for (std::size_t t = 1; t < r.doc.size(); ++t) n += r.doc[t] == r.doc[t - 1];
+  return n;
+}
+
 std::vector<Row> buildRows(const TokenSet& set, RowForm form, std::int64_t seq_len) {
   if (seq_len < 2) throw UsageError("--seq-len must be at least 2, got " + std::to_string(seq_len));
   const std::size_t L = static_cast<std::size_t>(seq_len);

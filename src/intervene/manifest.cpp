@@ -210,7 +210,7 @@ void parseTokens(const Reader& r, const json& j, const std::string& path, eval::
 void parseRows(const Reader& r, const json& j, eval::SessionSpec& s) {
   const json& rw = r.object(r.need(j, "", "rows"), "/rows", {"seq_len", "num_seqs", "up_to", "selection", "seed", "form"});
   s.seq_len = r.integer(r.need(rw, "/rows", "seq_len"), "/rows/seq_len", 2);
-  s.num_seqs = static_cast<std::size_t>(r.integer(r.need(rw, "/rows", "num_seqs"), "/rows/num_seqs", 1));
+  s.num_seqs = static_cast<std::size_t>(r.integer(r.need(rw, "/rows", "num_seqs"), "/rows/num_seqs", 1, eval::kMaxNumSeqs));
   if (const json* v = r.opt(rw, "up_to")) s.up_to = r.boolean(*v, "/rows/up_to");
   if (const json* v = r.opt(rw, "selection")) s.selection = r.choice(*v, "/rows/selection", eval::kSelectionModes);
   if (const json* v = r.opt(rw, "seed")) s.selection_seed = static_cast<std::uint64_t>(r.integer(*v, "/rows/seed", 0));
@@ -220,7 +220,8 @@ void parseRows(const Reader& r, const json& j, eval::SessionSpec& s) {
 void parseStatistics(const Reader& r, const json& j, Manifest& m) {
   const auto& s = m.session;
   if (const json* v = r.opt(j, "groups")) m.groups = static_cast<int>(r.integer(*v, "/groups", 1, std::numeric_limits<int>::max()));
-  if (m.groups > static_cast<int>(s.num_seqs)) r.fail("/groups", "more groups than sequences (" + std::to_string(s.num_seqs) + ")");
+  if (static_cast<std::size_t>(m.groups) > s.num_seqs)
+    r.fail("/groups", "more groups (" + std::to_string(m.groups) + ") than /rows/num_seqs (" + std::to_string(s.num_seqs) + ")");
   if (const json* b = r.opt(j, "bootstrap")) {
     r.object(*b, "/bootstrap", {"resamples", "seed", "confidence", "multiplicity"});
     if (const json* v = r.opt(*b, "multiplicity")) m.bootstrap.multiplicity = r.choice(*v, "/bootstrap/multiplicity", eval::kMultiplicity);
@@ -244,7 +245,7 @@ void parseModel(const Reader& r, const json& j, eval::SessionSpec& s, double& no
     if (const json* v = r.opt(*md, "attention")) s.attention = r.choice(*v, "/model/attention", model::kAttentionRequests);
     if (const json* v = r.opt(*md, "dtype")) s.dtype = r.choice(*v, "/model/dtype", model::kDtypeRequests);
     if (const json* v = r.opt(*md, "device")) s.device = model::checkDeviceSpec(r.str(*v, "/model/device"), r.label() + ": /model/device");
-    if (const json* v = r.opt(*md, "batch")) s.batch = static_cast<int>(r.integer(*v, "/model/batch", 0, std::numeric_limits<int>::max()));  // 0: auto
+    if (const json* v = r.opt(*md, "batch")) s.batch = static_cast<int>(r.integer(*v, "/model/batch", 0, eval::kMaxBatch));  // 0: auto
     if (const json* v = r.opt(*md, "threads")) s.threads = static_cast<int>(r.integer(*v, "/model/threads", 0, 4096));
   }
 }
@@ -505,7 +506,8 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
                             {&s.names.tokenizer_revision, "/tokens/tokenizer_revision"},
                             {&s.names.attention, "/model/attention"},
                             {&s.names.dtype, "/model/dtype"}, {&s.names.device, "/model/device"},
-                            {&s.names.batch, "/model/batch"}, {&s.names.seq_len, "/rows/seq_len"}})
+                            {&s.names.batch, "/model/batch"}, {&s.names.seq_len, "/rows/seq_len"},
+                            {&s.names.checkpoint, "/checkpoint/path"}, {&s.names.tokens, "/tokens/path"}, {&s.names.offsets, "/tokens/offsets"}})
     *field = r.label() + ": " + ptr;
   // each section read on its own, unless it is read against one that failed; every mistake in one error
   io::ErrorList errors(r.label());

@@ -5,6 +5,7 @@
 
 #include "omn/io/json_reader.h"
 #include "omn/output/json_file.h"
+#include "omn/output/table.h"
 
 namespace omn::intervene {
 
@@ -136,17 +137,40 @@ json conditionIdentity(const PassRecord& r) {
           {"mechanism", r.mechanism}};
 }
 
-json journalLine(const PassRecord& r) {
+json journalLine(const PassRecord& r, const std::string& sweep_sha256) {
   json j = r.control ? json{{"id", r.id}, {"gain_sha256", r.gain_sha256}, {"seconds", r.seconds}, {"mechanism", r.mechanism}}
                      : conditionIdentity(r);
   j["kind"] = r.control ? "control" : "condition";
   j["scores"] = scoresRaw(r.scores);
   j["divergence"] = r.divergence;
   if (!r.control) j["reported_perplexity"] = r.reported_perplexity ? json(*r.reported_perplexity) : json(nullptr);
+  j["sweep_sha256"] = sweep_sha256;
   return j;
 }
 
-PassRecord recordFromJournal(const json& line, const std::string& where, bool control) {
+namespace {
+
+// A journaled record's binding and numbers against what this sweep expects of it (JournalExpectation).
+void checkAgainstSweep(const io::JsonReader& rd, const json& line, const PassRecord& r, const JournalExpectation& expect) {
+  if (sha(rd, line, "", "sweep_sha256") != expect.sweep_sha256)
+    rd.fail("/sweep_sha256", "the record is another sweep's (another manifest, checkpoint, token set, rows or condition "
+                             "definition than this sweep's " + r.id + "): remove the journal to start over");
+  const auto& tokens = r.scores.tokens;
+  if (tokens.size() != expect.tokens.size())
+    rd.fail("/scores/tokens", "expected one count per row of this sweep (" + std::to_string(expect.tokens.size()) + "), got " +
+                                  std::to_string(tokens.size()));
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] != expect.tokens[i])
+      rd.fail("/scores/tokens/" + std::to_string(i), "expected the " + std::to_string(expect.tokens[i]) + " tokens row " +
+                                                         std::to_string(i) + " scores, got " + std::to_string(tokens[i]));
+  for (std::size_t i = 0; i < r.scores.nll_sum.size(); ++i)  // NaN (null): a sum that was not finite, as written
+    if (r.scores.nll_sum[i] < 0)
+      rd.fail("/scores/nll_sum/" + std::to_string(i), "expected an NLL sum >= 0, got " + output::significant(r.scores.nll_sum[i], 6));
+}
+
+}  // namespace
+
+PassRecord recordFromJournal(const json& line, const std::string& where, bool control, const JournalExpectation& expect) {
   const bool named = line.is_object() && line.contains("id") && line["id"].is_string();
   const io::JsonReader rd(where + " record " + (named ? line["id"].get<std::string>() : std::string("?")));
   objectAt(rd, line, "");
@@ -155,6 +179,7 @@ PassRecord recordFromJournal(const json& line, const std::string& where, bool co
   PassRecord r = readRecord(rd, line, control, rd.need(line, "", "scores"), "/scores",
                             line.contains("reported_perplexity") ? &line["reported_perplexity"] : nullptr);
   r.id = sha(rd, line, "", "id");
+  checkAgainstSweep(rd, line, r, expect);
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -14,6 +15,7 @@
 #include "omn/eval/evaluator.h"
 #include "omn/io/journal.h"
 #include "omn/io/json_reader.h"
+#include "omn/io/sha256.h"
 #include "omn/intervene/ops.h"
 #include "omn/intervene/pass_record.h"
 #include "omn/intervene/plan.h"
@@ -186,8 +188,33 @@ json journalHeader(const Manifest& m, const eval::Session& s, const SweepOptions
           {"options", {{"mechanism", o.mechanism}, {"kl", o.kl}}}};
 }
 
+// The digest a journaled pass is bound to (its /sweep_sha256): the journal's header (the sweep's
+// inputs, code, shard, products, batch and options), the rows scored (eval::selectionJson: their
+// indices and token offsets) and the pass (a control's id; a condition's id, label, manifest pointer
+// and definition). A record of any other sweep, rows or condition carries another digest.
+std::string passBinding(const json& header, const json& rows, const json& pass) {
+  const std::string text = json{{"header", header}, {"rows", rows}, {"pass", pass}}.dump();
+  return io::sha256Bytes(text.data(), text.size());
+}
+
+json controlDefinition(const char* id) { return {{"id", id}}; }
+json conditionDefinition(const Condition& c) {
+  return {{"id", c.id}, {"label", c.label}, {"manifest_pointer", c.pointer}, {"op", c.describe()}};
+}
+
+// What every journaled record of this sweep must agree with (pass_record.h JournalExpectation).
+struct SweepBinding {
+  json header, rows;
+  std::vector<std::int64_t> tokens;  // scored per row
+  SweepBinding(json h, const eval::Session& s) : header(std::move(h)), rows(eval::selectionJson(s)) {
+    for (const eval::Row& r : s.rows) tokens.push_back(eval::scoredTokens(r));
+  }
+  JournalExpectation expect(const json& pass) const { return {passBinding(header, rows, pass), tokens}; }
+};
+
 // The passes of one sweep, in order: the opening control, each condition, the closing control. Each
-// is taken from the journal when it holds it, else run, checked and journaled.
+// is taken from the journal when it holds it (bound to this sweep: refused otherwise), else run,
+// checked and journaled.
 struct SweepPasses {
   const eval::Session& s;
   const SweepOptions& o;
@@ -197,20 +224,44 @@ struct SweepPasses {
   io::ResumedJournal& resumed;
   PassRunner& passes;
   const std::string& jpath;
+  const SweepBinding& binding;
+  std::map<std::string, PassRecord> reused = {};  // the journal's records, each checked against this sweep (readJournal)
+
+  // Every record the journal holds, read back and checked against the pass of this sweep it stands
+  // for before any pass runs: one that is no pass of this sweep, or another sweep's, is refused
+  // naming the journal's line.
+  void readJournal(const std::vector<Condition>& todo) {
+    for (const auto& [id, line] : resumed.done) {
+      const bool control = id == "control_open" || id == "control_close";
+      const auto c = std::find_if(todo.begin(), todo.end(), [&id = id](const Condition& x) { return x.id == id; });
+      if (!control && c == todo.end())
+        throw UsageError(resumed.where(id) + ": record " + id + " is no pass of this sweep (another manifest's or shard's): "
+                         "remove the journal to start over");
+      const json definition = control ? controlDefinition(id.c_str()) : conditionDefinition(*c);
+      reused.emplace(id, recordFromJournal(line, resumed.where(id), control, binding.expect(definition)));
+    }
+  }
+  const PassRecord* journaled(const std::string& id) const {
+    const auto it = reused.find(id);
+    return it == reused.end() ? nullptr : &it->second;
+  }
+  void append(const PassRecord& r, const json& definition) {
+    resumed.journal.append(journalLine(r, binding.expect(definition).sweep_sha256));
+  }
 
   PassRecord openingControl() {
     const Against kl_role = o.kl ? Against::Keep : Against::Nothing;
-    if (const json* r = resumed.find("control_open")) {
+    if (const PassRecord* r = journaled("control_open")) {
       passes.skip();
       if (use_cache || o.kl) {  // neither is journaled: rebuild them with one pass over the control
         passes.addStep();
         passes.run("control (refilling the activation cache / the --kl reference)", use_cache, false, false, kl_role);
       }
-      return recordFromJournal(*r, "journal " + jpath, true);
+      return *r;
     }
     PassRecord control_open = controlRecord("control_open", passes.run("control", use_cache, false, o.mechanism, kl_role), gains);
     requireUnchanged(s, jpath, "after the control pass", false);
-    resumed.journal.append(journalLine(control_open));
+    append(control_open, controlDefinition("control_open"));
     return control_open;
   }
 
@@ -218,15 +269,15 @@ struct SweepPasses {
   std::vector<PassRecord> conditions(const std::vector<Condition>& todo, const PassRecord& control_open) {
     std::vector<PassRecord> records;
     for (const Condition& c : todo) {
-      if (const json* r = resumed.find(c.id)) {
-        records.push_back(recordFromJournal(*r, "journal " + jpath, false));
+      if (const PassRecord* r = journaled(c.id)) {
+        records.push_back(*r);
         passes.skip();
         continue;
       }
       const bool from_cache = use_cache && gains.firstLayer(c) >= cache.layer;
       PassRecord rec = runCondition(c, gains, passes, from_cache, cache.layer, o.mechanism, o.kl, control_open);
       requireUnchanged(s, jpath, "after condition " + c.id + " (" + c.label + ")", false);
-      resumed.journal.append(journalLine(rec));
+      append(rec, conditionDefinition(c));
       if (!rec.restored())
         throw IntegrityError("condition " + c.id + " (" + c.label + "): the gains did not restore bitwise (SHA-256 " + rec.restore_sha256 +
                              ", expected " + rec.restore_expected + ")");
@@ -237,14 +288,15 @@ struct SweepPasses {
 
   // the control again (it must reproduce the first); the checkpoint's SHA-256 read again before it is kept
   PassRecord closingControl() {
-    const json* journaled = resumed.find("control_close");
-    PassRecord control_close = journaled ? recordFromJournal(*journaled, "journal " + jpath, true)
-                                         : controlRecord("control_close", passes.run("control (closing)", false, false, o.mechanism,
-                                                                                     o.kl ? Against::Compare : Against::Nothing),
-                                                         gains);
-    if (!journaled) requireUnchanged(s, jpath, "after the control (closing) pass", false);
+    if (const PassRecord* r = journaled("control_close")) {
+      requireUnchanged(s, jpath, "at the end of the sweep (SHA-256 read again)", true);
+      return *r;
+    }
+    PassRecord control_close = controlRecord(
+        "control_close", passes.run("control (closing)", false, false, o.mechanism, o.kl ? Against::Compare : Against::Nothing), gains);
+    requireUnchanged(s, jpath, "after the control (closing) pass", false);
     requireUnchanged(s, jpath, "at the end of the sweep (SHA-256 read again)", true);
-    if (!journaled) resumed.journal.append(journalLine(control_close));
+    append(control_close, controlDefinition("control_close"));
     return control_close;
   }
 };
@@ -295,6 +347,7 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
   const auto [out, csv] = checkSweepOutputs(m, o, inputFiles(m));
+  eval::checkGroups(m.groups, s.rows.size(), "manifest " + m.path + ": /groups");  // /rows/up_to may leave fewer rows
   const std::vector<Condition> conditions = shardConditions(m.conditions, o.shard_index, o.shard_count);
 
   // --- plan: the gains saved and every condition checked; the journal; the cache ----------------------
@@ -308,11 +361,13 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   eval::ActivationCache cache;
   const bool use_cache = planMemory(conditions, gains, ev, s.config.n_layers, o, cache);
-  io::ResumedJournal resumed = openJournal(jpath, journalHeader(m, s, o, shard), o.resume);
+  const SweepBinding binding(journalHeader(m, s, o, shard), s);
+  io::ResumedJournal resumed = openJournal(jpath, binding.header, o.resume);
   PassRunner runner(ev, cache, o, conditions.size() + 2, jpath);
 
   // --- run: control, conditions, control ------------------------------------------------------------
-  SweepPasses passes{s, o, gains, cache, use_cache, resumed, runner, jpath};
+  SweepPasses passes{s, o, gains, cache, use_cache, resumed, runner, jpath, binding};
+  passes.readJournal(conditions);
   ResultsInput in;
   in.control_open = passes.openingControl();
   in.conditions = passes.conditions(conditions, in.control_open);

@@ -151,18 +151,28 @@ std::string journalMismatch(const nlohmann::json& old_h, const nlohmann::json& c
 ResumedJournal resumeJournal(const std::string& path, const nlohmann::json& header, bool resume, const std::string& what,
                              const std::vector<std::string>& identity, const std::function<bool(const nlohmann::json&)>& reuse) {
   bool resumed = false;
-  ResumedJournal r{Journal::openForRun(path, header, resume, what, resumed), {}, false};
+  ResumedJournal r{Journal::openForRun(path, header, resume, what, resumed), {}, {}, false};
   r.resumed = resumed;
   if (!resumed) return r;
   const std::string diff = journalMismatch(r.journal.header(), header, identity);
   if (!diff.empty()) throw UsageError("cannot resume from " + path + ": " + diff);
-  for (const auto& rec : r.journal.records()) {
+  const auto& records = r.journal.records();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const nlohmann::json& rec = records[i];
     if (reuse && !reuse(rec)) continue;
+    const std::size_t line = i + 2;  // the header is line 1
     const auto id = rec.find("id");
-    if (id == rec.end() || !id->is_string()) throw FormatError("journal " + path + ": a record without a string \"id\"");
+    if (id == rec.end() || !id->is_string())
+      throw FormatError("journal " + path + ": line " + std::to_string(line) + ": a record without a string \"id\"");
     r.done[id->get<std::string>()] = rec;
+    r.lines[id->get<std::string>()] = line;
   }
   return r;
+}
+
+std::string ResumedJournal::where(const std::string& id) const {
+  const auto it = lines.find(id);
+  return "journal " + journal.path() + (it == lines.end() ? "" : ": line " + std::to_string(it->second));
 }
 
 }  // namespace omn::io

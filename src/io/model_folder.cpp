@@ -50,6 +50,15 @@ void addShards(const fs::path& index, std::vector<std::string>& out) {
   }
 }
 
+// A link to nothing in a model folder (a Hugging Face cache whose blob is gone) is named as such,
+// never taken for a missing file that the folder's listing then shows.
+void refuseDanglingLink(const fs::path& p) {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(p, ec)) && !fs::exists(p, ec))
+    throw FormatError(p.string() + ": a dangling link (to " + fs::read_symlink(p, ec).string() +
+                      ", which does not exist): restore what it links to, or replace the link with the file");
+}
+
 bool isHfConfig(const nlohmann::json& j) { return j.is_object() && (j.contains("model_type") || j.contains("architectures")); }
 
 }  // namespace
@@ -87,6 +96,7 @@ ModelLocation locateModel(const std::string& path) {
   if (!fs::is_directory(st)) return loc;  // a file (or nothing): the readers say what is wrong with it
   const fs::path dir(path);
   const fs::path config = dir / "config.json";
+  refuseDanglingLink(config);
   if (!fs::exists(config, ec))
     throw FormatError(path + ": a folder is read as a Hugging Face model folder, and this one has no config.json (" +
                       listing(dir) + "); give the weights file itself, or add the model's config.json");
@@ -101,11 +111,13 @@ ModelLocation locateModel(const std::string& path) {
   if (!isHfConfig(loc.config))
     throw FormatError(loc.config_path + ": expected a Hugging Face config.json (a JSON object with model_type or architectures)");
   loc.config_sha256 = sha256Bytes(text.data(), text.size());
-  for (const char* name : kWeights)
+  for (const char* name : kWeights) {
+    refuseDanglingLink(dir / name);
     if (fs::is_regular_file(dir / name, ec)) {
       loc.weights = (dir / name).string();
       return loc;
     }
+  }
   if (fs::exists(dir / "pytorch_model.bin.index.json", ec))
     throw FormatError(path + ": the weights are a sharded pytorch_model.bin (pytorch_model.bin.index.json), which omn-audit "
                       "does not read; save them as safetensors (model.save_pretrained(d, safe_serialization=True))");

@@ -24,6 +24,19 @@ std::string hex32(std::uint32_t v) {
   return b;
 }
 
+// A zip compression method by its name in the zip specification (APPNOTE 4.4.5), for messages.
+std::string zipMethodName(std::uint16_t method) {
+  switch (method) {
+    case 8: return "deflate";
+    case 9: return "deflate64";
+    case 12: return "bzip2";
+    case 14: return "LZMA";
+    case 93: return "zstd";
+    case 95: return "xz";
+    default: return "method " + std::to_string(method);
+  }
+}
+
 }  // namespace
 
 std::uint32_t crc32(const std::uint8_t* data, std::uint64_t len) {
@@ -143,8 +156,9 @@ const ZipEntry* ZipReader::find(const std::string& name) const {
 
 const std::uint8_t* ZipReader::data(const ZipEntry& e) const {
   if (e.method != 0)
-    throw FormatError(file_.path() + ": entry '" + e.name + "' is compressed (method " + std::to_string(e.method) +
-                      "); torch.save stores records uncompressed");
+    throw FormatError(file_.path() + ": entry '" + e.name + "' is compressed (" + zipMethodName(e.method) + ", zip method " +
+                      std::to_string(e.method) + "); torch.save stores records uncompressed: the file was re-zipped since, save it "
+                      "with torch.save again");
   return file_.span(e.data_offset, e.size, ("data of entry '" + e.name + "'").c_str());
 }
 

@@ -12,9 +12,23 @@ const io::TensorRef& need(const io::TensorIndex& index, const std::string& name,
   return *t;
 }
 
-void expectShape(const io::TensorRef& t, const std::vector<std::int64_t>& want) {
+// A tensor the model reads: floating-point (an integer gain or weight is no model's: it was never
+// trained as such) and of the shape the dimensions imply.
+void expectTensor(const io::TensorRef& t, const std::vector<std::int64_t>& want) {
+  if (!io::isFloatingPoint(t.dtype))
+    throw FormatError("tensor '" + t.name + "': expected a floating-point tensor, got " + io::dtypeName(t.dtype));
   if (t.shape != want)
     throw FormatError("tensor '" + t.name + "': expected shape " + io::shapeString(want) + ", got " + io::shapeString(t.shape));
+}
+
+// What the tensors of `file` contradict, named with the file: FormatErrors from `check` get it as prefix.
+template <class F>
+auto inFile(const std::string& file, F&& check) {
+  try {
+    return check();
+  } catch (const FormatError& e) {
+    throw FormatError(file + ": " + e.what());
+  }
 }
 
 void agree(const Preset& p, const char* key, std::int64_t inferred, const std::string& from) {
@@ -121,12 +135,12 @@ void dimensionsFromShapes(ModelConfig& c, const Preset& p, const io::TensorIndex
 
 }  // namespace
 
-void checkStatedDimensions(const Preset& p, const io::TensorIndex& index) {
+void checkStatedDimensions(const Preset& p, const io::TensorIndex& index, const std::string& file) {
   ModelConfig c;
   c.preset = p.name;
   c.tensors = p.tensors;
   c.qk_layout = p.layout;
-  dimensionsFromShapes(c, p, index);
+  inFile(file, [&] { dimensionsFromShapes(c, p, index); });
 }
 
 namespace {
@@ -135,7 +149,7 @@ namespace {
 void checkEveryTensor(const ModelConfig& c, const io::TensorIndex& index) {
   const std::int64_t D = c.d_model, hd = c.head_dim, Hq = c.n_heads, Hk = c.n_kv_heads, F = c.ffn_hidden;
   for (int i = 0; i < c.n_layers; ++i) {
-    auto chk = [&](const char* role, std::vector<std::int64_t> shape) { expectShape(need(index, c.name(role, i), role), shape); };
+    auto chk = [&](const char* role, std::vector<std::int64_t> shape) { expectTensor(need(index, c.name(role, i), role), shape); };
     if (c.placement == NormPlacement::Pre) {
       chk("attention_norm", {D});
       chk("ffn_norm", {D});
@@ -162,16 +176,19 @@ void checkEveryTensor(const ModelConfig& c, const io::TensorIndex& index) {
     }
     chk("w2", {D, F});
   }
-  expectShape(need(index, c.name("final_norm"), "final_norm"), {D});
-  if (!c.tied_output) expectShape(need(index, c.name("output"), "output"), {c.vocab_size, D});
+  expectTensor(need(index, c.name("embedding"), "embedding"), {c.vocab_size, D});
+  expectTensor(need(index, c.name("final_norm"), "final_norm"), {D});
+  if (!c.tied_output) expectTensor(need(index, c.name("output"), "output"), {c.vocab_size, D});
 }
 
 }  // namespace
 
-ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index) {
+ModelConfig inferConfig(const Preset& p, const io::TensorIndex& index, const std::string& file) {
   ModelConfig c = conventionsFromPreset(p, index);
-  dimensionsFromShapes(c, p, index);
-  checkEveryTensor(c, index);
+  inFile(file, [&] {
+    dimensionsFromShapes(c, p, index);
+    checkEveryTensor(c, index);
+  });
   return c;
 }
 

@@ -10,8 +10,8 @@ using nlohmann::json;
 namespace {
 std::string count(const json& v) { return v.is_number() ? v.dump() : "—"; }
 // a loss a run has not measured yet (null in train.json) is "—", not NaN
-std::string loss(const json& v) { return v.is_number() ? f(v, 4) : "—"; }
-std::string layerMeans(const json& layer) { return f(layer["q"]["mean"], 3) + " / " + f(layer["k"]["mean"], 3); }
+std::string lossCell(const json& v) { return v.is_number() ? f(v, 4) : "—"; }
+std::string trackLayerMeans(const json& layer) { return f(layer["q"]["mean"], 3) + " / " + f(layer["k"]["mean"], 3); }
 }  // namespace
 
 void trackSummaryRows(Grid& g, const json& t) {
@@ -28,7 +28,7 @@ void trackSummaryRows(Grid& g, const json& t) {
 void runSummaryRows(Grid& g, const json& r) {
   g.rows.push_back({"run", r["name"].get<std::string>() + ": " + r["status"].get<std::string>() + ", " + count(r["steps_done"]) + " of " +
                                count(r["steps"]) + " steps"});
-  g.rows.push_back({"held-out loss (nats/token): final, best", loss(r["final_heldout_loss"]) + ", " + loss(r["best_heldout_loss"])});
+  g.rows.push_back({"held-out loss (nats/token): final, best", lossCell(r["final_heldout_loss"]) + ", " + lossCell(r["best_heldout_loss"])});
 }
 
 Grid trackGrid(const json& t) {
@@ -41,8 +41,8 @@ Grid trackGrid(const json& t) {
     std::vector<std::string> row = {c["step"].is_number() ? c["step"].dump() : "—", c["path"].get<std::string>(),
                                     c["sha256_verified"].get<bool>() ? "sha256" : "no", f(s["mean"], 4), f(s["min"], 4), f(s["max"], 4),
                                     count(s["count_negative"])};
-    if (n_layers) row.push_back(layerMeans(c["layers"][0]));
-    if (n_layers > 1) row.push_back(layerMeans(c["layers"][n_layers - 1]));
+    if (n_layers) row.push_back(trackLayerMeans(c["layers"][0]));
+    if (n_layers > 1) row.push_back(trackLayerMeans(c["layers"][n_layers - 1]));
     g.rows.push_back(std::move(row));
   }
   return g;
@@ -55,11 +55,11 @@ Grid runGrid(const json& r) {
           {"status", r["status"].get<std::string>()},
           {"steps done (count)", count(r["steps_done"])},
           {"tokens seen (count)", count(r["tokens_seen"])},
-          {"initial loss (nats/token)", loss(r["initial_loss"])},
-          {"final training loss (nats/token)", loss(r["final_train_loss"])},
-          {"final held-out loss (nats/token)", loss(r["final_heldout_loss"])},
-          {"best held-out loss (nats/token)", loss(r["best_heldout_loss"])},
-          {"held-out unigram cross-entropy (nats/token)", loss(r["heldout_unigram_cross_entropy"])},
+          {"initial loss (nats/token)", lossCell(r["initial_loss"])},
+          {"final training loss (nats/token)", lossCell(r["final_train_loss"])},
+          {"final held-out loss (nats/token)", lossCell(r["final_heldout_loss"])},
+          {"best held-out loss (nats/token)", lossCell(r["best_heldout_loss"])},
+          {"held-out unigram cross-entropy (nats/token)", lossCell(r["heldout_unigram_cross_entropy"])},
           {"QK-norm", r["model"]["qk_norm"].get<bool>() ? "on" : "off"},
           {"parameters (count)", count(r["model"]["parameters"])},
           {"optimizer", r["optimizer"]["kind"].get<std::string>()},
@@ -75,7 +75,7 @@ Grid runGrid(const json& r) {
 
 Grid runEvalsGrid(const json& r) {
   Grid g{{"step", "held-out loss (nats/token)"}, {}};
-  for (const auto& e : r["evals"]) g.rows.push_back({e["step"].dump(), loss(e["heldout_loss"])});
+  for (const auto& e : r["evals"]) g.rows.push_back({e["step"].dump(), lossCell(e["heldout_loss"])});
   return g;
 }
 

@@ -118,12 +118,15 @@ StudyGrid parseGrid(const io::JsonReader& r, const json& j, const json& base, St
   return grid;
 }
 
-void parseOutputs(const io::JsonReader& r, const json& j, const std::string& path, StudyManifest& m) {
+void parseOutputs(const io::JsonReader& r, const json& j, const std::string& path, OutputPlacement placement, StudyManifest& m) {
   const json& o = r.need(j, "", "output");
   r.object(o, "/output", {"json", "csv", "runs"});
-  m.output_json = io::resolveAgainst(r.str(r.need(o, "/output", "json"), "/output/json"), path);
-  if (const json* v = r.opt(o, "csv")) m.output_csv = io::resolveAgainst(r.str(*v, "/output/csv"), path);
-  m.runs_dir = io::resolveAgainst(r.str(r.need(o, "/output", "runs"), "/output/runs"), path);
+  auto place = [&](const std::string& p) {
+    return placement == OutputPlacement::CurrentDirectory ? fs::path(p).filename().string() : io::resolveAgainst(p, path);
+  };
+  m.output_json = place(r.str(r.need(o, "/output", "json"), "/output/json"));
+  if (const json* v = r.opt(o, "csv")) m.output_csv = place(r.str(*v, "/output/csv"));
+  m.runs_dir = place(r.str(r.need(o, "/output", "runs"), "/output/runs"));
   if (m.output_json == m.output_csv) r.fail("/output/csv", "the same file as /output/json");
 }
 
@@ -216,7 +219,8 @@ void expandCells(const io::JsonReader& r, const std::string& path, const json& b
 
 }  // namespace
 
-StudyManifest parseStudyManifest(const json& j, const std::string& path, const std::string& sha256, const std::string& verbatim) {
+StudyManifest parseStudyManifest(const json& j, const std::string& path, const std::string& sha256, const std::string& verbatim,
+                                 OutputPlacement outputs) {
   const io::JsonReader r("study manifest " + path);
   r.object(j, "", {"schema", "description", "base", "corpus", "set", "grid", "confidence", "output"});
   r.schema(j, "omn-audit/study-manifest@1");
@@ -234,16 +238,16 @@ StudyManifest parseStudyManifest(const json& j, const std::string& path, const s
     base = parseBase(r, j, path, m);
     grid = parseGrid(r, j, base, m);
   });
-  errors.check([&] { parseOutputs(r, j, path, m); });
+  errors.check([&] { parseOutputs(r, j, path, outputs, m); });
   errors.throwIfAny();
   expandCells(r, path, base, grid, m);
   return m;
 }
 
-StudyManifest loadStudyManifest(const std::string& path) {
+StudyManifest loadStudyManifest(const std::string& path, OutputPlacement outputs) {
   const std::string bytes = data::readTextFile(path, "study manifest");
   const json j = io::parseJson(bytes, "study manifest " + path);
-  return parseStudyManifest(j, path, io::sha256Bytes(bytes.data(), bytes.size()), bytes);
+  return parseStudyManifest(j, path, io::sha256Bytes(bytes.data(), bytes.size()), bytes, outputs);
 }
 
 std::vector<Cell> shardCells(const std::vector<Cell>& cells, int index, int count) {

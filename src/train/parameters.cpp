@@ -115,7 +115,7 @@ TrainableModel loadModel(const std::string& path, const TrainConfig& c, std::int
                                       {"norm_eps", c.model.norm_eps}, {"qk_norm_eps", c.model.qk_norm_eps}};
   for (auto it = from_config.begin(); it != from_config.end(); ++it)
     if (!p.architecture.contains(it.key())) p.architecture[it.key()] = it.value();
-  const model::ModelConfig got = model::inferConfig(p, ck->index);
+  const model::ModelConfig got = model::inferConfig(p, ck->index, path);
   const model::ModelConfig want = modelConfig(c.model, vocab);
   const nlohmann::json a = model::toJson(got), b = model::toJson(want);
   for (auto it = b.begin(); it != b.end(); ++it)

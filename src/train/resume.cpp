@@ -23,6 +23,14 @@ void requireDigest(const std::string& path, const json& entry, const char* field
 }
 }  // namespace
 
+std::optional<json> finishedRun(const RunPaths& paths, const TrainConfig& c) {
+  if (!fs::is_regular_file(paths.train_json)) return std::nullopt;
+  const RunRecord rr = checkRunRecord(io::readJsonFile(paths.train_json, "training record"), paths.train_json);
+  if (rr.doc["status"] != "finished" || rr.doc["config"]["sha256"] != c.sha256) return std::nullopt;
+  requireDigest(paths.final_checkpoint, rr.doc["final_checkpoint"], "sha256", paths.train_json);
+  return rr.doc;
+}
+
 ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data::CorpusFiles& corpus) {
   const std::string& rec = paths.train_json;
   if (!fs::exists(rec)) throw UsageError("--resume: " + rec + " does not exist (nothing to resume)");

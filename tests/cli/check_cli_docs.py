@@ -54,6 +54,19 @@ for c in commands:
                 if got["%s %s" % (c["name"], n)] != set(o["choices"]):
                     failures.append("bash: %s %s: offered %s, expected the choices %s" % (c["name"], n, sorted(got["%s %s" % (c["name"], n)]), o["choices"]))
 
+# --describe-commands says truthfully which options take a value: a switch takes none (issue 50:
+# all 46 said they did); CLI11 names no type for a switch
+for c in commands:
+    for o in c["options"]:
+        if o["takes_value"] != (o["type"] != ""):
+            failures.append("describe: %s %s: takes_value %s, but its type is %r" % (c["name"], o["names"] or o["positional"], o["takes_value"], o["type"]))
+switches = {(c["name"], n) for c in commands for o in c["options"] if not o["takes_value"] for n in o["names"]}
+for want in [("profile", "--force"), ("profile", "--help"), ("profile", "--no-tables"), ("hash", "--quiet"), ("track", "--force")]:
+    if want not in switches:
+        failures.append("describe: %s %s is a switch, described as taking a value" % want)
+if ("profile", "--threshold") in switches:
+    failures.append("describe: profile --threshold takes a value, described as a switch")
+
 zsh = open(os.path.join(work, "_omn-audit")).read()
 if not zsh.startswith("#compdef omn-audit"):
     failures.append("zsh: the file does not start with #compdef omn-audit")

@@ -181,6 +181,9 @@ check "track --output writes the track document" -- test -s "$tmp/t.json"
 expect 0 "Usage: .*profile \[OPTIONS\] checkpoint" -- "$omn" help profile
 expect 0 "Usage: .*profile \[OPTIONS\] checkpoint" -- "$omn" -v help profile
 expect 2 "did you mean --help\?\)" -- "$omn" profile "$mini" --hel
+# after a switch the next word is an option, not its value (issue 50: every flag was taken to take one)
+expect 2 "unknown option --treshold for profile \(did you mean --threshold\?\)" -- "$omn" profile "$mini" --no-tables --treshold 2
+expect 2 "unknown option --tokns for eval \(did you mean --tokens\?\)" -- "$omn" eval "$mini" --up-to --tokns t.bin
 # a value that starts with -- is the value of the option before it, as CLI11 reads it
 check "profile --state-key --x: the value --x is not taken for an unknown option" -- \
   bash -c '! "$1" profile "$2" --state-key --x 2>&1 | grep -q "unknown option"' _ "$omn" "$mini"

@@ -38,7 +38,7 @@ NAMES = {"embedding": "model.embed_tokens.weight", "attention_norm": "model.laye
          "ffn_norm": "model.layers.{i}.post_attention_layernorm.weight", "w1": "model.layers.{i}.mlp.gate_proj.weight",
          "w3": "model.layers.{i}.mlp.up_proj.weight", "w2": "model.layers.{i}.mlp.down_proj.weight",
          "final_norm": "model.norm.weight", "output": "lm_head.weight"}
-ST = {torch.float32: "F32", torch.bfloat16: "BF16"}
+ST = {torch.float32: "F32", torch.bfloat16: "BF16", torch.int32: "I32"}
 
 
 def write_safetensors(path, tensors):
@@ -341,4 +341,51 @@ H.check("is the input" in p.stderr, "eval --json SHARD_OF_THE_FOLDER --force: ex
 p = evaluate(tdir, "over-index", "--json", tidx, "--force", expect=2)
 H.check("is the input" in p.stderr, "eval --json THE_INDEX --force: exit 2")
 H.check(before == {f: sha(os.path.join(tdir, f)) for f in os.listdir(tdir)}, "nothing in the folder was written over")
+
+# --- 7. issue 50: the hub cache's layout, and what a folder lacks or holds wrongly, named ----------
+# the Hugging Face hub cache: each snapshot file a link into ../../blobs/ (two files may share a blob)
+hub = os.path.join(work, "hub", "models--t--q")
+snap = os.path.join(hub, "snapshots", "0123abc")
+os.makedirs(os.path.join(hub, "blobs"))
+os.makedirs(snap)
+for f in sorted(os.listdir(qdir)):
+    blob = os.path.join(hub, "blobs", sha(os.path.join(qdir, f)))
+    if not os.path.exists(blob):
+        shutil.copy(os.path.join(qdir, f), blob)
+    os.symlink(os.path.join("..", "..", "blobs", os.path.basename(blob)), os.path.join(snap, f))
+hsums = os.path.join(work, "SUMS-hub")
+open(hsums, "w").write("".join("%s  %s\n" % (sha(os.path.join(snap, f)), os.path.join(snap, f)) for f in sorted(os.listdir(snap))))
+hp = json.loads(H.run("profile", snap, "--digests", hsums, "--json", "-", "--no-tables").stdout)
+H.check(hp["checkpoint"]["verified"] == "all", "profile --digests over the hub cache layout (links into blobs/): verified")
+ht = json.loads(H.run("track", snap, "--order", "given", "--digests", hsums, "--json", "-").stdout)
+H.check([c["sha256_verified"] for c in ht["checkpoints"]] == [True] and ht["summary"]["verified"] == 1,
+        "track --digests over the hub cache layout (links into blobs/): accepted and verified, as profile does")
+os.unlink(os.path.join(hub, "blobs", sha(os.path.join(qdir, "model.safetensors"))))
+p = H.run("profile", snap, "--no-tables", expect=2)
+H.check(os.path.join(snap, "model.safetensors") + ": a dangling link" in p.stderr,
+        "a weights file linking to a blob that is gone: exit 2 saying it is a dangling link")
+dang = os.path.join(work, "dangling-config")
+os.makedirs(dang)
+shutil.copy(weights, dang)
+os.symlink(os.path.join(work, "no-such-blob"), os.path.join(dang, "config.json"))
+for cmd in (["profile", dang, "--no-tables"], ["eval", dang, "--tokens", tokpath, "--tokenizer-revision", "t"]):
+    p = H.run(*cmd, expect=2)
+    H.check(os.path.join(dang, "config.json") + ": a dangling link" in p.stderr and "has no config.json" not in p.stderr,
+            "%s: a dangling config.json link is named as one (it read: has no config.json (it holds config.json, ...))" % cmd[0])
+# a folder without the embedding, a projection of the wrong shape, an integer gain: each names the file
+noemb = collections.OrderedDict((k, v) for k, v in sd.items() if k != NAMES["embedding"])
+badshape = collections.OrderedDict(sd)
+badshape[NAMES["wv"].replace("{i}", "1")] = torch.randn(NKV * HD // 2, D)
+intgain = collections.OrderedDict(sd)
+intgain[NAMES["q_norm"].replace("{i}", "0")] = torch.ones(HD, dtype=torch.int32)
+for name, state, want in [("no-embedding", noemb, "tensor '%s' (embedding) is missing" % NAMES["embedding"]),
+                          ("bad-shape", badshape, "tensor '%s': expected shape [16, 32], got [8, 32]" % NAMES["wv"].replace("{i}", "1")),
+                          ("int-gain", intgain, "tensor '%s': expected a floating-point" % NAMES["q_norm"].replace("{i}", "0"))]:
+    d = folder(name, state, config(False))
+    p = evaluate(d, name, expect=2)
+    H.check(os.path.join(d, "model.safetensors") + ": " + want in p.stderr,
+            "eval %s: exit 2 naming the file and the tensor (%s)" % (name, p.stderr.strip().splitlines()[-1][:200]))
+p = H.run("profile", os.path.join(work, "no-embedding"), "--no-tables", expect=2)
+H.check(os.path.join(work, "no-embedding", "model.safetensors") + ": tensor '%s' (embedding) is missing" % NAMES["embedding"] in p.stderr,
+        "profile of a folder without the embedding: exit 2 naming the file it looked in")
 H.finish()

@@ -16,6 +16,7 @@
 #include "omn/errors.h"
 #include "omn/eval/mechanism.h"
 #include "omn/eval/scorer.h"
+#include "omn/eval/token_set.h"
 #include "omn/model/attention.h"
 #include "omn/model/rms_norm.h"
 #include "omn/model/rotary.h"
@@ -334,6 +335,11 @@ TEST(Scorer, ChunksAgreeWithEachOtherAndAFullLogSoftmax) {
       EXPECT_NEAR(got[b].nll, ref[b], 1e-4 * std::abs(ref[b])) << "chunk " << chunk << " row " << b;
     }
   }
+  for (std::int64_t b = 0; b < B; ++b) {  // what a journaled record's counts must equal: the scorer's rule
+    omn::eval::Row row;
+    for (std::int64_t t = 0; t < T; ++t) row.doc.push_back(doc[b][t].item<std::int64_t>());
+    EXPECT_EQ(omn::eval::scoredTokens(row), ref_tokens[static_cast<std::size_t>(b)]) << "row " << b;
+  }
 }
 
 // Zero-copy weights view the checkpoint's mapped file: they hold the checkpoint, so dropping every
@@ -341,7 +347,7 @@ TEST(Scorer, ChunksAgreeWithEachOtherAndAFullLogSoftmax) {
 TEST(Weights, ZeroCopyViewsKeepTheirMappingAlive) {
   std::shared_ptr<omn::io::Checkpoint> ck = omn::io::openCheckpoint(std::string(OMN_FIXTURES) + "/omn1-mini.pt");
   const Preset preset = resolvePreset("", ck->index, ck->metadata, ck->path);
-  const ModelConfig config = inferConfig(preset, ck->index);
+  const ModelConfig config = inferConfig(preset, ck->index, ck->path);
   const at::ScalarType stored = scalarType(ck->index.at(config.name("wq", 0)).dtype);
   Weights w = loadWeights(ck, config, stored, at::kCPU);
   ASSERT_GT(w.zero_copy, 0u) << "the fixture should load at least one tensor as a view";

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "omn/errors.h"
 #include "omn/intervene/pass_record.h"
@@ -45,9 +46,18 @@ PassRecord condition() {
   return r;
 }
 
+// The sweep every record here is bound to, and the tokens its 4 rows score
+const std::string kSweep(64, 'd');
+const std::vector<std::int64_t> kRowTokens = {3, 4, 5, 6};
+
+json lineOf(const PassRecord& r) { return omn::intervene::journalLine(r, kSweep); }
+PassRecord readBack(const json& line, bool control, const std::vector<std::int64_t>& tokens = kRowTokens) {
+  return omn::intervene::recordFromJournal(line, "journal j", control, {kSweep, tokens});
+}
+
 std::string journalRefusal(const json& line, bool control = false) {
   try {
-    omn::intervene::recordFromJournal(line, "journal j", control);
+    readBack(line, control);
   } catch (const omn::UsageError& e) {
     return e.what();
   }
@@ -58,13 +68,13 @@ std::string journalRefusal(const json& line, bool control = false) {
 
 TEST(PassRecord, AJournalLineReadsBackToTheSameRecord) {
   for (const PassRecord& r : {control("control_open", 1.125), condition()}) {
-    const json line = omn::intervene::journalLine(r);
-    const PassRecord back = omn::intervene::recordFromJournal(line, "journal j", r.control);
-    EXPECT_EQ(omn::intervene::journalLine(back), line) << r.id;
+    const json line = lineOf(r);
+    const PassRecord back = readBack(line, r.control);
+    EXPECT_EQ(lineOf(back), line) << r.id;
     EXPECT_EQ(back.control, r.control);
     EXPECT_EQ(back.restored(), r.restored());
   }
-  const PassRecord back = omn::intervene::recordFromJournal(omn::intervene::journalLine(condition()), "journal j", false);
+  const PassRecord back = readBack(lineOf(condition()), false);
   EXPECT_TRUE(std::isnan(back.scores.nll_sum[0]));
   EXPECT_EQ(back.scores.nll_sum[1], 2.5);
   ASSERT_TRUE(back.reported_perplexity.has_value());
@@ -81,37 +91,37 @@ TEST(PassRecord, AResultDocumentReadsBackToTheRecordsItWasAssembledFrom) {
   in.groups = 2;
   const json doc = omn::intervene::assembleResults(in);
   const PassRecord open = omn::intervene::controlFromResult(doc["control"]["open"], "control_open", "r.json /control/open");
-  EXPECT_EQ(omn::intervene::journalLine(open), omn::intervene::journalLine(in.control_open));
+  EXPECT_EQ(lineOf(open), lineOf(in.control_open));
   const PassRecord c = omn::intervene::conditionFromResult(doc["conditions"][0], "r.json /conditions/0");
-  EXPECT_EQ(omn::intervene::journalLine(c), omn::intervene::journalLine(in.conditions[0]));
+  EXPECT_EQ(lineOf(c), lineOf(in.conditions[0]));
   EXPECT_EQ(doc["conditions"][0]["restore"]["ok"], true);
 }
 
 TEST(PassRecord, ADamagedRecordIsRefusedAtItsKey) {
-  json line = omn::intervene::journalLine(condition());
+  json line = lineOf(condition());
   line["restore"].erase("expected");
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /restore/expected: required");
-  line = omn::intervene::journalLine(condition());
+  line = lineOf(condition());
   line["scores"]["tokens"].erase(0);
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /scores/tokens: expected an array of 4 token counts, one per nll_sum");
-  line = omn::intervene::journalLine(condition());
+  line = lineOf(condition());
   line["scores"]["nll_sum"][2] = "3.75";
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /scores/nll_sum/2: expected a number, got string");
-  line = omn::intervene::journalLine(condition());
+  line = lineOf(condition());
   line["kind"] = "probe";
   EXPECT_NE(journalRefusal(line).find("journal j record c1: /kind: "), std::string::npos) << journalRefusal(line);
   // a control's record where the sweep expects a condition (and the reverse) is not taken for one
-  EXPECT_EQ(journalRefusal(omn::intervene::journalLine(control("c1", 1.0))),
+  EXPECT_EQ(journalRefusal(lineOf(control("c1", 1.0))),
             "journal j record c1: /kind: expected \"condition\" in this place of the sweep");
-  EXPECT_EQ(journalRefusal(omn::intervene::journalLine(condition()), true),
+  EXPECT_EQ(journalRefusal(lineOf(condition()), true),
             "journal j record c1: /kind: expected \"control\" in this place of the sweep");
-  line = omn::intervene::journalLine(condition());
+  line = lineOf(condition());
   line["divergence"] = {{"kl_sum", {0.5}}, {"top1_agree", {1}}, {"dp_correct_sum", {0}}, {"kl_quantiles", nullptr}};
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /divergence/kl_sum: expected an array of 4 per-sequence values");
-  line = omn::intervene::journalLine(condition());
+  line = lineOf(condition());
   line["mechanism"] = {1, 2};
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /mechanism/0: expected an object, got number");
-  line = omn::intervene::journalLine(condition());
+  line = lineOf(condition());
   line["start_layer"] = -1;
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /start_layer: expected an integer >= 0, got -1");
 }
@@ -125,17 +135,45 @@ TEST(PassRecord, ANonFiniteSumIsRecordedAsNaNAsItReadsBack) {
   EXPECT_EQ(r.scores.nll_sum[0], 1.0);
   for (std::size_t i = 1; i < 4; ++i) EXPECT_TRUE(std::isnan(r.scores.nll_sum[i])) << i;
   // so the fresh record and the one a resume reads back give the same bytes
-  const json line = omn::intervene::journalLine(r);
-  EXPECT_EQ(omn::intervene::journalLine(omn::intervene::recordFromJournal(line, "journal j", true)), line);
+  const json line = lineOf(r);
+  EXPECT_EQ(lineOf(readBack(line, true, {1, 1, 1, 1})), line);
 }
 
 TEST(PassRecord, AResumeReusesAConditionOnlyWhenItsGainsRestored) {
   PassRecord r = condition();
-  EXPECT_TRUE(omn::intervene::reusable(omn::intervene::journalLine(r)));
+  EXPECT_TRUE(omn::intervene::reusable(lineOf(r)));
   r.restore_sha256 = std::string(64, 'c');
-  EXPECT_FALSE(omn::intervene::reusable(omn::intervene::journalLine(r)));
-  EXPECT_TRUE(omn::intervene::reusable(omn::intervene::journalLine(control("control_open", 1.0))));
-  json damaged = omn::intervene::journalLine(condition());
+  EXPECT_FALSE(omn::intervene::reusable(lineOf(r)));
+  EXPECT_TRUE(omn::intervene::reusable(lineOf(control("control_open", 1.0))));
+  json damaged = lineOf(condition());
   damaged["restore"] = "yes";  // too damaged to tell: reused, so the reader refuses it at its key
   EXPECT_TRUE(omn::intervene::reusable(damaged));
+}
+
+// issue 50: a record spliced from another sweep's journal, one whose counts are not this sweep's
+// rows', and one re-signed with a negative NLL sum are refused, naming the journal and the key
+TEST(PassRecord, AJournaledRecordIsBoundToItsSweepAndItsRows) {
+  const json line = lineOf(condition());
+  EXPECT_EQ(line["sweep_sha256"], kSweep);
+  const json other = omn::intervene::journalLine(condition(), std::string(64, 'e'));
+  EXPECT_NE(journalRefusal(other).find("journal j record c1: /sweep_sha256: the record is another sweep's"), std::string::npos)
+      << journalRefusal(other);
+  json unbound = line;
+  unbound.erase("sweep_sha256");
+  EXPECT_EQ(journalRefusal(unbound), "journal j record c1: /sweep_sha256: required");
+  try {  // a sweep over other rows: 3 rows, or other counts
+    readBack(line, false, {3, 4, 5});
+    ADD_FAILURE() << "a record of 4 rows read as one of 3";
+  } catch (const omn::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "journal j record c1: /scores/tokens: expected one count per row of this sweep (3), got 4");
+  }
+  try {
+    readBack(line, false, {3, 4, 7, 6});
+    ADD_FAILURE() << "a record of other counts read back";
+  } catch (const omn::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "journal j record c1: /scores/tokens/2: expected the 7 tokens row 2 scores, got 5");
+  }
+  json negative = line;
+  negative["scores"]["nll_sum"][1] = -2.5;
+  EXPECT_EQ(journalRefusal(negative), "journal j record c1: /scores/nll_sum/1: expected an NLL sum >= 0, got -2.5");
 }

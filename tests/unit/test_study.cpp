@@ -210,4 +210,5 @@ TEST(Journal, ResumeJournalMatchesIdentityAndReusesByRule) {
   ASSERT_NE(r.find("c1"), nullptr);
   EXPECT_EQ(r.find("c2"), nullptr);  // its restore failed: it runs again
   EXPECT_EQ(r.done.size(), 1u);
+  EXPECT_EQ(r.where("c1"), "journal " + path + ": line 2");  // a message about a record names its line (the header is line 1)
 }

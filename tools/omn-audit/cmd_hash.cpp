@@ -142,6 +142,7 @@ Command addHashCommand(CLI::App& root) {
   app->add_flag("--ignore-missing", o->ignore_missing, "with -c: skip listed files that do not exist");
   app->add_flag("--strict", o->strict, "with -c: a line that is not a checksum line is exit 2, not a warning");
   app->footer("Examples:\n  omn-audit hash model.safetensors config.json > SHA256SUMS\n  omn-audit hash -c SHA256SUMS --quiet\n"
+              "  omn-audit hash runs/tiny/checkpoints/step-??????.pt > checkpoints.sha256\n"
               "  cat model.pt | omn-audit hash");
   return {app, [files, list, o] {
             const bool any_check_flag = o->quiet || o->status || o->ignore_missing || o->strict;

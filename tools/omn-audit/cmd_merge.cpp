@@ -16,8 +16,8 @@ namespace omn::cli {
 Command addMergeCommand(CLI::App& root) {
   auto* app = root.add_subcommand("merge", "join the outputs of a sharded sweep (intervene --shard i/N) or study (study --shard i/N) into one result");
   app->footer("Examples:\n"
-              "  omn-audit merge sweep.shard-0.json sweep.shard-1.json -o sweep.json --csv sweep.csv\n"
-              "  omn-audit merge cell-*.json -o study.json --force");
+              "  omn-audit merge sweep.shard-0.json sweep.shard-1.json -o sweep-merged.json --csv sweep-merged.csv\n"
+              "  omn-audit merge cell-0.json cell-1.json -o study.json --force");
   auto paths = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>();
   auto csv = std::make_shared<std::string>();

@@ -23,7 +23,7 @@ Command addPlotCommand(CLI::App& root) {
   app->footer("Examples:\n"
               "  omn-audit plot sweep.json -o figures\n"
               "  omn-audit plot runs/tiny -o figures/tiny\n"
-              "  omn-audit plot study.json -o figures --runs qk-on_lr-5.623e-03_seed-0");
+              "  omn-audit plot study.json -o figures --runs qk-on_lr-6.579e-03_seed-0");
   auto input = std::make_shared<std::string>();
   auto dir = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);

@@ -33,9 +33,9 @@ Command addProfileCommand(CLI::App& root) {
   auto a = std::make_shared<ProfileArgs>();
   auto* app = root.add_subcommand("profile", "verify a checkpoint and profile all of its Q/K-norm gains");
   app->footer("Examples:\n"
-              "  omn-audit profile demo/tiny-sotu/final.pt -o profile.json --csv profile.csv\n"
-              "  omn-audit profile model.safetensors --sha256 HEX --top-k 20\n"
-              "  omn-audit profile Qwen3-1.7B/ --digests SHA256SUMS --no-tables -o profile.json\n"
+              "  omn-audit profile model.pt -o profile.json --csv profile.csv\n"
+              "  omn-audit profile model.safetensors --digests SHA256SUMS --top-k 20\n"
+              "  omn-audit profile Qwen3-1.7B/ --no-tables -o qwen3-profile.json\n"
               "  omn-audit profile omn-1.pt --baseline omn-1-reference --all");
   app->add_option("checkpoint", a->req.checkpoint, "torch.save file (.pt/.pth/.bin), .safetensors, *.safetensors.index.json, or a Hugging Face model folder (config.json beside the weights)")
       ->required();

@@ -21,7 +21,7 @@ Command addTrackCommand(CLI::App& root) {
   auto* app = root.add_subcommand("track", "profile the Q/K gains of many checkpoints (a run's steps) as a trajectory; drift per step");
   app->footer("Examples:\n"
               "  omn-audit track runs/tiny -o track.json --csv track.csv\n"
-              "  omn-audit track runs/tiny/checkpoints/step-*.pt --digests SHA256SUMS --baseline profile.json\n"
+              "  omn-audit track runs/tiny/checkpoints/step-??????.pt --digests checkpoints.sha256 --baseline profile.json  # exit 3 on drift\n"
               "  omn-audit track a.pt b.pt c.pt --order given --count-range '(32,inf)'");
   app->add_option("checkpoints", r->inputs, "checkpoint files and directories (a run directory: checkpoints/*.pt and final.pt)")->required();
   app->add_option("--digests", r->digests_path,
@@ -47,7 +47,8 @@ Command addTrackCommand(CLI::App& root) {
             std::ostream& text = output::isStdout(*json_out) || output::isStdout(*csv_out) ? std::cerr : std::cout;
             r->order = *order == "given" ? audit::TrackOrder::Given : audit::TrackOrder::Step;
             // the checkpoints, and what is read through each input (a run directory's train.json)
-            std::vector<std::string> inputs = audit::expandTrackInputs(r->inputs);
+            const std::vector<std::string> checkpoints = audit::expandTrackInputs(r->inputs);
+            std::vector<std::string> inputs = checkpoints;
             inputs.insert(inputs.end(), r->inputs.begin(), r->inputs.end());
             for (const auto& p : {r->baseline_path, r->tolerance_path, r->digests_path})
               if (!p.empty()) inputs.push_back(p);
@@ -58,7 +59,7 @@ Command addTrackCommand(CLI::App& root) {
             if (!r->baseline_path.empty()) r->baseline = loadBaseline(r->baseline_path);
             if (!r->tolerance_path.empty()) r->tolerance = loadTolerance(r->tolerance_path);
             if (!r->baseline.is_null()) checkBaselineFirst(r->baseline, r->tolerance, r->options, r->baseline_path, r->tolerance_path);
-            const nlohmann::json doc = audit::trackCheckpoints(*r);
+            const nlohmann::json doc = audit::trackCheckpoints(*r, checkpoints);
             report::printTrack(text, doc);
             if (!json_out->empty()) output::writeFileAtomic(*json_out, output::dumpJson(doc));
             if (!csv_out->empty()) output::writeFileAtomic(*csv_out, report::trackCsv(doc));

@@ -34,6 +34,10 @@ inline std::vector<std::string> optionChoices(const CLI::Option& o) {
   return out;
 }
 
+// Whether an option takes a value: a switch (--force, --help) takes none. CLI11 gives a flag
+// expected(0) and keeps its type size of 1, so the type size alone says every option takes one.
+inline bool takesValue(const CLI::Option& o) { return o.get_items_expected_max() > 0; }
+
 inline nlohmann::json describeOption(const CLI::Option& o) {
   std::vector<std::string> names;
   for (const auto& s : o.get_snames()) names.push_back("-" + s);
@@ -41,7 +45,7 @@ inline nlohmann::json describeOption(const CLI::Option& o) {
   return {{"names", names},
           {"positional", o.get_positional() ? nlohmann::json(o.get_name(true)) : nlohmann::json(nullptr)},
           {"description", o.get_description()},
-          {"takes_value", o.get_type_size() != 0},
+          {"takes_value", takesValue(o)},
           {"type", o.get_type_name()},
           {"default", o.get_default_str()},
           {"required", o.get_required()},

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "describe.h"
 #include "omn/errors.h"
 #include "omn/io/terminal_text.h"
 
@@ -57,10 +58,10 @@ inline void refuseUnknownOptions(CLI::App& app, int argc, char** argv) {
       for (const std::string& l : o->get_lnames())
         if (std::find(names.begin(), names.end(), "--" + l) == names.end()) {
           names.push_back("--" + l);
-          if (o->get_type_size_min() > 0) valued.push_back("--" + l);
+          if (takesValue(*o)) valued.push_back("--" + l);
         }
       for (const std::string& s : o->get_snames())
-        if (o->get_type_size_min() > 0) valued.push_back("-" + s);
+        if (takesValue(*o)) valued.push_back("-" + s);
     }
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -14,4 +14,9 @@ std::map<std::string, std::string> readDigestList(const std::string& path);
 // resolve to the same place (weakly canonical; lexically normal if that fails).
 std::string digestKey(const std::string& path);
 
+// Whether a listed path names a file of the model folder `folder`: its directory is the folder
+// (links resolved), whatever the file itself is -- in the Hugging Face hub cache each snapshot file
+// is a link into ../../blobs/, and `sha256sum SNAPSHOT/*` lists the links.
+bool listedInFolder(const std::string& listed, const std::string& folder);
+
 }  // namespace omn::audit

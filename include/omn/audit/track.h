@@ -33,7 +33,8 @@ struct TrackRequest {
 // *.bin, *.safetensors; not the optimizer's *.optim.pt), to two levels, in name order.
 std::vector<std::string> expandTrackInputs(const std::vector<std::string>& inputs);
 
-// The track document (omn-audit/track@1). Throws IntegrityError on a digest mismatch.
-nlohmann::json trackCheckpoints(const TrackRequest& req);
+// The track document (omn-audit/track@1) of `checkpoints`, what expandTrackInputs(req.inputs) found
+// (the caller has checked its outputs against them). Throws IntegrityError on a digest mismatch.
+nlohmann::json trackCheckpoints(const TrackRequest& req, const std::vector<std::string>& checkpoints);
 
 }  // namespace omn::audit

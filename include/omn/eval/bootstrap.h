@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "omn/io/choice.h"
@@ -63,8 +64,9 @@ struct Group {
   std::int64_t tokens = 0;
   double perplexity = 0;
 };
-// UsageError unless 1 <= groups <= n (the sequences scored): checked before scoring, and again here.
-void checkGroups(int groups, std::size_t n);
+// UsageError unless 1 <= groups <= n (the sequences scored), naming `name` (the flag or the manifest's
+// pointer): checked before scoring, and again here.
+void checkGroups(int groups, std::size_t n, const std::string& name = "--groups");
 std::vector<Group> groupPerplexities(const SequenceScores& s, int groups);
 
 // The q-quantile of sorted values, linear interpolation between order statistics (type 7).

@@ -22,8 +22,9 @@ struct RowScore {
 };
 
 // final_hidden [B, T, D] (after the final norm), tokens/doc [B, T]. Position t is scored when
-// t + 1 < T and doc[t + 1] == doc[t]. `chunk_tokens` 0: the default chunk (scorer.cpp, the one place
-// that states its size); tests pass a small one to exercise the multi-chunk loop.
+// t + 1 < T and doc[t + 1] == doc[t] (eval::scoredTokens counts them in a Row). `chunk_tokens` 0:
+// the default chunk (scorer.cpp, the one place that states its size); tests pass a small one to
+// exercise the multi-chunk loop.
 // With `reference_hidden` (the same rows' final hidden states from another pass, e.g. the
 // control's), each chunk's reference logits are made from it by the same head and compared with
 // this pass's: RowScore's kl, top1_agree and dp_correct; `kl_tokens` receives every scored token's

@@ -44,6 +44,12 @@ struct Session {
   std::string seq_len_source = "given";  // "given", "training length" (the checkpoint's), "model maximum", "default"
 };
 
+// What can be refused without reading a byte of the checkpoint: the options (a required digest or
+// tokenizer revision, the device, dtype and attention) and the input files (the checkpoint, the
+// tokens, the offsets: each must exist). UsageError naming the flag or the manifest's pointer.
+// Called by openSession first, and by the commands before anything costly (the thread pool).
+void checkSessionSpec(const SessionSpec& spec);
+
 // Opens, hashes and verifies everything; loads the weights (call outside InferenceMode).
 std::unique_ptr<Session> openSession(const SessionSpec& spec);
 

@@ -17,7 +17,8 @@ namespace omn::eval {
 // JSON pointer ("manifest m.json: /model/dtype"), so an error names what the user wrote.
 struct OptionNames {
   std::string sha256 = "--sha256", config_sha256 = "--config-sha256", tokenizer_revision = "--tokenizer-revision",
-              attention = "--attention", dtype = "--dtype", device = "--device", batch = "--batch", seq_len = "--seq-len";
+              attention = "--attention", dtype = "--dtype", device = "--device", batch = "--batch", seq_len = "--seq-len",
+              checkpoint = "checkpoint", tokens = "--tokens", offsets = "--offsets";
 };
 
 struct SessionSpec {
@@ -54,6 +55,11 @@ struct SessionSpec {
   std::string blas_coretype_chosen;
   OptionNames names;
 };
+
+// The most rows a forward pass takes (--batch, a manifest's /model/batch) and the most rows a run
+// scores (--num-seqs, /rows/num_seqs): beyond them an allocation fails before any check could.
+inline constexpr int kMaxBatch = 1 << 16;
+inline constexpr std::int64_t kMaxNumSeqs = 1000000000;
 
 // The batch when none is given: rows per pass so that a pass holds about kAutoBatchTokens tokens
 // (rows of 2,048 tokens or more: one row), at most kMaxAutoBatch and at most the rows there are.

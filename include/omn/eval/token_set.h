@@ -65,6 +65,10 @@ struct Row {
 // True when some row holds more than one document (the masks must then keep documents apart).
 bool anyRowPacked(const std::vector<Row>& rows);
 
+// The tokens a pass scores in a row: each position t < T - 1 whose next token is of the same
+// document (eval/scorer.h's rule). What a journaled record's counts must equal.
+std::int64_t scoredTokens(const Row& r);
+
 // All rows the set yields in this form, in file order.
 std::vector<Row> buildRows(const TokenSet& set, RowForm form, std::int64_t seq_len);
 

@@ -3,6 +3,7 @@
 // (one line, `journalLine`) and a resume reads it back; `merge` reads it back from a shard's result
 // document. Its JSON form is written and read here only. No libtorch.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,10 +43,22 @@ struct PassRecord {
 // resumed one and a merged one compute the same statistics.
 eval::SequenceScores recordedScores(eval::SequenceScores s);
 
-nlohmann::json journalLine(const PassRecord& r);
+// What a journaled record must agree with before a resume reuses it: the digest of the pass it
+// stands for in this sweep (its "sweep_sha256": the sweep's inputs, rows and the pass's own
+// definition, made by the sweep), and the tokens each row scores (eval::scoredTokens). A record
+// spliced from another sweep's journal, or one whose numbers no pass can produce, is refused.
+struct JournalExpectation {
+  std::string sweep_sha256;
+  std::vector<std::int64_t> tokens;
+};
+
+// The journal line of a pass, bound to its sweep by `sweep_sha256` (JournalExpectation).
+nlohmann::json journalLine(const PassRecord& r, const std::string& sweep_sha256);
 // A journal's record read back as the pass the sweep expects there (`control`: a control, else a
-// condition); `where` names the journal in errors (UsageError at the key, or at /kind).
-PassRecord recordFromJournal(const nlohmann::json& line, const std::string& where, bool control);
+// condition); `where` names the journal and its line in errors (UsageError at the key, at /kind,
+// at /sweep_sha256 for another sweep's record, at /scores for a count that is not the row's or an
+// NLL sum that is negative).
+PassRecord recordFromJournal(const nlohmann::json& line, const std::string& where, bool control, const JournalExpectation& expect);
 // Whether a resume may reuse a journaled record: a control, or a condition whose gains restored
 // bitwise (one that did not runs again). A record too damaged to tell is reused, so that
 // recordFromJournal refuses it at its key instead of the sweep silently running it again.

@@ -67,11 +67,14 @@ std::string journalMismatch(const nlohmann::json& journal_header, const nlohmann
 struct ResumedJournal {
   Journal journal;
   std::map<std::string, nlohmann::json> done;  // by "id"
+  std::map<std::string, std::size_t> lines;     // the line of the journal each record of `done` is on
   bool resumed = false;                         // the journal's records continue
   const nlohmann::json* find(const std::string& id) const {
     const auto it = done.find(id);
     return it == done.end() ? nullptr : &it->second;
   }
+  // "journal PATH: line N", where the record `id` was read (for messages about it)
+  std::string where(const std::string& id) const;
 };
 ResumedJournal resumeJournal(const std::string& path, const nlohmann::json& header, bool resume, const std::string& what,
                              const std::vector<std::string>& identity,

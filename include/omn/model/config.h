@@ -36,15 +36,16 @@ struct ModelConfig {
   bool has(const std::string& role) const { return tensors.count(role) > 0; }
 };
 
-// Infers the dimensions from the tensors and checks every tensor the model uses; throws
-// FormatError naming the tensor, the expected and the actual shape; UsageError for a preset whose
+// Infers the dimensions from the tensors and checks every tensor the model uses (floating-point, of
+// the shape the dimensions imply); throws FormatError naming `file` (the checkpoint the index was
+// read from), the tensor, the expected and the actual shape or dtype; UsageError for a preset whose
 // architecture eval does not implement.
-ModelConfig inferConfig(const Preset& preset, const io::TensorIndex& index);
+ModelConfig inferConfig(const Preset& preset, const io::TensorIndex& index, const std::string& file);
 
 // The dimensions the preset (or a model folder's config.json) states, checked against the tensors'
 // shapes as inferConfig checks them, without the rest of inferConfig's demands (profile reads
 // architectures eval does not run). FormatError naming who stated the value.
-void checkStatedDimensions(const Preset& preset, const io::TensorIndex& index);
+void checkStatedDimensions(const Preset& preset, const io::TensorIndex& index, const std::string& file);
 
 nlohmann::json toJson(const ModelConfig& c);
 

@@ -43,9 +43,13 @@ struct StudyManifest {
 // The most cells (training runs) one manifest may expand into; larger grids are refused at /grid.
 constexpr std::size_t kMaxStudyCells = 10000;
 
-StudyManifest loadStudyManifest(const std::string& path);
+// Where /output's paths go: beside the manifest as written (a user's manifest), or their file names in
+// the current directory (a manifest that ships with the tool, named by name: never into the installation).
+enum class OutputPlacement { AsWritten, CurrentDirectory };
+
+StudyManifest loadStudyManifest(const std::string& path, OutputPlacement outputs = OutputPlacement::AsWritten);
 StudyManifest parseStudyManifest(const nlohmann::json& j, const std::string& path, const std::string& sha256,
-                                 const std::string& verbatim);
+                                 const std::string& verbatim, OutputPlacement outputs = OutputPlacement::AsWritten);
 
 // The cells of shard i of N (cell k belongs to shard k mod N).
 std::vector<Cell> shardCells(const std::vector<Cell>& cells, int index, int count);

@@ -4,6 +4,7 @@
 // never trusts a byte it did not check: a flipped byte, a doctored step or a wrong-typed field is
 // exit 2 or 4 naming the file and the place, before a step is taken.
 #pragma once
+#include <optional>
 #include <cstdint>
 #include <string>
 
@@ -30,5 +31,11 @@ struct ResumePoint {
 // recorded), or, for a run without a checkpoint started from /init/from, when that file is not the
 // one the run started from.
 ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data::CorpusFiles& corpus);
+
+// --resume of a run that already finished with this config: its record, its final checkpoint verified
+// against the digest the record holds (IntegrityError otherwise): nothing is left to run, as study
+// --resume keeps its finished runs. Empty when the run is not finished or was started with another
+// config (verifyResume then says what is wrong).
+std::optional<nlohmann::json> finishedRun(const RunPaths& paths, const TrainConfig& c);
 
 }  // namespace omn::train

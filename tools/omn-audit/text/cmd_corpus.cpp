@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "../commands.h"
+#include "../named_config.h"
 #include "../plugin_commands.h"
 #include "omn/data/corpus.h"
 #include "omn/output/table.h"
@@ -12,18 +13,21 @@ namespace omn::cli {
 Command addCorpusCommand(CLI::App& root) {
   auto* app = root.add_subcommand("corpus", pluginCommandHelp("corpus"));
   app->footer("Examples:\n"
-              "  omn-audit corpus --config configs/corpus/sotu.json -o data/sotu\n"
-              "  omn-audit corpus --config configs/corpus/sotu.json -o data/sotu --threads 1 --force");
+              "  omn-audit corpus --config sotu -o data/sotu\n"
+              "  omn-audit corpus --config sotu -o data/sotu --threads 1 --force");
   auto config = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
   auto threads = std::make_shared<int>(0);
-  app->add_option("--config", *config, "corpus config (omn-audit/corpus-config@1), e.g. configs/corpus/sotu.json")->required();
+  app->add_option("--config", *config,
+                  "corpus config (omn-audit/corpus-config@1): a file, or the name of one that ships with omn-audit (sotu: "
+                  "configs/corpus/)")
+      ->required();
   app->add_option("--out,-o,--output", *out, "output directory: corpus.json, tokenizer.model, train.bin, heldout.bin (-o/--output as in every command)")->required();
   app->add_option("--threads", *threads, "tokenizer-training threads (0: every CPU)")->check(CLI::Range(0, 1024));
   app->add_flag("--force", *force, "overwrite an existing corpus in --out");
   return {app, [=] {
-            const data::CorpusConfig c = data::loadCorpusConfig(*config);
+            const data::CorpusConfig c = data::loadCorpusConfig(locateConfig(*config, "corpus", "--config").path);
             const int n = *threads > 0 ? *threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
             const nlohmann::json doc = data::buildCorpus(c, *out, *force, n);
             output::Table t({"split", "documents", "tokens", "sha256"});

@@ -136,7 +136,7 @@ Command addTokenizeCommand(CLI::App& root) {
   auto* app = root.add_subcommand("tokenize", pluginCommandHelp("tokenize"));
   app->footer("Examples:\n"
               "  omn-audit tokenize heldout/*.txt --tokenizer my-model/ -o heldout.npy\n"
-              "  omn-audit tokenize speech.txt --tokenizer demo/tiny-sotu/tokenizer.model -o speech.npy --add-eos\n"
+              "  omn-audit tokenize speech.txt --tokenizer tokenizer.model -o speech.npy --add-eos\n"
               "  omn-audit tokenize a.txt b.txt --tokenizer tokenizer.json -o ab.bin --add-bos --force");
   auto a = std::make_shared<TokenizeArgs>();
   app->add_option("files", a->files, "text files (UTF-8), each one document")->required()->check(CLI::ExistingFile);

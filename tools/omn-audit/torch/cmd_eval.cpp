@@ -38,8 +38,8 @@ Command addEvalCommand(CLI::App& root) {
   auto a = std::make_shared<EvalArgs>();
   auto* app = root.add_subcommand("eval", pluginCommandHelp("eval"));
   app->footer("Examples:\n"
-              "  omn-audit eval demo/tiny-sotu/final.pt --tokens heldout.bin --token-format u16 --eos 1 --seq-len 128 --num-seqs 512\n"
-              "  omn-audit eval Qwen3-1.7B/ --tokens heldout.npy --dtype fp32 --batch 8 -o eval.json");
+              "  omn-audit eval model.pt --tokens heldout.bin --token-format u16 --eos 1 --seq-len 128 --num-seqs 512\n"
+              "  omn-audit eval Qwen3-1.7B/ --tokens heldout.npy --offsets heldout.offsets.npy --seq-len 512 --num-seqs 16 --dtype fp32 -o eval.json");
   addSessionOptions(app, a->o);
   app->add_option("--json,-o,--output", a->json_out, "write the raw result (omn-audit/eval@1) here (-o/--output as in every command)");
   app->add_option("--dump-logits", a->dump_logits, "write the float32 logits of the first row as .npy (parity checks)");

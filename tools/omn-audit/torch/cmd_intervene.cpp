@@ -24,6 +24,7 @@
 #include "omn/intervene/sweep.h"
 #include "omn/output/progress.h"
 #include "omn/output/provenance.h"
+#include "../named_config.h"
 #include "../plugin_commands.h"
 #include "stop_signal.h"
 
@@ -131,11 +132,15 @@ Command addInterveneCommand(CLI::App& root) {
   auto a = std::make_shared<InterveneArgs>();
   auto* app = root.add_subcommand("intervene", pluginCommandHelp("intervene"));
   app->footer("Examples:\n"
-              "  omn-audit intervene --manifest configs/manifests/tiny-demo.json --plan\n"
-              "  omn-audit intervene --manifest configs/manifests/tiny-demo.json -o sweep.json --kl --mechanism\n"
-              "  omn-audit intervene --manifest configs/manifests/tiny-demo.json --shard 0/2 -o sweep.shard-0.json\n"
-              "  omn-audit intervene --manifest configs/manifests/tiny-demo.json --resume");
-  app->add_option("--manifest", a->manifest, "the sweep (omn-audit/manifest@1, docs/manifest.md)")->required();
+              "  omn-audit intervene --manifest tiny-demo --plan\n"
+              "  omn-audit intervene --manifest tiny-demo -o sweep.json --kl --mechanism\n"
+              "  omn-audit intervene --manifest tiny-demo --shard 0/2 -o sweep.shard-0.json\n"
+              "  omn-audit intervene --manifest tiny-demo --shard 1/2 -o sweep.shard-1.json\n"
+              "  omn-audit intervene --manifest my-sweep.json --resume");
+  app->add_option("--manifest", a->manifest,
+                  "the sweep (omn-audit/manifest@1, docs/manifest.md): a file, or the name of one that ships with omn-audit "
+                  "(tiny-demo, mini-demo, omn1-historical, omn1-bridge, omn1-reproduction), whose outputs then go to the current directory")
+      ->required();
   app->add_option("--json,--output,-o", a->o.output_json, "result JSON (default: the manifest's /output/json); --json as in profile, eval and track");
   app->add_option("--csv", a->o.output_csv, "one CSV row per condition (default: the manifest's /output/csv)");
   app->add_flag("--force", a->o.force, "overwrite existing outputs");
@@ -155,7 +160,7 @@ Command addInterveneCommand(CLI::App& root) {
       ->default_str("");
   app->add_option("--batch", a->batch,
                   "rows per forward pass, over the manifest's /model/batch (0: about 2,048 tokens a pass; recorded as model.batch)")
-      ->check(CLI::Range(0, 1 << 16));
+      ->check(CLI::Range(0, eval::kMaxBatch));
   app->add_flag("--mechanism", a->o.mechanism, "record attention entropy, max logit and Q/K RMS per layer and condition");
   app->add_flag("--kl", a->o.kl,
                 "compare each condition's next-token distributions with the control's: KL, top-1 agreement, change in p(correct) "
@@ -164,7 +169,12 @@ Command addInterveneCommand(CLI::App& root) {
                 "verify the inputs, check every condition and print the expanded conditions, their cost, the time the sweep would "
                 "take (from the control timed on a few rows) and the ones equal by construction; write nothing");
   return {app, [a] {
-            intervene::Manifest m = intervene::loadManifest(a->manifest, a->allow_unverified);
+            const ConfigArgument given = locateConfig(a->manifest, "manifests", "--manifest");
+            intervene::Manifest m = intervene::loadManifest(given.path, a->allow_unverified);
+            if (given.by_name) {  // a shipped manifest: its outputs here, never into the installation
+              m.output_json = outputInCwd(m.output_json);
+              m.output_csv = outputInCwd(m.output_csv);
+            }
             applyRunSettings(*a, m.session);
             if (!a->shard.empty()) std::tie(a->o.shard_index, a->o.shard_count) = parseShard(a->shard);
             a->o.cache_budget_bytes = static_cast<std::size_t>(a->cache_budget_mib * 1024 * 1024);

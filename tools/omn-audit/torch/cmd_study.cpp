@@ -11,6 +11,7 @@
 #include "omn/output/progress.h"
 #include "omn/output/table.h"
 #include "omn/study/study_run.h"
+#include "../named_config.h"
 #include "../plugin_commands.h"
 #include "stop_signal.h"
 #include "machine_hints.h"
@@ -39,10 +40,13 @@ Command addStudyCommand(CLI::App& root) {
   auto shard = std::make_shared<std::string>();
   auto* app = root.add_subcommand("study", pluginCommandHelp("study"));
   app->footer("Examples:\n"
-              "  omn-audit study --manifest configs/studies/qk-lr-tiny.json --threads 1\n"
-              "  omn-audit study --manifest configs/studies/qk-lr-tiny.json --shard 0/2 -o cell-0.json\n"
-              "  omn-audit study --manifest configs/studies/qk-lr-tiny.json --resume");
-  app->add_option("--manifest", *manifest, "study manifest (omn-audit/study-manifest@1), e.g. configs/studies/qk-lr-tiny.json")->required();
+              "  omn-audit study --manifest qk-lr-tiny --shard 0/2 -o cell-0.json\n"
+              "  omn-audit study --manifest qk-lr-tiny --shard 1/2 -o cell-1.json\n"
+              "  omn-audit study --manifest qk-lr-tiny --threads 1 --resume");
+  app->add_option("--manifest", *manifest,
+                  "study manifest (omn-audit/study-manifest@1): a file, or the name of one that ships with omn-audit (qk-lr-tiny, "
+                  "ablation-tiny, ...: configs/studies/), whose outputs then go to the current directory")
+      ->required();
   app->add_option("--json,-o,--output", o->output_json, "the study document (omn-audit/study@1; default: the manifest's /output/json)");
   app->add_option("--csv", o->output_csv, "also one CSV row per run");
   app->add_flag("--resume", o->resume, "continue an interrupted study: finished runs are kept, the run in flight continues from its last checkpoint");
@@ -52,7 +56,10 @@ Command addStudyCommand(CLI::App& root) {
   return {app, [=] {
             if (o->resume && o->force) throw UsageError("--resume and --force: choose one");
             if (!shard->empty()) std::tie(o->shard_index, o->shard_count) = parseShard(*shard);
-            const study::StudyManifest m = study::loadStudyManifest(*manifest);
+            const ConfigArgument given = locateConfig(*manifest, "studies", "--manifest");
+            // a shipped study, by name: its document and runs here, never into the installation
+            const study::StudyManifest m = study::loadStudyManifest(
+                given.path, given.by_name ? study::OutputPlacement::CurrentDirectory : study::OutputPlacement::AsWritten);
             o->progress = output::ProgressBar::stderrIsTerminal();
             keepFreedMemoryInHeap();
             o->stop = stopOnSignals();

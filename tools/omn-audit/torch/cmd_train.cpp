@@ -7,6 +7,8 @@
 #include "omn/output/progress.h"
 #include "omn/output/table.h"
 #include "omn/train/trainer.h"
+#include "../named_config.h"
+#include "omn/train/resume.h"
 #include "../plugin_commands.h"
 #include "stop_signal.h"
 #include "machine_hints.h"
@@ -19,18 +21,21 @@ Command addTrainCommand(CLI::App& root) {
   auto corpus = std::make_shared<std::string>();
   auto* app = root.add_subcommand("train", pluginCommandHelp("train"));
   app->footer("Examples:\n"
-              "  omn-audit train --config configs/train/tiny.json -o runs/tiny --threads 1\n"
-              "  omn-audit train --config configs/train/tiny.json -o runs/tiny --resume");
-  app->add_option("--config", *config, "training config (omn-audit/train-config@1), e.g. configs/train/tiny.json")->required();
+              "  omn-audit train --config tiny -o runs/tiny --threads 1\n"
+              "  omn-audit train --config tiny -o runs/tiny --resume");
+  app->add_option("--config", *config,
+                  "training config (omn-audit/train-config@1): a file, or the name of one that ships with omn-audit (tiny, small: "
+                  "configs/train/)")
+      ->required();
   app->add_option("--out,-o,--output", a->out_dir, "run directory: checkpoints/, final.pt, train.json, log.jsonl (-o/--output as in every command)")->required();
   app->add_option("--corpus", *corpus, "use this corpus (directory or corpus.json) instead of the config's /corpus");
-  app->add_flag("--resume", a->resume, "continue the run in --out from its last checkpoint (same config, same corpus)");
+  app->add_flag("--resume", a->resume, "continue the run in --out from its last checkpoint (same config, same corpus); a run that finished is left as it is (exit 0)");
   app->add_flag("--force", a->force, "start over in an --out that holds a run (its files are replaced)");
   app->add_option("--threads", a->threads, "CPU threads (0: OMP_NUM_THREADS when set, else every online CPU)")
       ->check(CLI::Range(0, 4096));
   app->add_option("--dump-grads", a->dump_grads, "write the first step's gradients here (torch.save; parity checks)");
   return {app, [=] {
-            a->config = train::loadTrainConfig(*config);
+            a->config = train::loadTrainConfig(locateConfig(*config, "train", "--config").path);
             if (!corpus->empty()) a->config.corpus = *corpus;
             if (a->resume && a->force) throw UsageError("--resume and --force: choose one");
             a->progress = output::ProgressBar::stderrIsTerminal();
@@ -39,7 +44,10 @@ Command addTrainCommand(CLI::App& root) {
             a->resume_command = "omn-audit train --config " + *config + " --out " + a->out_dir +
                                 (corpus->empty() ? "" : " --corpus " + *corpus) + " --resume";
             warnAboutMachine(a->threads, pluginHost());
-            const nlohmann::json doc = train::runTraining(*a);
+            // --resume of a finished run (its final checkpoint verified): nothing left to run, as study --resume
+            const std::optional<nlohmann::json> done = a->resume ? train::finishedRun(train::RunPaths(a->out_dir), a->config) : std::nullopt;
+            if (done) std::cout << "resume     the run finished already; nothing to resume (its final.pt matches train.json)\n";
+            const nlohmann::json doc = done ? *done : train::runTraining(*a);
             auto num = [](const nlohmann::json& v) { return v.is_number() ? output::fixed(v.get<double>(), 4) : std::string("-"); };
             std::cout << "run        " << a->out_dir << " (" << doc["status"].get<std::string>() << " after "
                       << doc["steps_done"] << " of " << doc["steps"] << " steps, " << doc["tokens_seen"] << " tokens)\n";

@@ -7,6 +7,7 @@
 
 #include "omn/errors.h"
 #include "omn/eval/bootstrap.h"
+#include "omn/eval/session.h"
 #include "omn/eval/session_spec.h"
 #include "omn/io/choice.h"
 #include "omn/model/model_options.h"
@@ -92,7 +93,9 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   addChoice(app, "--token-format", s.tokens.format, eval::kTokenFormats, "token file format (auto: .npy by its magic, else u16)");
   addChoice(app, "--out-of-vocabulary", s.out_of_vocab, eval::kOutOfVocabulary,
             "ids >= the model's vocabulary: refuse the set, or drop them from the stream as the historical script did (counted)");
-  app->add_option("--eos", o.eos, "document boundary: each document ends with this token");
+  app->add_option("--eos", o.eos, "document boundary: each document ends with this token")->check([](const std::string& v) {
+    return v.empty() || v[0] == '-' ? "expected a token id >= 0, got " + v : std::string();  // -1 is not "no --eos"
+  });
   app->add_option("--offsets", s.tokens.offsets, "document boundary: sidecar of document start offsets (.npy or text)");
   app->add_option("--tokenizer-revision", s.tokenizer_revision,
                   "the tokenizer revision that made the set (recorded; without it: recorded as unknown, with a warning)");
@@ -101,7 +104,7 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
       ->default_val(2048)
       ->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 20))
       ->each([&o](const std::string&) { o.seq_len_given = true; });
-  app->add_option("--num-seqs", s.num_seqs, "rows to score")->default_val(50)->check(CLI::Range(1.0, 1e9));
+  app->add_option("--num-seqs", s.num_seqs, "rows to score")->default_val(50)->check(CLI::Range(std::int64_t{1}, eval::kMaxNumSeqs));
   app->add_flag("--up-to", s.up_to, "--num-seqs is a maximum: score every row the set has when it has fewer (the historical panel's \"up to 50\")");
   addChoice(app, "--selection", s.selection, eval::kSelectionModes, "which rows: the first N or a seeded draw");
   app->add_option("--selection-seed", s.selection_seed, "seed of the seeded selection")->default_val(0)->check(CLI::NonNegativeNumber);
@@ -117,7 +120,7 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
     }
   });
   app->add_option("--batch", s.batch, "rows per forward pass (0: about 2,048 tokens a pass, at most 64 rows)")->default_val(0)
-      ->check(CLI::Range(0, 1 << 16));
+      ->check(CLI::Range(0, eval::kMaxBatch));
   app->add_option("--threads", s.threads, "CPU threads (0: OMP_NUM_THREADS when set, else every online CPU)")->default_val(0)
       ->check(CLI::Range(0, model::kMaxThreads));
   app->add_option("--groups", o.groups, "contiguous sequence groups, each with its perplexity")->default_val(5)->check(CLI::Range(1, 1000000));
@@ -127,9 +130,11 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--bootstrap-seed", o.bootstrap.seed, "bootstrap seed")->default_val(0)->check(CLI::NonNegativeNumber);
 }
 
-// What every model command does at the edge before it opens a session: the process-wide thread
-// count, and what the CLI told the plugin (the OpenBLAS kernels it chose) into the spec.
+// What every model command does at the edge before it opens a session: the options and input files
+// checked (cheap: before the thread pool, which takes seconds at --threads 500), the process-wide
+// thread count, and what the CLI told the plugin (the OpenBLAS kernels it chose) into the spec.
 inline void prepareSession(eval::SessionSpec& spec, const PluginHost& host) {
+  eval::checkSessionSpec(spec);
   warnAboutMachine(spec.threads, host);
   model::useThreads(spec.threads);
   model::bf16Products();  // OMN_BF16_PRODUCTS read and checked now, not after the run
