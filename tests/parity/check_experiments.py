@@ -527,7 +527,7 @@ check(p.returncode == 2 and "nope: not an experiment" in p.stderr, "an unknown e
 experiments["experiments"]["toy"]["sweep"] = "fll"
 json.dump(experiments, open(econf, "w"))
 p = runner_call("toy")
-check(p.returncode == 2 and "/experiments/toy/sweep: expected one of /sweeps (full, dependence), got 'fll'" in p.stderr,
+check(p.returncode == 2 and "/experiments/toy/sweep: expected one of /sweeps (%s), got 'fll'" % ", ".join(experiments["sweeps"]) in p.stderr,
       "an experiments file naming an unknown sweep is exit 2 naming the pointer, before anything runs")
 
 # the compute line names every CPU the runs trained on (ablation-small's cells came from two machines;
