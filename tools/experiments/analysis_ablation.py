@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from analysis_common import COLOURS, Study, condition_effects, fast_learning, fmt, interval, plt, spread, verdict
+from analysis_common import COLOURS, Study, condition_effects, fast_learning, fmt, interval, plt, spread, verdict, whisk
 
 
 def pointer(doc, ptr):
@@ -127,12 +127,6 @@ def ablation(job):
 
     # the figure: left, both costs against the peak LR; right, the sweep at the on arm's best LR
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [1, 1.25]})
-    def whisk(axis, xs, ivs, colour, label, marker, offset=1.0):
-        xs2 = [x * offset for x, iv in zip(xs, ivs) if iv["mean"] is not None]
-        m = [iv["mean"] for iv in ivs if iv["mean"] is not None]
-        lo = [iv["mean"] - iv["low"] if iv["low"] is not None else 0 for iv in ivs if iv["mean"] is not None]
-        hi = [iv["high"] - iv["mean"] if iv["high"] is not None else 0 for iv in ivs if iv["mean"] is not None]
-        axis.errorbar(xs2, m, yerr=[lo, hi], color=colour, marker=marker, capsize=3, label=label, lw=1.5, ms=5)
     whisk(ax, lrs, [r["off_minus_on"] for r in rows], COLOURS[1], "trained without QK-norm\n(off − on, same LR, paired by seed)", "o", 0.97)
     whisk(ax, lrs, [r["gains_to_1"] for r in rows], COLOURS[0], "learned gains → 1.0 after training\n(Q and K, every layer)", "s", 1.03)
     ax.axhline(0, color="#888", lw=0.8)

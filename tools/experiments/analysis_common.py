@@ -1,6 +1,13 @@
 """What issue 29's analyses share (tools/experiments/analyse.py runs them): Student-t intervals and
-their wording, a study document with its runs' raw documents, a sweep's effects, the fast-learning
-criterion, and the Job that writes an analysis's JSON, tables and figure."""
+their wording, pairing by seed, a study document with its runs' raw documents, a sweep's effects, the
+fast-learning criterion, the learning-rate schedule, and the Job that writes an analysis's JSON, tables
+and figure.
+
+OMN_ANALYSIS_PARTIAL=1 runs an analysis on a store whose studies are not all complete, for trying it
+while the cells are published: a study without study.json is read from the cell documents published
+so far (results/STUDY/cell-K.json), and everything the analysis writes is marked partial and goes
+under OMN_ANALYSIS_PARTIAL_OUT (default /tmp/omn-analysis-partial; never inside the repository), so a
+partial result never lands in results/ or docs/. The runner never sets it: it analyses complete stores."""
 import json
 import math
 import os
@@ -14,6 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 out_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_OUT", root))  # where docs/ is written
 store_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_STORE", os.path.join(root, "results")))  # analysis.json, compute.jsonl
+partial = os.environ.get("OMN_ANALYSIS_PARTIAL", "") not in ("", "0")
+partial_root = os.path.abspath(os.environ.get("OMN_ANALYSIS_PARTIAL_OUT", "/tmp/omn-analysis-partial"))
 # two-sided 95 % Student-t quantiles, df 1..30
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
@@ -35,6 +44,11 @@ def interval(values):
     return {"n": n, "mean": m, "low": m - h, "high": m + h, "sd": sd, "values": values}
 
 
+def paired(a, b, f=lambda x, y: x - y):
+    """f(a_i, b_i) seed by seed (two lists in the same seed order), None where either lacks the seed."""
+    return [f(x, y) if x is not None and y is not None else None for x, y in zip(a, b)]
+
+
 def fmt(iv, digits=4, sign=False):
     if iv["mean"] is None:
         return "—"
@@ -43,6 +57,16 @@ def fmt(iv, digits=4, sign=False):
     if iv["low"] is not None:
         s += " [%s, %s]" % (f % (digits, iv["low"]), f % (digits, iv["high"]))
     return s
+
+
+def whisk(axis, xs, ivs, colour, label, marker, offset=1.0, ls=None):
+    """means with their intervals as error bars at xs (x offset, for arms side by side on a log axis);
+    the values without a mean are left out, one without an interval has no bar."""
+    xs2 = [x * offset for x, iv in zip(xs, ivs) if iv["mean"] is not None]
+    m = [iv["mean"] for iv in ivs if iv["mean"] is not None]
+    lo = [iv["mean"] - iv["low"] if iv["low"] is not None else 0 for iv in ivs if iv["mean"] is not None]
+    hi = [iv["high"] - iv["mean"] if iv["high"] is not None else 0 for iv in ivs if iv["mean"] is not None]
+    axis.errorbar(xs2, m, yerr=[lo, hi], color=colour, marker=marker, capsize=3, label=label, lw=1.5, ms=5, **({"ls": ls} if ls else {}))
 
 
 def spread(values, digits=4):
@@ -65,9 +89,26 @@ class Study:
     def __init__(self, path):
         self.path = path
         self.dir = os.path.dirname(os.path.abspath(path))
-        self.doc = json.load(open(path))
+        self.cells = None  # (published, expected) where read from the cells of an incomplete study
+        if os.path.exists(path) or not partial:
+            if not os.path.exists(path):
+                sys.exit("analysis: %s does not exist: the study is not complete (OMN_ANALYSIS_PARTIAL=1 reads the cells "
+                         "published so far, for trying an analysis; its outputs are marked partial)" % path)
+            self.doc = json.load(open(path))
+        else:
+            self.doc = self.from_cells()
         self.after = os.path.join(self.dir, "after")
         self.runs = self.doc["runs"]
+
+    def from_cells(self):
+        """An incomplete study (OMN_ANALYSIS_PARTIAL): the published cell documents' runs, in cell order."""
+        names = sorted(f for f in os.listdir(self.dir) if f.startswith("cell-") and f.endswith(".json")) if os.path.isdir(self.dir) else []
+        docs = [json.load(open(os.path.join(self.dir, f))) for f in names]
+        expected = docs[0]["grid"]["cells"] if docs else None
+        self.cells = (len(docs), expected)
+        doc = dict(docs[0]) if docs else {"provenance": {}}
+        doc["runs"] = [r for d in docs for r in d["runs"]]
+        return doc
 
     def train(self, r):
         return json.load(open(os.path.join(self.dir, r["dir"], "train.json")))
@@ -98,6 +139,10 @@ class Study:
         p = os.path.join(self.after, r["id"] + ".track.json")
         return json.load(open(p)) if os.path.exists(p) else None
 
+    def log(self, r, rec):
+        """the run's log.jsonl (rec: its train.json), one record a logged step"""
+        return [json.loads(line) for line in open(os.path.join(self.dir, r["dir"], rec["log"])) if line.strip()]
+
 
 def condition_effects(sweep):
     """label → ΔNLL/token (estimate, paired bootstrap low/high), KL per token, top-1 agreement."""
@@ -125,40 +170,107 @@ def fast_learning(rec):
             "share": last / total if total > 0 else None, "past_fast_learning": total > 0 and last < 0.05 * total}
 
 
+def lr_multiplier(schedule, step, total):
+    """The schedule's factor on the peak LR at `step` (1-based) of `total`, as omn-audit's trainer applies it
+    (src/train/train_config.cpp, lrMultiplier): linear warm-up, then cosine, linear or constant to min_lr_ratio."""
+    w = schedule.get("warmup_steps", 0)
+    if w > 0 and step <= w:
+        return step / w
+    span = total - w
+    if span <= 1 or schedule.get("decay", "cosine") == "constant":
+        return 1.0
+    t = (step - w - 1) / (span - 1)
+    shape = 0.5 * (1.0 + math.cos(math.pi * t)) if schedule.get("decay", "cosine") == "cosine" else 1.0 - t
+    lo = schedule.get("min_lr_ratio", 0.0)
+    return lo + (1.0 - lo) * shape
+
+
+def checked_schedule(rec, log):
+    """rec's schedule (train.json), checked against the LR its log records at every logged step: exit 1
+    where this reading of the schedule is not the one the run trained with."""
+    lr, total = rec["config"]["values"]["optimizer"]["lr"], rec["steps"]
+    logged = [e for e in log if "lr" in e]  # (the step-0 evaluation has no LR)
+    if not logged:
+        sys.exit("analysis: %s: its log records no LR to check the schedule against" % rec.get("name", "a run"))
+    for e in logged:
+        want = lr * lr_multiplier(rec["schedule"], e["step"], total)
+        if abs(e["lr"] - want) > 1e-9 * max(abs(want), 1e-12):
+            sys.exit("analysis: %s: step %d logged LR %r, the schedule gives %r" % (rec.get("name", "a run"), e["step"], e["lr"], want))
+    return rec["schedule"]
+
+
 class Job:
-    """One analysis: its kind (ablation, routing, depth), the experiment it is written for, the study
-    documents it reads; it writes results/EXPERIMENT/analysis.json, docs/experiments/EXPERIMENT.md
-    and docs/figures/experiments/EXPERIMENT.svg."""
+    """One analysis: its kind (ablation, routing, depth, regime), the experiment it is written for, the
+    study documents it reads; it writes results/EXPERIMENT/analysis.json, docs/experiments/EXPERIMENT.md
+    and docs/figures/experiments/EXPERIMENT.svg (with OMN_ANALYSIS_PARTIAL, the same paths under
+    OMN_ANALYSIS_PARTIAL_OUT, each marked partial)."""
 
     def __init__(self, kind, experiment, study_paths):
         self.kind, self.experiment, self.study_paths = kind, experiment, study_paths
+        self.out_root, self.store_root = out_root, store_root
+        self.partial = {} if partial else None  # with OMN_ANALYSIS_PARTIAL: each study's cells (mark_partial)
+        if partial:
+            inside = os.path.commonpath([partial_root, root]) == root
+            if inside:
+                sys.exit("analysis: OMN_ANALYSIS_PARTIAL_OUT=%s is inside the repository (%s): a partial analysis is "
+                         "written outside it" % (partial_root, root))
+            self.out_root, self.store_root = partial_root, os.path.join(partial_root, "results")
+
+    def mark_partial(self, studies):
+        """Under OMN_ANALYSIS_PARTIAL, what the analysis read: each study's cells (published, expected;
+        a complete study's study.json counts whole)."""
+        if partial:
+            self.partial = {os.path.basename(s.dir): {"published": s.cells[0] if s.cells else len(s.runs),
+                                                      "expected": s.cells[1] if s.cells else len(s.runs),
+                                                      "from": "cells" if s.cells else "study.json"} for s in studies}
+        return self.partial
+
+    def partial_text(self):
+        if not self.partial:
+            return "PARTIAL"
+        some = [v for v in self.partial.values() if v["published"]]
+        empty = len(self.partial) - len(some)  # (a study without a published cell does not say how many it has)
+        return "PARTIAL: %d of %d cells%s" % (sum(v["published"] for v in some), sum(v["expected"] for v in some),
+                                             "; %d of %d studies have none yet" % (empty, len(self.partial)) if empty else "")
 
     def save(self, fig):
-        d = os.path.join(out_root, "docs", "figures", "experiments")
+        d = os.path.join(self.out_root, "docs", "figures", "experiments")
         os.makedirs(d, exist_ok=True)
         p = os.path.join(d, self.experiment + ".svg")
+        if self.partial is not None:  # in the title, or as one
+            title = getattr(fig, "_suptitle", None)
+            text = self.partial_text() + " (OMN_ANALYSIS_PARTIAL, not a result)"
+            fig.suptitle(text + ("\n" + title.get_text() if title else ""), color="#D55E00", fontsize=title.get_fontsize() if title else 10,
+                         fontweight="bold")
         fig.savefig(p, metadata={"Date": None})
         plt.close(fig)
-        return os.path.relpath(p, out_root)
+        return os.path.relpath(p, self.out_root)
 
     def write(self, analysis, markdown):
-        out = os.path.join(store_root, self.experiment)
+        out = os.path.join(self.store_root, self.experiment)
         os.makedirs(out, exist_ok=True)
+        if self.partial is not None:
+            analysis = dict(analysis, partial=self.partial)
+            markdown = ("**%s: an analysis of an incomplete store (OMN_ANALYSIS_PARTIAL), not a result.**\n\n"
+                        % self.partial_text()) + markdown
         with open(os.path.join(out, "analysis.json"), "w") as f:
             json.dump(analysis, f, indent=1)
             f.write("\n")
-        d = os.path.join(out_root, "docs", "experiments")
+        d = os.path.join(self.out_root, "docs", "experiments")
         os.makedirs(d, exist_ok=True)
         head = ("<!-- generated by `tools/run-experiments.sh %s` (tools/experiments/analyse.py %s): do not edit -->\n\n"
                 % (self.experiment, self.kind))
         with open(os.path.join(d, self.experiment + ".md"), "w") as f:
             f.write(head + markdown)
-        print("analysis: results/%s/analysis.json, docs/experiments/%s.md" % (self.experiment, self.experiment))
+        if self.partial is not None:
+            print("analysis (partial): %s, %s" % (os.path.join(out, "analysis.json"), os.path.join(d, self.experiment + ".md")))
+        else:
+            print("analysis: results/%s/analysis.json, docs/experiments/%s.md" % (self.experiment, self.experiment))
 
     def compute_note(self, studies):
         """the runs' own training time, the sweeps' time, and every step the runner accounted (all invocations)."""
         secs = sum(r.get("seconds") or 0 for s in studies for r in s.runs)
-        acct = os.path.join(store_root, "compute.jsonl")
+        acct = os.path.join(store_root, "compute.jsonl")  # the store read (a partial analysis writes elsewhere)
         steps = {}
         if os.path.exists(acct):
             for line in open(acct):
@@ -172,7 +284,7 @@ class Job:
                 sw = s.sweep(r)
                 if sw:
                     sweep += sw["control"]["open"]["seconds"] + sw["control"]["close"]["seconds"] + sum(c["seconds"] for c in sw["conditions"])
-        cpu = studies[0].doc["provenance"].get("host", {})
+        cpu = next((s.doc["provenance"].get("host", {}) for s in studies if s.runs), {})
         # a study's cells can train on several CPUs (the sessions' machines change): count each run's own
         runs_by_cpu = {}
         for s in studies:

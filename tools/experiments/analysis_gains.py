@@ -1,9 +1,13 @@
 """Experiments 3 and 4 (tools/experiments/analyse.py routing|depth): where the learned gains go, run by
 run (`track`), and how much each model depends on them: which factor of the routing moves them, and
-whether an early-layer regime like OMN-1's appears with depth or length."""
+whether an early-layer regime like OMN-1's appears with depth or length. What a gain trajectory is read
+as (per-layer means, the early and late layers, the distance from 1.0) is defined here once; the
+regime analysis (analysis_regime.py) reads it the same way."""
+import math
 import os
+import sys
 
-from analysis_common import COLOURS, Study, condition_effects, fmt, interval, plt, verdict
+from analysis_common import COLOURS, Study, condition_effects, fmt, interval, paired, plt, verdict
 
 
 def arm_name(study, r):
@@ -23,15 +27,56 @@ def gain_summary(track_doc):
     return out
 
 
-def collect_arms(studies):
+def layer_mean(c, li):
+    """a checkpoint's (gain_summary) layer li: the mean of its Q and K gain means (equal counts)."""
+    return (c["layers"][li]["q"]["mean"] + c["layers"][li]["k"]["mean"]) / 2
+
+
+def early_mean(c):
+    """the early layers' gain mean: layers 0-1, Q and K (OMN-1's regime lives there)."""
+    return sum(layer_mean(c, li) for li in (0, 1)) / 2
+
+
+def late_mean(c):
+    """the late layers' gain mean: the last two layers, Q and K."""
+    n = len(c["layers"])
+    return sum(layer_mean(c, li) for li in (n - 2, n - 1)) / 2
+
+
+def distance_from_one(c):
+    """How far a checkpoint's gains are from 1.0 (where omn-audit initialises them): the furthest
+    coordinate, max |g - 1| over every Q and K vector (from each vector's min and max), and the root mean
+    square over every coordinate, sqrt(mean (g - 1)^2), from each vector's mean and population std
+    (E(g - 1)^2 = std^2 + (mean - 1)^2; every Q and K vector has head_dim coordinates, checked: the
+    vectors' statistics must give the checkpoint's whole-model mean and std)."""
+    vecs = [l[role] for l in c["layers"] for role in ("q", "k")]
+    m = sum(v["mean"] for v in vecs) / len(vecs)  # equal counts: the vectors' statistics give the model's
+    sd = math.sqrt(sum(v["std"] ** 2 + (v["mean"] - m) ** 2 for v in vecs) / len(vecs))
+    if abs(m - c["mean"]) > 1e-6 * abs(c["mean"]) or abs(sd - c["std"]) > 1e-6 * max(c["std"], 1e-3):
+        sys.exit("analysis: the checkpoint at step %s: its Q/K vectors' statistics do not give its whole-model mean and std "
+                 "(%.9g, %.9g; track: %.9g, %.9g): the vectors are not of equal size" % (c["step"], m, sd, c["mean"], c["std"]))
+    return {"furthest": max(max(v["max"] - 1, 1 - v["min"]) for v in vecs),
+            "rms": math.sqrt(sum(v["std"] ** 2 + (v["mean"] - 1) ** 2 for v in vecs) / len(vecs))}
+
+
+def per_seed(runs, seeds, f):
+    """f of each finished run, in the order of seeds (None where the seed has no finished run)."""
+    d = {x["seed"]: f(x) for x in runs if x["status"] == "finished"}
+    return [d.get(sd) for sd in seeds]
+
+
+def collect_arms(studies, name=arm_name):
+    """arm name → its runs, each with its held-out NLL, sweep effects, gain trajectory, and its study and
+    run entry; name(study, run) names the arm."""
     arms = {}
     for s in studies:
         for r in s.runs:
-            a = arms.setdefault(arm_name(s, r), {"runs": []})
+            a = arms.setdefault(name(s, r), {"runs": []})
             sw = s.sweep(r)
             tr = s.track(r)
             a["runs"].append({"id": r["id"], "seed": r["seed"], "status": r["status"], "panel_loss": s.panel_loss(r),
-                              "effects": condition_effects(sw) if sw else {}, "track": gain_summary(tr) if tr else []})
+                              "effects": condition_effects(sw) if sw else {}, "track": gain_summary(tr) if tr else [],
+                              "study": s, "run": r})
     return arms
 
 
@@ -40,20 +85,17 @@ def routing(job):
     arms = collect_arms(studies)
     ref = "OMN (Muon + AdamW)"
     seeds = sorted({x["seed"] for a in arms.values() for x in a["runs"]})
-    def per_seed(a, f):
-        d = {x["seed"]: f(x) for x in a["runs"] if x["status"] == "finished"}
-        return [d.get(sd) for sd in seeds]
+    by_seed = lambda a, f: per_seed(a["runs"], seeds, f)  # noqa: E731
     final_mean = lambda x: x["track"][-1]["mean"] if x["track"] else None
     final_max = lambda x: x["track"][-1]["max"] if x["track"] else None
     dep = lambda x: x["effects"].get("constant 1 qk all", {}).get("delta_nll")
     table = {}
     for name, a in arms.items():
-        t = {"panel_loss": interval(per_seed(a, lambda x: x["panel_loss"])), "gain_mean": interval(per_seed(a, final_mean)),
-             "gain_max": interval(per_seed(a, final_max)), "dependence": interval(per_seed(a, dep))}
+        t = {"panel_loss": interval(by_seed(a, lambda x: x["panel_loss"])), "gain_mean": interval(by_seed(a, final_mean)),
+             "gain_max": interval(by_seed(a, final_max)), "dependence": interval(by_seed(a, dep))}
         if name != ref:
             for k, f in (("panel_loss", lambda x: x["panel_loss"]), ("gain_mean", final_mean), ("gain_max", final_max), ("dependence", dep)):
-                mine, base = per_seed(a, f), per_seed(arms[ref], f)
-                t["vs_omn_" + k] = interval([m - b if m is not None and b is not None else None for m, b in zip(mine, base)])
+                t["vs_omn_" + k] = interval(paired(by_seed(a, f), by_seed(arms[ref], f)))
         table[name] = t
     analysis = {"experiment": job.experiment, "studies": job.study_paths, "seeds": seeds, "arms": table,
                 "trajectories": {n: [x["track"] for x in a["runs"]] for n, a in arms.items()},
@@ -117,10 +159,9 @@ def depth(job):
         done = [x for x in a["runs"] if x["status"] == "finished" and x["track"]]
         finals = [x["track"][-1] for x in done]
         n_layers = len(finals[0]["layers"])
-        early = lambda c: sum((c["layers"][li]["q"]["mean"] + c["layers"][li]["k"]["mean"]) / 2 for li in (0, 1)) / 2
-        late = lambda c: sum((c["layers"][li]["q"]["mean"] + c["layers"][li]["k"]["mean"]) / 2 for li in (n_layers - 2, n_layers - 1)) / 2
-        table[name] = {"layers": n_layers, "early_mean": interval([early(c) for c in finals]), "late_mean": interval([late(c) for c in finals]),
-                       "early_over_late": interval([early(c) / late(c) for c in finals]), "max": interval([c["max"] for c in finals]),
+        table[name] = {"layers": n_layers, "early_mean": interval([early_mean(c) for c in finals]),
+                       "late_mean": interval([late_mean(c) for c in finals]),
+                       "early_over_late": interval([early_mean(c) / late_mean(c) for c in finals]), "max": interval([c["max"] for c in finals]),
                        "negative": [c["negative"] for c in finals], "panel_loss": interval([x["panel_loss"] for x in done]),
                        "dependence": interval([x["effects"].get("constant 1 qk all", {}).get("delta_nll") for x in done]),
                        "not_finished": [x["id"] for x in a["runs"] if x["status"] != "finished"]}
