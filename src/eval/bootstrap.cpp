@@ -97,9 +97,12 @@ PairedInterval pairedBootstrap(const SequenceScores& a, const SequenceScores& b,
     at_or_below += x <= 0;
     at_or_above += x >= 0;
   }
+  // the Monte Carlo p-value counts the observed difference as one of the resamples: (1 + k) / (1 + B),
+  // never 0 (no resample past 0 says p < 1/B, not p = 0)
   const double r = static_cast<double>(delta.size());
+  const double k = static_cast<double>(std::min(at_or_below, at_or_above));
   PairedInterval out{interval(delta, d, spec.confidence), interval(ratio, std::exp(d), spec.confidence),
-                     std::min(1.0, 2 * std::min(static_cast<double>(at_or_below), static_cast<double>(at_or_above)) / r), {}, {}};
+                     std::min(1.0, 2 * (1 + k) / (1 + r)), {}, {}};
   if (simultaneous_confidence > 0) {  // the sorted resamples again, at the wider level
     out.simultaneous_delta = interval(delta, d, simultaneous_confidence);
     out.simultaneous_ratio = interval(ratio, std::exp(d), simultaneous_confidence);

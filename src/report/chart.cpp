@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "omn/audit/profile.h"
+
 namespace omn::report::chart {
 
 namespace {
@@ -47,6 +49,30 @@ std::string cut(const std::string& s, std::size_t max) {
 std::string colour(std::size_t i, std::size_t n) {
   if (n <= 10) return kTableau10[i % 10];
   return hsl(360.0 * static_cast<double>(i) / static_cast<double>(n), 0.75, i % 2 == 0 ? 0.38 : 0.56);
+}
+
+std::string viridis(double t) {
+  static const double k[][3] = {{68, 1, 84}, {72, 40, 120}, {62, 74, 137}, {49, 104, 142}, {38, 130, 142},
+                                {31, 158, 137}, {53, 183, 121}, {109, 205, 89}, {180, 222, 44}, {253, 231, 37}};
+  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 9;
+  const int i = std::min(8, static_cast<int>(t));
+  const double f = t - i;
+  char b[16];
+  std::snprintf(b, sizeof b, "#%02x%02x%02x", static_cast<int>(k[i][0] + f * (k[i + 1][0] - k[i][0])),
+                static_cast<int>(k[i][1] + f * (k[i + 1][1] - k[i][1])), static_cast<int>(k[i][2] + f * (k[i + 1][2] - k[i][2])));
+  return b;
+}
+
+std::string layerColour(std::size_t layer, std::size_t n_layers) {
+  static const char* const kLayerColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                              "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  if (n_layers <= 10) return kLayerColours[layer % 10];
+  return viridis(0.85 * static_cast<double>(layer) / static_cast<double>(n_layers - 1));
+}
+
+bool drawsThreshold(const json& profile) {
+  const double t = profile["options"]["threshold"].get<double>();
+  return profile["preset"]["name"] == "omn-1" || t != audit::ProfileOptions{}.threshold;
 }
 
 std::string dash(std::size_t i) {

@@ -29,6 +29,13 @@ std::string colour(std::size_t i, std::size_t n);
 // Line dash i of a set of series: solid, dashed, dotted, dash-dot, in turn ("" = solid). With the
 // colour it tells neighbouring series apart in print and for colour-blind readers.
 std::string dash(std::size_t i);
+// Layer `layer` of `n_layers`: the same colour in every figure that draws layers (a run's, a track's):
+// up to ten layers one categorical colour each, more by depth on viridis (short of its faint end).
+std::string layerColour(std::size_t layer, std::size_t n_layers);
+std::string viridis(double t);  // t in [0, 1]
+// The profile's --threshold is OMN-1's audit figure (1.43) unless given: drawn and counted only for
+// OMN-1's preset or a threshold someone chose.
+bool drawsThreshold(const nlohmann::json& profile);
 // Labels for tick values: the fewest significant digits that keep them distinct and exact to 1e-9
 // ("0.15", never "0.15000000000000002").
 // `uniform`: one number of decimals for all (a linear axis); otherwise each value on its own (log).

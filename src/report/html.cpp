@@ -8,6 +8,7 @@
 #include "omn/io/terminal_text.h"
 #include "omn/report/profile_text.h"
 #include "omn/report/svg.h"
+#include "chart.h"
 #include "grid.h"
 #include "run_sections.h"
 #include "omn/output/table.h"
@@ -126,8 +127,10 @@ Grid profileSummary(const json& p) {
            {"population std (×)", f(s["std"], 6)},
            {"min (×)", f(s["min"], 6)},
            {"max (×)", f(s["max"], 6)},
-           {"share above " + general(p["options"]["threshold"].get<double>()) + " (%)", (s["share_above_threshold"].is_null() ? std::string("NaN") : fixed(100 * s["share_above_threshold"].get<double>(), 4))},
            {"negative coordinates (count)", s["count_negative"].dump()}}};
+  if (chart::drawsThreshold(p))  // OMN-1's audit figure, or a threshold someone chose
+    g.rows.push_back({"share above " + general(p["options"]["threshold"].get<double>()) + " (%)",
+                      s["share_above_threshold"].is_null() ? std::string("NaN") : fixed(100 * s["share_above_threshold"].get<double>(), 4)});
   for (const auto& [label, count] : countRows(s)) g.rows.push_back({"in " + label + " (count)", std::to_string(count)});
   return g;
 }

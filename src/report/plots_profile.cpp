@@ -56,7 +56,9 @@ Figure layerMeans(const json& p, bool log) {
   if (!std::isfinite(hi)) lo = 0, hi = 1, lo_pos = 1;
   if (!std::isfinite(lo_pos)) lo_pos = std::min(1.0, hi);
   Axis x{-0.5, n - 0.5, false};
-  Axis y = log ? rangeOf(lo_pos, hi, true) : rangeOf(std::min(lo, 0.0), hi, false);
+  // linear: the gains' own range with 1 (the unit initialisation) in it, not from 0, where gains near
+  // 1 would lie flat
+  Axis y = log ? rangeOf(lo_pos, hi, true) : rangeOf(std::min(lo, 1.0), std::max(hi, 1.0), false);
   Chart c(std::string("Q/K gain per layer: mean and min–max band") + (log ? " (log scale)" : ""), "layer",
           "effective gain (×, unit initialisation = 1)", x, y);
   c.yTicks();
@@ -137,7 +139,7 @@ Figure distribution(const json& p) {
   }
   c.endSeries();
   const double t = p["options"]["threshold"].get<double>();
-  const bool inside = t >= lo && t <= hi;
+  const bool drawn = drawsThreshold(p), inside = drawn && t >= lo && t <= hi;
   if (inside) {
     c.beginSeries("threshold");
     c.svg.line(c.X(t), kTop, c.X(t), c.bottom(), "stroke:#d62728;stroke-width:2;stroke-dasharray:5,3", "threshold");
@@ -150,10 +152,10 @@ Figure distribution(const json& p) {
   const bool any_finite = s["share_above_threshold"].is_number() && s["max"].is_number();
   const std::string cap = "All " + s["count"].dump() + " gains in " + std::to_string(n) + " equal bins over [" + fixed(lo, 3) + ", " +
                           fixed(hi, 3) + "] (Rice's rule: bins from the data, not from --hist-edges); " +
-                          (any_finite ? fixed(100 * s["share_above_threshold"].get<double>(), 4) + "% above " + general(t) +
-                                            (inside ? "" : " (outside the gains' range: no line)") + ", " +
-                                            s["count_negative"].dump() + " negative"
-                                      : std::string("none finite")) +
+                          (!any_finite ? std::string("none finite")
+                           : drawn ? fixed(100 * s["share_above_threshold"].get<double>(), 4) + "% above " + general(t) +
+                                         (inside ? "" : " (outside the gains' range: no line)") + ", " + s["count_negative"].dump() + " negative"
+                                   : s["count_negative"].dump() + " negative") +
                           ". " + sourceLine(p);
   c.caption(cap);
   return c.figure("profile-histogram.svg", "Histogram of the gains", cap);
@@ -185,8 +187,9 @@ Figure histogram(const json& p) {
   // the threshold inside its bin, by linear interpolation between the bin's edges; named in the
   // legend (a dashed line, as drawn), so no label in the plot competes with the bar counts
   const double t = p["options"]["threshold"].get<double>();
+  const bool drawn = drawsThreshold(p);
   c.beginSeries("threshold");
-  for (int j = 1; j + 1 < n; ++j) {
+  for (int j = 1; drawn && j + 1 < n; ++j) {
     const double a = h[j]["lo"].get<double>(), b = h[j]["hi"].get<double>();
     if (t >= a && t <= b && b > a) {
       const double px = c.X(j + (t - a) / (b - a));
@@ -195,11 +198,13 @@ Figure histogram(const json& p) {
     }
   }
   c.endSeries();
-  c.legend({{Key::Mark::box, "#1f77b4", "gains per bin"}, {Key::Mark::line, "#d62728", "threshold " + general(t), "threshold", "5,3"}});
+  std::vector<Key> keys = {{Key::Mark::box, "#1f77b4", "gains per bin"}};
+  if (drawn) keys.push_back({Key::Mark::line, "#d62728", "threshold " + general(t), "threshold", "5,3"});
+  c.legend(keys);
   const json& s = p["statistics"];
   const bool any_finite = s["share_above_threshold"].is_number() && s["max"].is_number();
   const std::string cap = "All " + s["count"].dump() + " gains: " +
-                          (any_finite ? fixed(100 * s["share_above_threshold"].get<double>(), 4) + "% above " + general(t) + ", " +
+                          (any_finite ? (drawn ? fixed(100 * s["share_above_threshold"].get<double>(), 4) + "% above " + general(t) + ", " : "") +
                                             s["count_negative"].dump() + " negative, max " + general(s["max"].get<double>())
                                       : std::string("none finite")) +
                           ". " + sourceLine(p);

@@ -23,6 +23,7 @@ struct Series {
 struct Level {
   std::string label;
   double y;
+  std::string colour = "#777777", dash = "2,3";  // two levels on one figure drawn apart
 };
 
 std::string runSource(const json& train) {
@@ -35,7 +36,7 @@ std::string runSource(const json& train) {
 }
 
 Figure overSteps(const std::string& name, const std::string& title, const std::string& ylabel, std::vector<Series> lines,
-                 const std::vector<Level>& levels, const std::string& caption) {
+                 const std::vector<Level>& levels, const std::string& caption, bool may_log = false) {
   lines.erase(std::remove_if(lines.begin(), lines.end(), [](const Series& s) { return s.pts.empty(); }), lines.end());
   if (lines.empty()) return {};
   double xhi = 1, ylo = INFINITY, yhi = -INFINITY;
@@ -43,16 +44,18 @@ Figure overSteps(const std::string& name, const std::string& title, const std::s
     for (const auto& [x, y] : l.pts) xhi = std::max(xhi, x), ylo = std::min(ylo, y), yhi = std::max(yhi, y);
   for (const auto& lv : levels) ylo = std::min(ylo, lv.y), yhi = std::max(yhi, lv.y);
   if (yhi <= ylo) yhi = ylo + 1e-9;
-  Chart c(title, "training step", ylabel, rangeOf(0, xhi, false, 0.02), rangeOf(ylo, yhi, false));
+  const bool logy = may_log && wantsLog(ylo, yhi);  // (only where every value is positive)
+  Chart c(title, "training step", ylabel + (logy ? " (log scale)" : ""), rangeOf(0, xhi, false, 0.02), rangeOf(ylo, yhi, logy));
   c.yTicks();
   c.xTicksAuto();
   std::vector<Key> keys;
   for (const auto& lv : levels) {  // reference levels first, under the data
     c.beginSeries(lv.label);
-    c.svg.polyline({{c.X(0), c.Y(lv.y)}, {c.X(xhi), c.Y(lv.y)}}, "stroke:#777777;stroke-width:1;stroke-dasharray:2,3", "level");
+    c.svg.polyline({{c.X(0), c.Y(lv.y)}, {c.X(xhi), c.Y(lv.y)}}, "stroke:" + lv.colour + ";stroke-width:1.2;stroke-dasharray:" + lv.dash,
+                   "level");
     c.endSeries();
     c.data(lv.label, 0, lv.y);
-    keys.push_back({Key::Mark::line, "#777777", lv.label, "", "2,3"});
+    keys.push_back({Key::Mark::line, lv.colour, lv.label, "", lv.dash});
   }
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const Series& l = lines[i];
@@ -86,11 +89,30 @@ Figure loss(const json& train, const std::vector<json>& log) {
     }
   }
   std::vector<Level> levels;
-  if (std::isfinite(recordNumber(train, "initial_loss"))) levels.push_back({"L0 (held-out, step 0)", recordNumber(train, "initial_loss")});
+  // short labels: the legend column holds about 24 characters; the caption says what each is
+  if (std::isfinite(recordNumber(train, "initial_loss"))) levels.push_back({"L0 at step 0", recordNumber(train, "initial_loss")});
   if (std::isfinite(recordNumber(train, "heldout_unigram_cross_entropy")))
-    levels.push_back({"unigram entropy (held-out)", recordNumber(train, "heldout_unigram_cross_entropy")});
+    levels.push_back({"unigram model", recordNumber(train, "heldout_unigram_cross_entropy"), "#a0522d", "8,4"});
   return overSteps("run-loss.svg", "Loss over training", "loss (nats/token)", {batch, held}, levels,
-                   "Training-batch loss at every logged step; held-out loss at every evaluation (markers). " + runSource(train));
+                   "Training-batch loss at every logged step; held-out loss at every evaluation (markers); L0, the held-out "
+                   "loss at initialisation (grey, dotted); the held-out text's unigram cross-entropy, a context-free "
+                   "model's loss (brown, dashed). " + runSource(train));
+}
+
+// The gradient's global norm before clipping at every logged step, against the clip threshold.
+Figure gradNorm(const json& train, const std::vector<json>& log) {
+  Series norm{"gradient norm", colour(0, 1), "", {}, false};
+  for (const json& r : log)
+    if (std::isfinite(recordNumber(r, "grad_norm"))) norm.pts.emplace_back(recordNumber(r, "step"), recordNumber(r, "grad_norm"));
+  const json& values = train.contains("config") && train["config"].is_object() && train["config"].contains("values")
+                           ? train["config"]["values"] : json::object();
+  std::vector<Level> levels;
+  const double clip = values.is_object() && values.contains("clip_grad_norm") ? val(values["clip_grad_norm"]) : NAN;
+  if (std::isfinite(clip) && clip > 0) levels.push_back({"clip at " + general(clip), clip, "#d62728", "5,3"});
+  return overSteps("run-grad-norm.svg", "Gradient norm over training", "global gradient norm", {norm}, levels,
+                   "The global norm of the gradient at every logged step, before clipping" +
+                       std::string(levels.empty() ? "" : "; above the dashed line the step was clipped to it") + ". " + runSource(train),
+                   true);
 }
 
 Figure rates(const json& train, const std::vector<json>& log) {
@@ -128,7 +150,7 @@ Figure perLayer(const json& train, const std::vector<json>& log, const std::stri
         Series& s = by[{l, k}];
         if (s.label.empty()) {
           s.label = "layer " + std::to_string(l) + (roles.size() > 1 ? " " + roles[k].second : "");
-          s.colour = colour(l, n_layers);
+          s.colour = layerColour(l, n_layers);  // as in track's figures
           s.dash = dash(k);
           s.markers = true;
         }
@@ -146,7 +168,7 @@ std::vector<Figure> runFigures(const json& train, const std::vector<json>& log) 
   std::vector<Figure> out;
   const bool qk = train.contains("model") && train["model"].is_object() && train["model"].contains("config") &&
                   train["model"]["config"].is_object() && train["model"]["config"].value("qk_norm", false);
-  std::vector<Figure> figs = {loss(train, log), rates(train, log),
+  std::vector<Figure> figs = {loss(train, log), rates(train, log), gradNorm(train, log),
                               perLayer(train, log, "run-max-logit.svg", "Largest attention logit per layer over training",
                                        "max pre-softmax logit", {{"max_attention_logit", ""}},
                                        "Each layer's largest pre-softmax attention logit on the evaluation rows.")};

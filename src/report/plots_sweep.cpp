@@ -204,6 +204,65 @@ Figure ratios(const json& r) {
   return c.figure("sweep-ratio.svg", "Change against the control", cap);
 }
 
+// --kl: each condition's KL divergence from the control's next-token distributions (nats per token,
+// one row per condition as in the forest plot), and how often the two agree on the top token.
+Figure divergence(const json& r) {
+  if (!r.value("kl", false)) return {};
+  const json& cs = r["conditions"];
+  std::vector<std::pair<const json*, double>> rows;  // a condition and its KL per token
+  double lo = INFINITY, hi = -INFINITY;
+  for (const auto& cd : cs) {
+    const json dv = cd["vs_control"].value("divergence", json());
+    const double kl = dv.is_object() ? val(dv["kl_per_token"]) : NAN;
+    rows.emplace_back(&cd, kl);
+    if (std::isfinite(kl) && kl > 0) lo = std::min(lo, kl), hi = std::max(hi, kl);
+  }
+  if (rows.empty() || !std::isfinite(hi)) return {};
+  const bool logx = wantsLog(lo, hi);
+  const Axis x = logx ? rangeOf(lo, hi, true) : rangeOf(0, hi, false, 0.08);
+  const double n = static_cast<double>(rows.size());
+  Chart c("KL divergence from the control, per condition",
+          std::string("KL(control ‖ condition), nats per token") + (logx ? " (log scale)" : ""), "", x, Axis{-0.6, n - 0.4, false},
+          18 * n + 8, 250);
+  if (logx) {  // the plot is narrow (the labels take the left): one tick a decade, and 3× where that leaves fewer than two
+    std::vector<std::pair<double, std::string>> xt;
+    for (const double m : {1.0, 3.0}) {
+      for (double e = std::floor(std::log10(x.lo)); e <= std::ceil(std::log10(x.hi)); ++e)
+        if (const double v = m * std::pow(10.0, e); v >= x.lo && v <= x.hi) xt.emplace_back(v, tickLabels({v})[0]);
+      if (xt.size() >= 2) break;
+    }
+    std::sort(xt.begin(), xt.end());
+    c.xTicks(xt);
+  } else {
+    c.xTicksAuto(5);
+  }
+  std::vector<const Target*> used;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const json& cd = *rows[i].first;
+    const double kl = rows[i].second, yv = n - 1 - static_cast<double>(i);
+    const Target& tg = targetOf(cd);
+    if (std::find(used.begin(), used.end(), &tg) == used.end()) used.push_back(&tg);
+    const std::string label = cd["id"].get<std::string>() + "  " + cd["label"].get<std::string>();
+    const json dv = cd["vs_control"].value("divergence", json());
+    const double top1 = dv.is_object() ? val(dv["top1_agreement"]) : NAN;
+    c.svg.text(8, c.Y(yv) + 4, cut(label, 30), "font-size:10.5px", "start", 0, "row-label");
+    c.svg.text(c.left() - 6, c.Y(yv) + 4, std::isfinite(top1) ? "top-1 " + fixed(top1, 3) : "—", "font-size:10px;fill:#555", "end", 0, "value");
+    c.data(tg.name, NAN, kl, NAN, NAN, label);
+    if (!std::isfinite(kl) || (logx && kl <= 0)) continue;
+    c.beginSeries(tg.name);
+    c.marker(tg.shape, c.X(kl), c.Y(yv), 4.2, tg.colour, label + ": KL " + significant(kl, 3));
+    c.endSeries();
+  }
+  std::vector<Key> keys;
+  for (const Target* t : used) keys.push_back({Key::Mark::point, t->colour, t->name, "", "", t->shape});
+  c.legend(keys);
+  const std::string cap = "KL divergence of each condition's next-token distribution from the control's, per scored token (a point "
+                          "estimate: the document carries no interval for it); at the left, the share of tokens where the two agree "
+                          "on the most likely next token. " + sourceLine(r);
+  c.caption(cap);
+  return c.figure("sweep-kl.svg", "KL divergence from the control", cap);
+}
+
 // ΔNLL per token on a diverging scale: red worse, blue better, white no change.
 std::string diverging(double t) {  // t ∈ [0, 1], 0.5 = no change
   const double s = std::clamp(std::fabs(t - 0.5) * 2, 0.0, 1.0);
@@ -292,8 +351,9 @@ std::string general3(double v) {  // three significant digits, for a value insid
 // per layer: each cell holds the condition's value, coloured by its change from the control in that
 // layer (log2 ratio for `ratio` statistics such as the largest logit, the difference otherwise), so
 // 16 conditions read as 16 labelled rows, not 16 tangled lines in near colours. The statistics are
-// means over the scored sequences with no interval in the document; the caption says so.
-Figure mechanism(const json& r, const char* key, const char* title, const char* unit, bool ratio, const char* file) {
+// the document's summaries over the scored sequences (`over`: a mean, or the largest), with no
+// interval; the caption says which.
+Figure mechanism(const json& r, const char* key, const char* title, const char* unit, bool ratio, const char* file, const char* over) {
   const json& ctl = r["control"]["open"]["mechanism"];
   if (!ctl.is_array() || ctl.empty()) return {};
   const int L = static_cast<int>(std::min<std::size_t>(ctl.size(), 4096));
@@ -348,7 +408,7 @@ Figure mechanism(const json& r, const char* key, const char* title, const char* 
   const std::string cap = std::string(title) + ": each row a condition (ids as in the results table), each column a layer; the cell "
                           "holds the condition's value" + (numbers ? "" : " (hover for it)") + ", coloured by its change from the "
                           "control's in that layer (" + (ratio ? "log2 ratio" : std::string("difference in ") + unit) +
-                          "; red higher, blue lower). Means over the scored sequences; the document carries no interval for them. " +
+                          "; red higher, blue lower). " + over + "; the document carries no interval for them. " +
                           sourceLine(r);
   c.caption(cap);
   return c.figure(file, title, cap);
@@ -358,11 +418,11 @@ Figure mechanism(const json& r, const char* key, const char* title, const char* 
 
 std::vector<Figure> sweepFigures(const json& r) {
   std::vector<Figure> out;
-  for (Figure f : {pplVsConstant(r), ratios(r), heatmap(r),
+  for (Figure f : {pplVsConstant(r), ratios(r), divergence(r), heatmap(r),
                    mechanism(r, "mean_attention_entropy", "Mean attention entropy per layer", "nats", false,
-                             "sweep-mechanism-entropy.svg"),
+                             "sweep-mechanism-entropy.svg", "Each value is the mean over the scored sequences"),
                    mechanism(r, "max_logit", "Largest pre-softmax attention logit per layer", "", true,
-                             "sweep-mechanism-max-logit.svg")})
+                             "sweep-mechanism-max-logit.svg", "Each value is the largest logit over all the scored sequences")})
     if (!f.name.empty()) out.push_back(std::move(f));
   return out;
 }

@@ -13,19 +13,6 @@ namespace {
 
 using namespace chart;  // NOLINT
 
-// viridis, sampled: t in [0, 1] → colour
-std::string viridis(double t) {
-  static const double k[][3] = {{68, 1, 84}, {72, 40, 120}, {62, 74, 137}, {49, 104, 142}, {38, 130, 142},
-                                {31, 158, 137}, {53, 183, 121}, {109, 205, 89}, {180, 222, 44}, {253, 231, 37}};
-  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 9;
-  const int i = std::min(8, static_cast<int>(t));
-  const double f = t - i;
-  char b[16];
-  std::snprintf(b, sizeof b, "#%02x%02x%02x", static_cast<int>(k[i][0] + f * (k[i + 1][0] - k[i][0])),
-                static_cast<int>(k[i][1] + f * (k[i + 1][1] - k[i][1])), static_cast<int>(k[i][2] + f * (k[i + 1][2] - k[i][2])));
-  return b;
-}
-
 std::string trackSource(const json& t) {
   const json& s = t["summary"];
   return std::to_string(s["checkpoints"].get<std::size_t>()) + " checkpoints (" + std::to_string(s["verified"].get<std::size_t>()) +
@@ -98,13 +85,10 @@ Figure layerLines(const json& t) {
   c.xTicks(xt);
   // up to ten layers: one categorical colour each, named in the legend; more: by depth on viridis,
   // stopped short of its faint yellow end, with the colour bar as their legend
-  static const char* const kLayerColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                              "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   const bool categorical = n_layers <= 10;
   std::vector<Key> keys;
   for (std::size_t l = 0; l < n_layers; ++l) {
-    const std::string colour = categorical ? std::string(kLayerColours[l])
-                                           : viridis(n_layers == 1 ? 0 : 0.85 * static_cast<double>(l) / static_cast<double>(n_layers - 1));
+    const std::string colour = layerColour(l, n_layers);
     if (categorical) keys.push_back({Key::Mark::line, colour, "layer " + std::to_string(l)});
     for (const char* r : {"q", "k"}) {
       const std::string series = "layer " + std::to_string(l) + " " + (r[0] == 'q' ? "Q" : "K");

@@ -5,7 +5,7 @@ set -u
 omn="$1" fx="$2" src="$3"
 source "$(dirname "$0")/lib.sh"
 mini_manifest
-"$omn" -q intervene --manifest "$tmp/m.json" --mechanism >/dev/null 2>&1
+"$omn" -q intervene --manifest "$tmp/m.json" --mechanism --kl >/dev/null 2>&1
 "$omn" profile "$tmp/omn1-mini.pt" --json "$tmp/profile.json" --no-tables >/dev/null
 # a plotted point is any marker (circle, square, triangle, diamond) of class "point"
 count() { xmllint --xpath "count(//*[contains(concat(' ', @class, ' '), ' point ')])" "$1"; }
@@ -29,7 +29,16 @@ check "layer means: OMN-1's preset gets the 'layers 0–1' shading" -- test \
 "$omn" plot "$tmp/demo-profile.json" -o "$tmp/pd" >/dev/null
 check "layer means: a model of another preset (the demo's, omn) gets no 'layers 0–1' shading" -- test \
   "$(xmllint --xpath "count(//*[@class='layers-0-1'])" "$tmp/pd/profile-layer-means.svg")" -eq 0
-check "threshold line drawn" -- test "$(xmllint --xpath "count(//*[@class='threshold'])" "$tmp/p/profile-histogram.svg")" -eq 1
+check "threshold line drawn (OMN-1's preset: the audit's 1.43)" -- test "$(xmllint --xpath "count(//*[@class='threshold'])" "$tmp/p/profile-histogram.svg")" -eq 1
+check "no threshold on another preset's model (the demo's) unless --threshold is given" -- \
+  test "$(xmllint --xpath "count(//*[@class='threshold'])" "$tmp/pd/profile-histogram.svg")" -eq 0
+check "--kl: one KL point per condition with a finite KL, the document's values in its CSV" -- /usr/bin/python3 - "$tmp/sweep.json" "$tmp/s" <<'PY'
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+want = sorted(c["vs_control"]["divergence"]["kl_per_token"] for c in d["conditions"])
+got = sorted(float(r["y"]) for r in csv.DictReader(open(sys.argv[2] + "/sweep-kl.csv")))
+assert d["kl"] and want and got == want, (got, want)
+PY
 check "ratio plot: one point per condition ($conds)" -- test "$(count "$tmp/s/sweep-ratio.svg")" -eq "$conds"
 check "ppl-vs-constant: one point per constant condition ($consts)" -- test "$(count "$tmp/s/sweep-ppl-vs-constant.svg")" -eq "$consts"
 check "heatmap: one cell per touched tensor of layer-selective conditions ($selective)" -- \
@@ -219,7 +228,7 @@ expect 0 "study-loss-vs-lr.svg" -- "$omn" plot "$tmp/old-study.json" -o "$tmp/ol
 # whole line; the values drawn are the log's (recomputed here from log.jsonl)
 run="$fx/study/a/runs/$(ls "$fx/study/a/runs" | grep '^qk-on' | grep -v config.json | head -1)"
 expect 0 "run-loss.svg" -- "$omn" plot "$run" -o "$tmp/run-figs"
-for f in run-loss run-lr run-max-logit run-qk-gains; do
+for f in run-loss run-lr run-grad-norm run-max-logit run-qk-gains; do
   check "plot RUN: $f.svg is well-formed SVG" -- xmllint --noout "$tmp/run-figs/$f.svg"
 done
 check "plot RUN: the loss, LR, logit and gain figures are drawn from train.json's log" -- /usr/bin/python3 - "$run" "$tmp/run-figs" <<'PY'
@@ -236,6 +245,8 @@ lr = [(float(r["x"]), float(r["y"])) for r in csv.DictReader(open(figs + "/run-l
 assert lr == [(float(x["step"]), x["lr"]) for x in log if "lr" in x] and lr
 q0 = [(float(r["x"]), float(r["y"])) for r in csv.DictReader(open(figs + "/run-qk-gains.csv")) if r["series"] == "layer 0 Q"]
 assert q0 == [(float(x["step"]), x["eval"]["layers"][0]["q_gain"]["mean"]) for x in log if "eval" in x]
+g = [(float(r["x"]), float(r["y"])) for r in csv.DictReader(open(figs + "/run-grad-norm.csv")) if r["series"] == "gradient norm"]
+assert g == [(float(x["step"]), x["grad_norm"]) for x in log if x.get("grad_norm") is not None] and g
 PY
 expect 0 "run-loss.svg" -- "$omn" plot "$run/train.json" -o "$tmp/run-figs-json"
 check "plot RUN and plot RUN/train.json draw the same figures" -- cmp "$tmp/run-figs/run-loss.svg" "$tmp/run-figs-json/run-loss.svg"

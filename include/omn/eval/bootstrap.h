@@ -42,8 +42,9 @@ Interval bootstrapPerplexity(const SequenceScores& s, const BootstrapSpec& spec)
 
 // Paired bootstrap of condition B against control A on the same sequences: ΔNLL per token
 // (B − A) and the perplexity ratio B / A, both from the same resampled indices.
-// `p_value`: two-sided percentile-bootstrap p-value of ΔNLL = 0, min(1, 2 · min(share of resamples
-// with Δ ≤ 0, share with Δ ≥ 0)). With `simultaneous_confidence` > 0 the same resamples also give
+// `p_value`: two-sided percentile-bootstrap p-value of ΔNLL = 0, min(1, 2 · (1 + k) / (1 + B)) with k
+// the fewer of the resamples with Δ ≤ 0 and with Δ ≥ 0 and B the resamples: never 0, at least
+// 2 / (1 + B) (the observed difference counts as one draw; Davison & Hinkley 1997, §4.2). With `simultaneous_confidence` > 0 the same resamples also give
 // intervals at that level (Bonferroni: 1 − α/m).
 struct PairedInterval {
   Interval delta_nll_per_token, ppl_ratio;
