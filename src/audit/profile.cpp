@@ -225,53 +225,64 @@ json distributionJson(const Coords& coords) {
                            {"count", count[j]}});
   return out;
 }
-}  // namespace
 
-json computeProfile(const GainSet& gains, const ProfileOptions& o) {
-  validate(o);
-  std::vector<const std::vector<double>*> all;
-  for (const auto& v : gains.vectors) all.push_back(&v.values);
-  const Moments m = moments(all);
+// A finite gain and where it is: for the distribution and the largest gains.
+struct GainCoord {
+  double v;
+  int layer;
+  Role role;
+  std::size_t idx;
+};
 
+// One pass over every gain: the finite ones counted against the threshold, the count ranges and
+// the histogram's bins, the negative ones listed, the non-finite ones listed (the first few).
+struct GainTally {
   std::size_t above = 0;
-  std::vector<std::size_t> in_range(o.count_ranges.size(), 0);
-  std::vector<std::size_t> hist(o.hist_edges.size() + 1, 0);
+  std::vector<std::size_t> in_range, hist;
   json negatives = json::array(), non_finite = json::array();
-  struct Coord {
-    double v;
-    int layer;
-    Role role;
-    std::size_t idx;
-  };
-  std::vector<Coord> coords;
+  std::vector<GainCoord> coords;
+};
+
+GainTally tallyGains(const GainSet& gains, const ProfileOptions& o) {
+  GainTally t;
+  t.in_range.assign(o.count_ranges.size(), 0);
+  t.hist.assign(o.hist_edges.size() + 1, 0);
   for (const auto& v : gains.vectors)
     for (std::size_t i = 0; i < v.values.size(); ++i) {
       const double x = v.values[i];
-      if (!std::isfinite(x)) {  // counted in m.non_finite; the first few listed with their place
-        if (non_finite.size() < kNonFiniteListed)
-          non_finite.push_back({{"layer", v.layer}, {"role", roleName(v.role)}, {"index", i}, {"value", nonFiniteName(x)}});
+      if (!std::isfinite(x)) {  // counted in the moments' non_finite; the first few listed with their place
+        if (t.non_finite.size() < kNonFiniteListed)
+          t.non_finite.push_back({{"layer", v.layer}, {"role", roleName(v.role)}, {"index", i}, {"value", nonFiniteName(x)}});
         continue;
       }
-      above += x > o.threshold;
-      for (std::size_t r = 0; r < in_range.size(); ++r) in_range[r] += o.count_ranges[r].contains(x);
-      ++hist[binOf(x, o)];
-      if (x < 0) negatives.push_back({{"layer", v.layer}, {"role", roleName(v.role)}, {"index", i}, {"value", x}});
-      coords.push_back({x, v.layer, v.role, i});
+      t.above += x > o.threshold;
+      for (std::size_t r = 0; r < t.in_range.size(); ++r) t.in_range[r] += o.count_ranges[r].contains(x);
+      ++t.hist[binOf(x, o)];
+      if (x < 0) t.negatives.push_back({{"layer", v.layer}, {"role", roleName(v.role)}, {"index", i}, {"value", x}});
+      t.coords.push_back({x, v.layer, v.role, i});
     }
+  return t;
+}
 
+// The whole set's moments, the share above the threshold (of the finite gains), and each count range.
+json statisticsJson(const Moments& m, const GainTally& t, const ProfileOptions& o) {
   json stats = momentsJson(m);
-  stats["share_above_threshold"] = m.n ? static_cast<double>(above) / static_cast<double>(m.n) : 0.0;  // of the finite
-  stats["count_above_threshold"] = above;
-  stats["count_negative"] = negatives.size();
+  stats["share_above_threshold"] = m.n ? static_cast<double>(t.above) / static_cast<double>(m.n) : 0.0;  // of the finite
+  stats["count_above_threshold"] = t.above;
+  stats["count_negative"] = t.negatives.size();
   json counts = json::object();
-  for (std::size_t r = 0; r < in_range.size(); ++r) {
+  for (std::size_t r = 0; r < t.in_range.size(); ++r) {
     const CountRange& cr = o.count_ranges[r];
     auto end = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };  // null: unbounded
     counts[cr.label()] = {{"lo", end(cr.lo)}, {"hi", end(cr.hi)}, {"lo_closed", cr.lo_closed},
-                          {"hi_closed", cr.hi_closed}, {"count", in_range[r]}};
+                          {"hi_closed", cr.hi_closed}, {"count", t.in_range[r]}};
   }
   stats["counts"] = counts;
+  return stats;
+}
 
+// The bins of --hist-edges with their labels; the outer two are unbounded (null).
+json histogramJson(const std::vector<std::size_t>& hist, const ProfileOptions& o) {
   json histogram = json::array();
   const auto labels = histogramLabels(o);
   for (std::size_t j = 0; j < hist.size(); ++j) {
@@ -280,10 +291,18 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
     bin["hi"] = j == hist.size() - 1 ? json(nullptr) : json(o.hist_edges[j]);
     histogram.push_back(bin);
   }
+  return histogram;
+}
 
+// Each layer's Q and K moments, tensors, dtypes and RoPE pair asymmetry, and the layer means (NaN
+// for a layer without a finite gain) the steepest change is found in.
+struct LayerTable {
   json layers = json::array();
   std::vector<double> mean_all, mean_q, mean_k;
-  const json distribution = distributionJson(coords);
+};
+
+LayerTable layerTable(const GainSet& gains) {
+  LayerTable t;
   for (int l = 0; l < gains.n_layers; ++l) {
     const GainVector& q = gains.at(l, Role::Q);
     const GainVector& k = gains.at(l, Role::K);
@@ -297,38 +316,57 @@ json computeProfile(const GainSet& gains, const ProfileOptions& o) {
     lk["rope_pair_asymmetry"] = rotaryAsymmetry(k.values, gains.head_dim, gains.rope_style);
     const double mean = ma.n ? ma.mean : NAN, mean_q_l = mq.n ? mq.mean : NAN, mean_k_l = mk.n ? mk.mean : NAN;
     auto finiteOrNull = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-    layers.push_back({{"layer", l}, {"q", lq}, {"k", lk}, {"mean", finiteOrNull(mean)},
-                      {"q_minus_k", finiteOrNull(mean_q_l - mean_k_l)}});
-    mean_all.push_back(mean);
-    mean_q.push_back(mean_q_l);
-    mean_k.push_back(mean_k_l);
+    t.layers.push_back({{"layer", l}, {"q", lq}, {"k", lk}, {"mean", finiteOrNull(mean)},
+                        {"q_minus_k", finiteOrNull(mean_q_l - mean_k_l)}});
+    t.mean_all.push_back(mean);
+    t.mean_q.push_back(mean_q_l);
+    t.mean_k.push_back(mean_k_l);
   }
+  return t;
+}
 
-  std::stable_sort(coords.begin(), coords.end(), [](const Coord& a, const Coord& b) { return a.v > b.v; });
+// The top_k largest finite gains, largest first (ties in the gains' order).
+json topGains(std::vector<GainCoord> coords, int top_k) {
+  std::stable_sort(coords.begin(), coords.end(), [](const GainCoord& a, const GainCoord& b) { return a.v > b.v; });
   json top = json::array();
-  for (std::size_t i = 0; i < coords.size() && i < static_cast<std::size_t>(o.top_k); ++i)
+  for (std::size_t i = 0; i < coords.size() && i < static_cast<std::size_t>(top_k); ++i)
     top.push_back({{"layer", coords[i].layer}, {"role", roleName(coords[i].role)}, {"index", coords[i].idx},
                    {"value", coords[i].v}});
+  return top;
+}
 
+// What the preset says of the gains: how they are stored and laid out.
+json gainSetJson(const GainSet& gains) {
+  return {{"preset", gains.preset},
+          {"parametrisation", gains.parametrisation == model::GainParametrisation::OnePlus ? "one_plus" : "direct"},
+          {"effective", gains.parametrisation == model::GainParametrisation::OnePlus ? "1 + stored weight" : "stored weight"},
+          {"layout", gains.layout == model::GainLayout::Head ? "head" : "projection"},
+          {"head_dim", gains.head_dim},
+          {"rope_style", gains.rope_style},
+          {"n_layers", gains.n_layers},
+          {"vectors", gains.vectors.size()}};
+}
+}  // namespace
+
+json computeProfile(const GainSet& gains, const ProfileOptions& o) {
+  validate(o);
+  std::vector<const std::vector<double>*> all;
+  for (const auto& v : gains.vectors) all.push_back(&v.values);
+  const Moments m = moments(all);
+  const GainTally tally = tallyGains(gains, o);
+  const json distribution = distributionJson(tally.coords);
+  const LayerTable per_layer = layerTable(gains);
   return {
       {"options", optionsJson(o)},
-      {"gains",
-       {{"preset", gains.preset},
-        {"parametrisation", gains.parametrisation == model::GainParametrisation::OnePlus ? "one_plus" : "direct"},
-        {"effective", gains.parametrisation == model::GainParametrisation::OnePlus ? "1 + stored weight" : "stored weight"},
-        {"layout", gains.layout == model::GainLayout::Head ? "head" : "projection"},
-        {"head_dim", gains.head_dim},
-        {"rope_style", gains.rope_style},
-        {"n_layers", gains.n_layers},
-        {"vectors", gains.vectors.size()}}},
-      {"statistics", stats},
-      {"histogram", histogram},
+      {"gains", gainSetJson(gains)},
+      {"statistics", statisticsJson(m, tally, o)},
+      {"histogram", histogramJson(tally.hist, o)},
       {"distribution", distribution},
-      {"negatives", negatives},
-      {"non_finite", non_finite},
-      {"layers", layers},
-      {"steepest_change", {{"all", steepest(mean_all)}, {"q", steepest(mean_q)}, {"k", steepest(mean_k)}}},
-      {"top", top},
+      {"negatives", tally.negatives},
+      {"non_finite", tally.non_finite},
+      {"layers", per_layer.layers},
+      {"steepest_change", {{"all", steepest(per_layer.mean_all)}, {"q", steepest(per_layer.mean_q)}, {"k", steepest(per_layer.mean_k)}}},
+      {"top", topGains(tally.coords, o.top_k)},
   };
 }
 

@@ -112,6 +112,94 @@ std::string pinned(const ProfileRequest& req, const std::string& path) {
   return found;
 }
 
+// config.json, where --digests pins it, checked before a byte of the weights is hashed: the pin, or "".
+std::string checkedConfigPin(const ProfileRequest& req, const io::ModelLocation& loc) {
+  std::string config_pin;
+  for (const auto& [p, d] : req.digests)
+    if (loc.isFolder() && digestKey(p) == digestKey(loc.config_path)) config_pin = d;
+  if (!config_pin.empty()) io::requireSha256(loc.config_path, config_pin, loc.config_sha256);
+  return config_pin;
+}
+
+// -v: how the tool read the file, which -q and the default leave out
+void logHowProfileRead(const ProfileRequest& req, const io::ModelLocation& loc, bool hf, const io::Checkpoint& ck,
+                       const model::Preset& preset, const GainSet& gains, const model::TensorMatch& match) {
+  spdlog::debug("{}: {} ({} tensors{}), preset {} ({})", req.checkpoint, ck.format, ck.index.size(),
+                ck.state_key.empty() ? "" : ", state dict at '" + ck.state_key + "'", preset.name,
+                !req.preset.empty() ? "named by --preset" : hf ? "chosen by " + loc.config_path + " /model_type" : "detected from tensor names");
+  for (const auto& [key, from] : preset.architecture_from) spdlog::debug("architecture {} from {}", key, from);
+  spdlog::debug("{} layers of Q/K gains ({} vectors, head_dim {}); tensors: {} matched by the preset, {} unmatched, {} missing",
+                gains.n_layers, gains.vectors.size(), gains.head_dim, match.matched, match.unmatched.size(), match.missing.size());
+  for (std::size_t i = 0; i < match.unmatched.size() && i < 20; ++i) spdlog::debug("unmatched tensor {}", match.unmatched[i]);
+}
+
+// The profile of the checkpoint's gains, with the preset that found them, how the tensors matched
+// its patterns and (when asked) the model's size.
+json profileOfGains(const ProfileRequest& req, const io::ModelLocation& loc, const std::optional<model::HfArchitecture>& hf,
+                    const io::Checkpoint& ck) {
+  const bool detected = req.preset.empty() && !hf;  // a model folder's model_type names it: not detected
+  const model::Preset preset = model::resolvePreset(req.preset, ck.index, ck.metadata, req.checkpoint, hf ? &*hf : nullptr);
+  if (hf && req.preset.empty()) model::requireModelTypeAgreesWithTensors(preset, ck.index, *hf);  // the tensors decide
+  if (hf) model::checkStatedDimensions(preset, ck.index, ck.path);  // every size config.json states, against the tensors
+  const GainSet gains = loadGains(ck, preset);
+  const model::TensorMatch match = model::matchTensors(preset, ck.index, gains.n_layers);
+  logHowProfileRead(req, loc, hf.has_value(), ck, preset, gains, match);
+  json doc = computeProfile(gains, req.options);
+  doc["preset"] = {{"name", preset.name}, {"source", preset.source}, {"detected", detected}};
+  doc["tensors"] = {{"matched", match.matched}, {"unmatched", match.unmatched}, {"missing", match.missing}};
+  if (req.parameters) doc["parameters"] = parameterSummary(ck, preset);
+  return doc;
+}
+
+// When the parse failed: a wrong digest outranks the parse error it may have caused, and so does a
+// tampered shard.
+void requireDigestsBeforeParseError(io::HashBeside& hashing, const ProfileRequest& req, const io::ModelLocation& loc) {
+  hashing.verify();
+  for (const auto& [p, d] : req.digests)
+    if (digestKey(p) != digestKey(req.checkpoint) && !(loc.isFolder() && digestKey(p) == digestKey(loc.config_path)))
+      io::requireSha256(p, d, io::sha256File(p));
+}
+
+// Each --digests line names the checkpoint or one of its shards; another file of the model folder
+// (tokenizer.json, ...) is not read, but a line that pins it is checked.
+void requireDigestsNameFiles(const ProfileRequest& req, const io::ModelLocation& loc, const io::Checkpoint& ck) {
+  for (const auto& [p, d] : req.digests) {
+    bool named = false;
+    for (const auto& f : ck.files) named = named || digestKey(f->path()) == digestKey(p);
+    const bool other = inFolder(loc, p) || besideFile(loc, p);
+    if (!named && other && digestKey(p) != digestKey(loc.config_path)) io::requireSha256(p, d, io::sha256File(p));
+    if (!named && !other)
+      throw UsageError("--digests " + req.digests_path + ": " + p + " is not a shard of " + req.checkpoint +
+                       " (its /weight_map names no such file)");
+  }
+}
+
+struct ProfiledShards {
+  json files = json::array();  // path, sha256 (null when not hashed), sha256_verified
+  std::size_t verified = 0;    // how many --digests pinned (and so checked)
+};
+
+// The shards of an index: hashed with the index, checked where --digests pins them (a mismatch is
+// IntegrityError naming the shard); "verified" is never said of bytes that were not checked.
+ProfiledShards profiledShards(const ProfileRequest& req, const io::Checkpoint& ck, bool hash) {
+  ProfiledShards shards;
+  for (std::size_t i = 1; i < ck.files.size(); ++i) {
+    const std::string& path = ck.files[i]->path();
+    const std::string want = pinned(req, path);
+    const std::string got = hash || !want.empty() ? io::sha256File(path) : "";
+    if (!want.empty()) io::requireSha256(path, want, got);
+    shards.verified += !want.empty();
+    shards.files.push_back({{"path", path}, {"sha256", got.empty() ? json(nullptr) : json(got)}, {"sha256_verified", !want.empty()}});
+  }
+  return shards;
+}
+
+// What a model folder adds to the checkpoint block: where its config is, and whether it was pinned.
+json modelFolderJson(const io::ModelLocation& loc, const std::string& config_pin, const model::HfArchitecture& hf) {
+  return {{"path", loc.given}, {"config", loc.config_path}, {"config_sha256", loc.config_sha256},
+          {"config_verified", !config_pin.empty()}, {"model_type", hf.model_type}};
+}
+
 }  // namespace
 
 json profileCheckpoint(const ProfileRequest& request) {
@@ -125,11 +213,7 @@ json profileCheckpoint(const ProfileRequest& request) {
   ProfileRequest req = request;
   req.checkpoint = loc.weights;
   const std::string expected = expectedDigest(req, loc);
-  // config.json, where --digests pins it, checked before a byte of the weights is hashed
-  std::string config_pin;
-  for (const auto& [p, d] : req.digests)
-    if (loc.isFolder() && digestKey(p) == digestKey(loc.config_path)) config_pin = d;
-  if (!config_pin.empty()) io::requireSha256(loc.config_path, config_pin, loc.config_sha256);
+  const std::string config_pin = checkedConfigPin(req, loc);
 
   // The hash streams the whole file while the parser touches only the directory, the pickle and
   // the gain records: run it beside the parse, and release nothing until it is checked.
@@ -145,63 +229,23 @@ json profileCheckpoint(const ProfileRequest& request) {
     io::OpenOptions oo;
     oo.state_key = req.state_key;
     ck = io::openCheckpoint(req.checkpoint, oo);
-    const bool detected = req.preset.empty() && !hf;  // a model folder's model_type names it: not detected
-    const model::Preset preset = model::resolvePreset(req.preset, ck->index, ck->metadata, req.checkpoint, hf ? &*hf : nullptr);
-    if (hf && req.preset.empty()) model::requireModelTypeAgreesWithTensors(preset, ck->index, *hf);  // the tensors decide
-    if (hf) model::checkStatedDimensions(preset, ck->index, ck->path);  // every size config.json states, against the tensors
-    const GainSet gains = loadGains(*ck, preset);
-    const model::TensorMatch match = model::matchTensors(preset, ck->index, gains.n_layers);
-    // -v: how the tool read the file, which -q and the default leave out
-    spdlog::debug("{}: {} ({} tensors{}), preset {} ({})", req.checkpoint, ck->format, ck->index.size(),
-                  ck->state_key.empty() ? "" : ", state dict at '" + ck->state_key + "'", preset.name,
-                  !req.preset.empty() ? "named by --preset" : hf ? "chosen by " + loc.config_path + " /model_type" : "detected from tensor names");
-    for (const auto& [key, from] : preset.architecture_from) spdlog::debug("architecture {} from {}", key, from);
-    spdlog::debug("{} layers of Q/K gains ({} vectors, head_dim {}); tensors: {} matched by the preset, {} unmatched, {} missing",
-                  gains.n_layers, gains.vectors.size(), gains.head_dim, match.matched, match.unmatched.size(), match.missing.size());
-    for (std::size_t i = 0; i < match.unmatched.size() && i < 20; ++i) spdlog::debug("unmatched tensor {}", match.unmatched[i]);
-    doc = computeProfile(gains, req.options);
-    doc["preset"] = {{"name", preset.name}, {"source", preset.source}, {"detected", detected}};
-    doc["tensors"] = {{"matched", match.matched}, {"unmatched", match.unmatched}, {"missing", match.missing}};
-    if (req.parameters) doc["parameters"] = parameterSummary(*ck, preset);
+    doc = profileOfGains(req, loc, hf, *ck);
   } catch (...) {
-    // a wrong digest outranks the parse error it may have caused
-    hashing.verify();
-    for (const auto& [p, d] : req.digests)  // a tampered shard, not the parse error it caused
-      if (digestKey(p) != digestKey(req.checkpoint) && !(loc.isFolder() && digestKey(p) == digestKey(loc.config_path)))
-        io::requireSha256(p, d, io::sha256File(p));
+    requireDigestsBeforeParseError(hashing, req, loc);
     throw;
   }
-  for (const auto& [p, d] : req.digests) {  // each line names the checkpoint or one of its shards
-    bool named = false;
-    for (const auto& f : ck->files) named = named || digestKey(f->path()) == digestKey(p);
-    // another file of the model folder (tokenizer.json, ...): not read, but a line that pins it is checked
-    const bool other = inFolder(loc, p) || besideFile(loc, p);
-    if (!named && other && digestKey(p) != digestKey(loc.config_path)) io::requireSha256(p, d, io::sha256File(p));
-    if (!named && !other)
-      throw UsageError("--digests " + req.digests_path + ": " + p + " is not a shard of " + req.checkpoint +
-                       " (its /weight_map names no such file)");
-  }
+  requireDigestsNameFiles(req, loc, *ck);
   const std::string digest = hashing.verify();
   if (bar) bar->finish();
   // the digest was read by path beside the parse of the mapping: both describe one file only if
   // it did not change meanwhile
   io::requireUnchanged(*ck, "after profiling");
+  const ProfiledShards shards = profiledShards(req, *ck, hash);
+  const std::size_t verified = shards.verified + (expected.empty() ? 0u : 1u);
 
-  // the shards of an index: hashed with the index, checked where --digests pins them (a mismatch
-  // is IntegrityError naming the shard); "verified" is never said of bytes that were not checked
-  json extra_files = json::array();
-  std::size_t verified = !expected.empty();
-  for (std::size_t i = 1; i < ck->files.size(); ++i) {
-    const std::string& path = ck->files[i]->path();
-    const std::string want = pinned(req, path);
-    const std::string got = hash || !want.empty() ? io::sha256File(path) : "";
-    if (!want.empty()) io::requireSha256(path, want, got);
-    verified += !want.empty();
-    extra_files.push_back({{"path", path}, {"sha256", got.empty() ? json(nullptr) : json(got)}, {"sha256_verified", !want.empty()}});
-  }
   if (hash) prov.inputs.push_back({"checkpoint", req.checkpoint, digest, !expected.empty()});
   if (loc.isFolder()) prov.inputs.push_back({"model-config", loc.config_path, loc.config_sha256, !config_pin.empty()});
-  for (const auto& f : extra_files)
+  for (const auto& f : shards.files)
     if (f["sha256"].is_string()) prov.inputs.push_back({"checkpoint-shard", f["path"], f["sha256"], f["sha256_verified"]});
   prov.finished_utc = output::utcNow();
 
@@ -213,14 +257,12 @@ json profileCheckpoint(const ProfileRequest& request) {
                        {"digests", req.digests_path.empty() ? json(nullptr) : json(req.digests_path)},
                        {"format", ck->format},
                        {"size_bytes", ck->files[0]->size()},
-                       {"shards", extra_files},
+                       {"shards", shards.files},
                        {"tensor_count", ck->index.size()},
                        {"state_key", ck->state_key},
                        {"shared_storage", ck->shared_storage},
                        {"metadata", ck->metadata}};
-  if (loc.isFolder())
-    out["checkpoint"]["folder"] = {{"path", loc.given}, {"config", loc.config_path}, {"config_sha256", loc.config_sha256},
-                                   {"config_verified", !config_pin.empty()}, {"model_type", hf->model_type}};
+  if (loc.isFolder()) out["checkpoint"]["folder"] = modelFolderJson(loc, config_pin, *hf);
   for (auto it = doc.begin(); it != doc.end(); ++it) out[it.key()] = it.value();
   return out;
 }

@@ -123,6 +123,134 @@ json roleStats(const json& r) {
   return {{"mean", r.at("mean")}, {"std", r.at("std")}, {"min", r.at("min")}, {"max", r.at("max")}};
 }
 
+using PinnedDigests = std::map<std::string, std::string>;              // digestKey(path) -> digest
+using RecordedDigests = std::map<std::string, std::vector<Recorded>>;  // digestKey(path) -> records
+
+// The --digests lines keyed by the file each names (a listed path and a checkpoint path: the same
+// file when they resolve to one place); two spellings of one file (./a and a, a link) must agree.
+PinnedDigests pinnedDigests(const TrackRequest& req) {
+  PinnedDigests digests;
+  for (const auto& [p, d] : req.digests)
+    if (const auto [it, fresh] = digests.emplace(digestKey(p), d); !fresh && it->second != d)
+      throw UsageError("--digests " + req.digests_path + ": " + p + " names a file another line already pins, with a different digest (" +
+                       it->second + " and " + d + ")");
+  return digests;
+}
+
+// What the runs' own train.json files record: checked like a --digests line (the two must agree).
+RecordedDigests recordedDigests(const std::vector<std::string>& inputs) {
+  RecordedDigests recorded;
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (fs::is_directory(in, ec)) addRecordedDigests(in, recorded);
+  }
+  return recorded;
+}
+
+// Every --digests line names one of the checkpoints given, or a file inside a model folder given.
+void requireDigestsNameCheckpoints(const TrackRequest& req, const std::vector<std::string>& paths) {
+  for (const auto& [p, d] : req.digests) {
+    bool named = false;
+    for (const auto& c : paths) named = named || digestKey(c) == digestKey(p) || namesFileIn(c, p);
+    if (!named)
+      throw UsageError("--digests " + req.digests_path + ": " + p + " is not one of the checkpoints given (paths are relative to the current directory, as for sha256sum -c)");
+  }
+}
+
+struct TrackedProfile {
+  json profile;
+  bool hashed = false;  // its digest was computed (pinned, recorded, or a folder's file pinned)
+};
+
+// One checkpoint profiled, its digest checked against its --digests line (or, without one, its
+// run's record) and then against every run record that names it.
+TrackedProfile profileTracked(const TrackRequest& req, const std::string& p, const PinnedDigests& digests,
+                              const RecordedDigests& recorded) {
+  ProfileRequest pr;
+  pr.checkpoint = p;
+  pr.preset = req.preset;
+  pr.state_key = req.state_key;
+  pr.options = req.options;
+  const auto d = digests.find(digestKey(p));
+  const auto r = recorded.find(digestKey(p));
+  pr.hash = d != digests.end() || r != recorded.end();
+  pr.parameters = false;  // a trajectory of gains: the model's size and head are not read
+  if (d != digests.end()) pr.expected_sha256 = d->second;
+  else if (r != recorded.end()) pr.expected_sha256 = r->second.front().sha256;
+  for (const auto& [lp, ld] : req.digests)  // a model folder's files, pinned line by line
+    if (namesFileIn(p, lp)) pr.digests.emplace(lp, ld), pr.digests_path = req.digests_path, pr.hash = true;
+  json prof;
+  try {
+    prof = profileCheckpoint(pr);  // IntegrityError on a mismatch
+  } catch (const IntegrityError& e) {
+    if (d != digests.end() || r == recorded.end()) throw;
+    throw IntegrityError(std::string(e.what()) + " (the digest " + r->second.front().where + " records)");
+  }
+  // pinned by --digests and recorded by the run, or recorded by several runs: the file must be
+  // what each says
+  if (r != recorded.end()) requireRecorded(p, prof["checkpoint"]["sha256"], r->second, d != digests.end() ? req.digests_path : "");
+  return {std::move(prof), pr.hash};
+}
+
+// The checkpoint's training step: its metadata's integer "step", else (a model folder, as profile
+// read it) its trainer_state.json's; null when neither says.
+json checkpointStep(const std::string& p, json& prof) {
+  const json& meta = prof["checkpoint"]["metadata"];
+  json step = meta.is_object() && meta.contains("step") && meta["step"].is_number_integer() ? meta["step"] : json(nullptr);
+  if (step.is_null() && prof["checkpoint"].contains("folder")) step = trainerStep(p);
+  return step;
+}
+
+// One point of the trajectory: what the profile says of the file, its statistics and each layer's
+// Q and K summary; "drift" is null until a baseline is checked.
+json trackPoint(const std::string& p, const json& step, json& prof) {
+  json layers = json::array();
+  for (const auto& l : prof["layers"])
+    layers.push_back({{"layer", l["layer"]}, {"q", roleStats(l["q"])}, {"k", roleStats(l["k"])}});
+  return {{"path", p},
+          {"step", step},
+          {"sha256", prof["checkpoint"]["sha256"]},
+          {"sha256_verified", prof["checkpoint"]["sha256_verified"]},
+          {"size_bytes", prof["checkpoint"]["size_bytes"]},
+          {"preset", prof["preset"]["name"]},
+          {"statistics", prof["statistics"]},
+          {"layers", layers},
+          {"drift", nullptr}};
+}
+
+// The profile against --baseline: how many statistics were checked, and the ones that drifted.
+json driftFromBaseline(const TrackRequest& req, const json& prof) {
+  const RegressionReport rep = checkRegression(prof, req.baseline, req.tolerance, req.baseline_path, req.tolerance_path);
+  json drifted = json::array();
+  for (const auto& c : rep.checks)
+    if (!c.ok()) drifted.push_back({{"pointer", c.pointer}, {"label", c.label}, {"baseline", c.baseline},
+                                    {"actual", c.present ? json(c.actual) : json(nullptr)}, {"allowed", c.allowed}});
+  return {{"checked", rep.checks.size()}, {"drifted", rep.drifted()}, {"statistics", drifted}};
+}
+
+struct TrackEntry {
+  std::string path;
+  json step;  // from the metadata, or null
+  json point;
+};
+
+// --order step: by the recorded step, which every checkpoint must have; ties keep the given order.
+void orderBySteps(std::vector<TrackEntry>& entries) {
+  for (const auto& e : entries)
+    if (e.step.is_null())
+      throw UsageError(e.path + ": no integer \"step\" in its metadata to order by: give the order yourself with --order given");
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const TrackEntry& a, const TrackEntry& b) { return a.step.get<std::int64_t>() < b.step.get<std::int64_t>(); });
+}
+
+// Every checkpoint must be the same model: the same layers.
+void requireOneModel(const std::vector<TrackEntry>& entries) {
+  for (const auto& e : entries)
+    if (e.point["layers"].size() != entries.front().point["layers"].size())
+      throw UsageError(e.path + ": " + std::to_string(e.point["layers"].size()) + " layers, but " + entries.front().path + " has " +
+                       std::to_string(entries.front().point["layers"].size()) + ": not the checkpoints of one model");
+}
+
 }  // namespace
 
 std::vector<std::string> expandTrackInputs(const std::vector<std::string>& inputs) {
@@ -176,96 +304,27 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
 json trackCheckpoints(const TrackRequest& req, const std::vector<std::string>& paths) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
-  const auto key = digestKey;  // a listed path and a checkpoint path: the same file when they resolve to one place
-  std::map<std::string, std::string> digests;
-  for (const auto& [p, d] : req.digests)  // two spellings of one file (./a and a, a link) must agree
-    if (const auto [it, fresh] = digests.emplace(key(p), d); !fresh && it->second != d)
-      throw UsageError("--digests " + req.digests_path + ": " + p + " names a file another line already pins, with a different digest (" +
-                       it->second + " and " + d + ")");
-  // what a run's own train.json records: checked like a --digests line (the two must agree)
-  std::map<std::string, std::vector<Recorded>> recorded;
-  for (const auto& in : req.inputs) {
-    std::error_code ec;
-    if (fs::is_directory(in, ec)) addRecordedDigests(in, recorded);
-  }
-  for (const auto& [p, d] : req.digests) {
-    bool named = false;
-    for (const auto& c : paths) named = named || key(c) == key(p) || namesFileIn(c, p);
-    if (!named)
-      throw UsageError("--digests " + req.digests_path + ": " + p + " is not one of the checkpoints given (paths are relative to the current directory, as for sha256sum -c)");
-  }
+  const PinnedDigests digests = pinnedDigests(req);
+  const RecordedDigests recorded = recordedDigests(req.inputs);
+  requireDigestsNameCheckpoints(req, paths);
 
-  struct Entry {
-    std::string path;
-    json step;  // from the metadata, or null
-    json point;
-  };
-  std::vector<Entry> entries;
+  std::vector<TrackEntry> entries;
   std::size_t verified = 0;
   for (const auto& p : paths) {
-    ProfileRequest pr;
-    pr.checkpoint = p;
-    pr.preset = req.preset;
-    pr.state_key = req.state_key;
-    pr.options = req.options;
-    const auto d = digests.find(key(p));
-    const auto r = recorded.find(key(p));
-    pr.hash = d != digests.end() || r != recorded.end();
-    pr.parameters = false;  // a trajectory of gains: the model's size and head are not read
-    if (d != digests.end()) pr.expected_sha256 = d->second;
-    else if (r != recorded.end()) pr.expected_sha256 = r->second.front().sha256;
-    for (const auto& [lp, ld] : req.digests)  // a model folder's files, pinned line by line
-      if (namesFileIn(p, lp)) pr.digests.emplace(lp, ld), pr.digests_path = req.digests_path, pr.hash = true;
-    json prof;
-    try {
-      prof = profileCheckpoint(pr);  // IntegrityError on a mismatch
-    } catch (const IntegrityError& e) {
-      if (d != digests.end() || r == recorded.end()) throw;
-      throw IntegrityError(std::string(e.what()) + " (the digest " + r->second.front().where + " records)");
-    }
-    // pinned by --digests and recorded by the run, or recorded by several runs: the file must be
-    // what each says
-    if (r != recorded.end()) requireRecorded(p, prof["checkpoint"]["sha256"], r->second, d != digests.end() ? req.digests_path : "");
+    TrackedProfile tracked = profileTracked(req, p, digests, recorded);
+    json& prof = tracked.profile;
     verified += prof["checkpoint"]["verified"] == "all";  // an index alone is not its shards
-    const json& meta = prof["checkpoint"]["metadata"];
-    json step = meta.is_object() && meta.contains("step") && meta["step"].is_number_integer() ? meta["step"] : json(nullptr);
-    if (step.is_null() && prof["checkpoint"].contains("folder")) step = trainerStep(p);  // a model folder, as profile read it
-    json layers = json::array();
-    for (const auto& l : prof["layers"])
-      layers.push_back({{"layer", l["layer"]}, {"q", roleStats(l["q"])}, {"k", roleStats(l["k"])}});
-    json point = {{"path", p},
-                  {"step", step},
-                  {"sha256", prof["checkpoint"]["sha256"]},
-                  {"sha256_verified", prof["checkpoint"]["sha256_verified"]},
-                  {"size_bytes", prof["checkpoint"]["size_bytes"]},
-                  {"preset", prof["preset"]["name"]},
-                  {"statistics", prof["statistics"]},
-                  {"layers", layers},
-                  {"drift", nullptr}};
-    if (!req.baseline.is_null()) {
-      const RegressionReport rep = checkRegression(prof, req.baseline, req.tolerance, req.baseline_path, req.tolerance_path);
-      json drifted = json::array();
-      for (const auto& c : rep.checks)
-        if (!c.ok()) drifted.push_back({{"pointer", c.pointer}, {"label", c.label}, {"baseline", c.baseline},
-                                        {"actual", c.present ? json(c.actual) : json(nullptr)}, {"allowed", c.allowed}});
-      point["drift"] = {{"checked", rep.checks.size()}, {"drifted", rep.drifted()}, {"statistics", drifted}};
-    }
-    if (pr.hash)
+    const json step = checkpointStep(p, prof);
+    json point = trackPoint(p, step, prof);
+    if (!req.baseline.is_null()) point["drift"] = driftFromBaseline(req, prof);
+    if (tracked.hashed)
       prov.inputs.push_back({"checkpoint", prof["checkpoint"]["path"].get<std::string>(), prof["checkpoint"]["sha256"].get<std::string>(),
                              prof["checkpoint"]["sha256_verified"].get<bool>()});
     entries.push_back({p, step, std::move(point)});
   }
-  if (req.order == TrackOrder::Step) {
-    for (const auto& e : entries)
-      if (e.step.is_null())
-        throw UsageError(e.path + ": no integer \"step\" in its metadata to order by: give the order yourself with --order given");
-    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.step.get<std::int64_t>() < b.step.get<std::int64_t>(); });
-  }
-  // every checkpoint must be the same model: the same layers
-  for (const auto& e : entries)
-    if (e.point["layers"].size() != entries.front().point["layers"].size())
-      throw UsageError(e.path + ": " + std::to_string(e.point["layers"].size()) + " layers, but " + entries.front().path + " has " +
-                       std::to_string(entries.front().point["layers"].size()) + ": not the checkpoints of one model");
+  if (req.order == TrackOrder::Step) orderBySteps(entries);
+  requireOneModel(entries);
+
   json points = json::array();
   std::size_t drifted_steps = 0;
   for (auto& e : entries) {

@@ -178,32 +178,43 @@ void writeTokens(const std::string& path, const std::vector<std::uint32_t>& ids,
   output::writeFileAtomic(path, bytes);
 }
 
-}  // namespace
+// The four files a corpus is, under --out.
+struct CorpusOutputs {
+  std::string json, model, train, heldout;
+};
 
-json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, int threads) {
-  const std::string json_path = (fs::path(out_dir) / "corpus.json").string();
-  const std::string model_path = (fs::path(out_dir) / "tokenizer.model").string();
-  const std::string train_path = (fs::path(out_dir) / "train.bin").string();
-  const std::string heldout_path = (fs::path(out_dir) / "heldout.bin").string();
+// The output directory made, and each of the corpus's files checked against --force and the config.
+CorpusOutputs prepareCorpusOutputs(const CorpusConfig& c, const std::string& out_dir, bool force) {
+  CorpusOutputs files;
+  files.json = (fs::path(out_dir) / "corpus.json").string();
+  files.model = (fs::path(out_dir) / "tokenizer.model").string();
+  files.train = (fs::path(out_dir) / "train.bin").string();
+  files.heldout = (fs::path(out_dir) / "heldout.bin").string();
   std::error_code ec;
   if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec)) throw UsageError("--out " + out_dir + ": exists and is not a directory");
   fs::create_directories(out_dir, ec);
   if (ec) throw UsageError("--out " + out_dir + ": cannot create the directory: " + ec.message());
-  for (const auto& p : {json_path, model_path, train_path, heldout_path}) output::checkOutputPath(p, force, {c.source});
+  for (const auto& p : {files.json, files.model, files.train, files.heldout}) output::checkOutputPath(p, force, {c.source});
+  return files;
+}
 
-  output::ProvenanceInfo prov;
-  prov.started_utc = output::utcNow();
-  std::vector<Document> docs = collect(c);
-  std::size_t n_train = 0, n_heldout = 0;
-  for (const auto& d : docs) (d.heldout ? n_heldout : n_train)++;
-  if (n_train == 0 || n_heldout == 0)
+struct SplitSizes {
+  std::size_t train = 0, heldout = 0;
+};
+
+// How many documents each side of the split has; both must have some.
+SplitSizes requireBothSplits(const CorpusConfig& c, const std::vector<Document>& docs) {
+  SplitSizes n;
+  for (const auto& d : docs) (d.heldout ? n.heldout : n.train)++;
+  if (n.train == 0 || n.heldout == 0)
     throw UsageError("corpus config " + c.source + ": /heldout_fraction " + json(c.heldout_fraction).dump() + " leaves " +
-                     std::to_string(n_train) + " training and " + std::to_string(n_heldout) +
+                     std::to_string(n.train) + " training and " + std::to_string(n.heldout) +
                      " held-out documents of " + std::to_string(docs.size()) + ": both must be non-empty");
-  spdlog::info("corpus {}: {} documents, {} for training, {} held out; training the {} tokenizer (vocabulary {})", c.name,
-               docs.size(), n_train, n_heldout, c.model_type, c.vocab_size);
+  return n;
+}
 
-  // The tokenizer sees the training documents only.
+// The SentencePiece model trained on the training documents only, as the bytes tokenizer.model holds.
+std::string trainCorpusTokenizer(const CorpusConfig& c, const std::vector<Document>& docs, int threads) {
   LineIterator lines(docs, static_cast<std::size_t>(c.max_sentence_bytes));
   std::unordered_map<std::string, std::string> args = {
       {"model_type", c.model_type},
@@ -220,22 +231,28 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
   std::string model_proto;
   if (const auto st = sentencepiece::SentencePieceTrainer::Train(args, &lines, &model_proto); !st.ok())
     throw UsageError("corpus config " + c.source + ": the SentencePiece trainer refused: " + st.ToString());
-  model_proto = withoutThreadCount(model_proto);  // the same bytes whatever --threads was
-  sentencepiece::SentencePieceProcessor sp;
-  if (const auto st = sp.LoadFromSerializedProto(model_proto); !st.ok())
-    throw FormatError("the trained tokenizer does not load: " + st.ToString());
-  const int eos = sp.eos_id();
+  return withoutThreadCount(model_proto);  // the same bytes whatever --threads was
+}
 
-  // Token streams, each document followed by EOS, and the unigram baseline.
+// The two token streams, each document followed by EOS, and how often each piece occurs in training.
+struct TokenStreams {
   std::vector<std::uint32_t> train, heldout;
-  std::vector<double> counts(static_cast<std::size_t>(sp.GetPieceSize()), 0.0);
+  std::vector<double> train_counts;
+};
+
+// Every document encoded in pieces (ChunkReader); each document's token count is set on the way.
+TokenStreams encodeCorpusDocuments(std::vector<Document>& docs, const sentencepiece::SentencePieceProcessor& sp,
+                                   const CorpusConfig& c) {
+  TokenStreams t;
+  t.train_counts.assign(static_cast<std::size_t>(sp.GetPieceSize()), 0.0);
+  const int eos = sp.eos_id();
   std::string piece;
   std::vector<int> ids;
   for (auto& d : docs) {
-    auto& dst = d.heldout ? heldout : train;
+    auto& dst = d.heldout ? t.heldout : t.train;
     auto add = [&](int id) {
       dst.push_back(static_cast<std::uint32_t>(id));
-      if (!d.heldout) counts[static_cast<std::size_t>(id)] += 1;
+      if (!d.heldout) t.train_counts[static_cast<std::size_t>(id)] += 1;
       ++d.tokens;
     };
     ChunkReader reader(d.path, static_cast<std::size_t>(c.encode_chunk_bytes));
@@ -245,30 +262,71 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
     }
     add(eos);
   }
-  // Unigram model of the training tokens (add-one smoothed): its entropy, and its cross-entropy
-  // on the held-out tokens -- the loss a model that ignores context achieves.
-  const double total = static_cast<double>(train.size()) + static_cast<double>(counts.size());
+  return t;
+}
+
+// The unigram model of the training tokens (add-one smoothed): its entropy, and its cross-entropy on
+// the held-out tokens -- the loss a model that ignores context achieves. Nats per token.
+struct UnigramBaseline {
+  double train_entropy = 0, heldout_cross_entropy = 0;
+};
+
+UnigramBaseline unigramBaseline(const TokenStreams& t) {
+  const double total = static_cast<double>(t.train.size()) + static_cast<double>(t.train_counts.size());
   double h_train = 0, ce_heldout = 0;
-  for (double n : counts) {
+  for (double n : t.train_counts) {
     const double p = (n + 1) / total;
-    h_train -= (n / static_cast<double>(train.size())) * std::log(p);
+    h_train -= (n / static_cast<double>(t.train.size())) * std::log(p);
   }
-  for (std::uint32_t id : heldout) ce_heldout -= std::log((counts[id] + 1) / total);
-  ce_heldout /= static_cast<double>(heldout.size());
+  for (std::uint32_t id : t.heldout) ce_heldout -= std::log((t.train_counts[id] + 1) / total);
+  ce_heldout /= static_cast<double>(t.heldout.size());
+  return {h_train, ce_heldout};
+}
 
-  const bool u16 = sp.GetPieceSize() <= 65536;
-  output::writeFileAtomic(model_path, model_proto);
-  writeTokens(train_path, train, u16);
-  writeTokens(heldout_path, heldout, u16);
-
+json corpusDocumentsJson(const std::vector<Document>& docs) {
   json documents = json::array();
   for (const auto& d : docs)
     documents.push_back({{"name", d.name}, {"split", d.heldout ? "heldout" : "train"}, {"sha256", d.sha256},
                          {"bytes", d.bytes}, {"tokens", d.tokens}});
-  auto stream = [&](const std::string& p, const std::vector<std::uint32_t>& ids, std::size_t n_docs) {
-    return json{{"path", fs::path(p).filename().string()}, {"sha256", io::sha256File(p)}, {"n_tokens", ids.size()},
-                {"n_documents", n_docs}};
-  };
+  return documents;
+}
+
+json tokenStreamJson(const std::string& path, const std::vector<std::uint32_t>& ids, std::size_t n_docs) {
+  return json{{"path", fs::path(path).filename().string()}, {"sha256", io::sha256File(path)}, {"n_tokens", ids.size()},
+              {"n_documents", n_docs}};
+}
+
+json corpusTokenizerJson(const CorpusConfig& c, const std::string& model_proto, const sentencepiece::SentencePieceProcessor& sp) {
+  return {{"path", "tokenizer.model"}, {"sha256", io::sha256Bytes(model_proto.data(), model_proto.size())},
+          {"library", "sentencepiece"}, {"model_type", c.model_type}, {"vocab_size", sp.GetPieceSize()},
+          {"character_coverage", c.character_coverage}, {"byte_fallback", true},
+          {"eos_id", sp.eos_id()}, {"unk_id", sp.unk_id()}, {"trained_on", "train"}};
+}
+
+}  // namespace
+
+json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, int threads) {
+  const CorpusOutputs files = prepareCorpusOutputs(c, out_dir, force);
+  output::ProvenanceInfo prov;
+  prov.started_utc = output::utcNow();
+  std::vector<Document> docs = collect(c);
+  const SplitSizes split = requireBothSplits(c, docs);
+  spdlog::info("corpus {}: {} documents, {} for training, {} held out; training the {} tokenizer (vocabulary {})", c.name,
+               docs.size(), split.train, split.heldout, c.model_type, c.vocab_size);
+
+  const std::string model_proto = trainCorpusTokenizer(c, docs, threads);
+  sentencepiece::SentencePieceProcessor sp;
+  if (const auto st = sp.LoadFromSerializedProto(model_proto); !st.ok())
+    throw FormatError("the trained tokenizer does not load: " + st.ToString());
+  const TokenStreams tokens = encodeCorpusDocuments(docs, sp, c);
+  const UnigramBaseline unigram = unigramBaseline(tokens);
+
+  const bool u16 = sp.GetPieceSize() <= 65536;
+  output::writeFileAtomic(files.model, model_proto);
+  writeTokens(files.train, tokens.train, u16);
+  writeTokens(files.heldout, tokens.heldout, u16);
+
+  const json documents = corpusDocumentsJson(docs);
   prov.inputs.push_back({"corpus-config", c.source, c.config_sha256, false});
   prov.finished_utc = output::utcNow();
   json doc = {{"schema", "omn-audit/corpus@1"},
@@ -278,17 +336,14 @@ json buildCorpus(const CorpusConfig& c, const std::string& out_dir, bool force, 
               {"split", {{"method", "sha256(salt + \"\\n\" + document name) / 2^64 < heldout_fraction"},
                          {"salt", c.split_salt},
                          {"heldout_fraction", c.heldout_fraction}}},
-              {"tokenizer", {{"path", "tokenizer.model"}, {"sha256", io::sha256Bytes(model_proto.data(), model_proto.size())},
-                             {"library", "sentencepiece"}, {"model_type", c.model_type}, {"vocab_size", sp.GetPieceSize()},
-                             {"character_coverage", c.character_coverage}, {"byte_fallback", true},
-                             {"eos_id", eos}, {"unk_id", sp.unk_id()}, {"trained_on", "train"}}},
+              {"tokenizer", corpusTokenizerJson(c, model_proto, sp)},
               {"token_format", u16 ? "u16" : "u32"},
-              {"train", stream(train_path, train, n_train)},
-              {"heldout", stream(heldout_path, heldout, n_heldout)},
-              {"unigram", {{"train_entropy", h_train}, {"heldout_cross_entropy", ce_heldout},
+              {"train", tokenStreamJson(files.train, tokens.train, split.train)},
+              {"heldout", tokenStreamJson(files.heldout, tokens.heldout, split.heldout)},
+              {"unigram", {{"train_entropy", unigram.train_entropy}, {"heldout_cross_entropy", unigram.heldout_cross_entropy},
                            {"note", "add-one smoothed unigram model of the training tokens, nats per token"}}},
               {"documents", documents}};
-  output::writeFileAtomic(json_path, output::dumpJson(doc));
+  output::writeFileAtomic(files.json, output::dumpJson(doc));
   return doc;
 }
 

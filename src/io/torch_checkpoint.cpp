@@ -88,14 +88,10 @@ const PyValue* findStateDict(const PyValue& top, const std::string& wanted, std:
   return best;
 }
 
-}  // namespace
-
-void readTorchZip(Checkpoint& ck, const OpenOptions& options) {
-  const MappedFile& file = *ck.files[0];
-  const std::string& path = file.path();
-  ZipReader zip(file);
+// The archive's prefix: the first entry's directory (never assume a name), in an archive that is
+// not TorchScript's.
+std::string torchArchivePrefix(const ZipReader& zip, const std::string& path) {
   if (zip.entries().empty()) throw FormatError(path + ": empty zip archive, not a torch.save file");
-  // The archive prefix is the first entry's directory: never assume a name.
   const std::string& first = zip.entries().front().name;
   const auto slash = first.find('/');
   if (slash == std::string::npos || slash == 0)
@@ -103,57 +99,62 @@ void readTorchZip(Checkpoint& ck, const OpenOptions& options) {
   const std::string prefix = first.substr(0, slash + 1);
   if (zip.find(prefix + "constants.pkl") || zip.find(prefix + "code/"))
     throw FormatError(path + ": a TorchScript archive (torch.jit.save), not a torch.save state dict");
-  const ZipEntry* pkl = zip.find(prefix + "data.pkl");
-  if (!pkl) throw FormatError(path + ": no '" + prefix + "data.pkl' record: not a torch.save archive");
+  return prefix;
+}
 
-  bool big_endian = false;
-  if (const ZipEntry* bo = zip.find(prefix + "byteorder")) {
-    const std::string order(reinterpret_cast<const char*>(zip.dataChecked(*bo)), bo->size);
-    if (order == "big") big_endian = true;
-    else if (order != "little")
-      throw FormatError(path + ": record '" + bo->name + "' says \"" + order + "\", expected \"little\" or \"big\"");
-  }
+// Whether the archive's byteorder record says "big" (no record: little-endian).
+bool torchArchiveIsBigEndian(const ZipReader& zip, const std::string& prefix, const std::string& path) {
+  const ZipEntry* bo = zip.find(prefix + "byteorder");
+  if (!bo) return false;
+  const std::string order(reinterpret_cast<const char*>(zip.dataChecked(*bo)), bo->size);
+  if (order == "big") return true;
+  if (order != "little")
+    throw FormatError(path + ": record '" + bo->name + "' says \"" + order + "\", expected \"little\" or \"big\"");
+  return false;
+}
 
-  const std::string where = path + ":" + pkl->name;
-  std::map<std::string, PyPtr> storages;
-  PersistentLoad load = [&](const PyValue& pid, std::uint64_t at) -> PyPtr {
-    const std::string here = where + ": pickle byte " + std::to_string(at) + ": persistent id";
-    if (pid.kind != K::Tuple || pid.items.size() != 5 || pid.items[0]->kind != K::Str || pid.items[0]->s != "storage")
-      throw FormatError(here + ": expected ('storage', type, key, location, numel)");
-    const PyValue &type = *pid.items[1], &key = *pid.items[2], &loc = *pid.items[3], &numel = *pid.items[4];
-    if (type.kind != K::Global || key.kind != K::Str || loc.kind != K::Str || numel.kind != K::Int || numel.i < 0)
-      throw FormatError(here + ": expected ('storage', <torch storage type>, str, str, int >= 0)");
-    GlobalInfo gi;
-    if (!lookupGlobal(type.s, &gi) || gi.kind != AllowedGlobal::StorageType)
-      throw FormatError(here + ": '" + type.s + "' is not a storage type");
-    if (!gi.supported) throw FormatError(here + ": storage type " + type.s + " is not supported by omn-audit");
-    if (auto it = storages.find(key.s); it != storages.end()) return it->second;
-    const ZipEntry* rec = zip.find(prefix + "data/" + key.s);
-    if (!rec) throw FormatError(here + ": storage record '" + prefix + "data/" + key.s + "' is missing from the archive");
-    const std::uint64_t item = dtypeSize(gi.dtype);
-    if (static_cast<std::uint64_t>(numel.i) > UINT64_MAX / item || rec->size != static_cast<std::uint64_t>(numel.i) * item)
-      throw FormatError(here + ": storage '" + key.s + "' declares " + std::to_string(numel.i) + " elements of " +
-                        dtypeName(gi.dtype) + " (" + std::to_string(numel.i * item) + " bytes) but its record holds " +
-                        std::to_string(rec->size) + " bytes");
-    auto s = std::make_shared<PyStorage>();
-    s->key = key.s;
-    s->location = loc.s;
-    s->dtype = gi.dtype;
-    s->numel = static_cast<std::uint64_t>(numel.i);
-    s->data = zip.data(*rec);
-    s->file_offset = rec->data_offset;
-    s->bytes = rec->size;
-    auto v = std::make_shared<PyValue>();
-    v->kind = K::Storage;
-    v->storage = std::move(s);
-    storages.emplace(key.s, v);
-    return v;
-  };
-  PyPtr top = unpickle(zip.dataChecked(*pkl), pkl->size, where, load);
+// BINPERSID's loader: ('storage', type, key, location, numel) resolved to the archive's record
+// data/<key>, its size checked against the declaration; each key made once.
+PyPtr loadTorchStorage(const PyValue& pid, std::uint64_t at, const ZipReader& zip, const std::string& prefix,
+                       const std::string& where, std::map<std::string, PyPtr>& storages) {
+  const std::string here = where + ": pickle byte " + std::to_string(at) + ": persistent id";
+  if (pid.kind != K::Tuple || pid.items.size() != 5 || pid.items[0]->kind != K::Str || pid.items[0]->s != "storage")
+    throw FormatError(here + ": expected ('storage', type, key, location, numel)");
+  const PyValue &type = *pid.items[1], &key = *pid.items[2], &loc = *pid.items[3], &numel = *pid.items[4];
+  if (type.kind != K::Global || key.kind != K::Str || loc.kind != K::Str || numel.kind != K::Int || numel.i < 0)
+    throw FormatError(here + ": expected ('storage', <torch storage type>, str, str, int >= 0)");
+  GlobalInfo gi;
+  if (!lookupGlobal(type.s, &gi) || gi.kind != AllowedGlobal::StorageType)
+    throw FormatError(here + ": '" + type.s + "' is not a storage type");
+  if (!gi.supported) throw FormatError(here + ": storage type " + type.s + " is not supported by omn-audit");
+  if (auto it = storages.find(key.s); it != storages.end()) return it->second;
+  const ZipEntry* rec = zip.find(prefix + "data/" + key.s);
+  if (!rec) throw FormatError(here + ": storage record '" + prefix + "data/" + key.s + "' is missing from the archive");
+  const std::uint64_t item = dtypeSize(gi.dtype);
+  if (static_cast<std::uint64_t>(numel.i) > UINT64_MAX / item || rec->size != static_cast<std::uint64_t>(numel.i) * item)
+    throw FormatError(here + ": storage '" + key.s + "' declares " + std::to_string(numel.i) + " elements of " +
+                      dtypeName(gi.dtype) + " (" + std::to_string(numel.i * item) + " bytes) but its record holds " +
+                      std::to_string(rec->size) + " bytes");
+  auto s = std::make_shared<PyStorage>();
+  s->key = key.s;
+  s->location = loc.s;
+  s->dtype = gi.dtype;
+  s->numel = static_cast<std::uint64_t>(numel.i);
+  s->data = zip.data(*rec);
+  s->file_offset = rec->data_offset;
+  s->bytes = rec->size;
+  auto v = std::make_shared<PyValue>();
+  v->kind = K::Storage;
+  v->storage = std::move(s);
+  storages.emplace(key.s, v);
+  return v;
+}
 
-  const PyValue* sd = findStateDict(*top, options.state_key, &ck.state_key, path);
+// Every tensor of the state dict into the index (each view checked against its storage); the
+// summary the metadata shows in the state dict's place: the tensors, the entries that are not.
+nlohmann::json indexStateDict(Checkpoint& ck, const PyValue& sd, bool big_endian, const std::string& path) {
   std::size_t skipped = 0;
-  for (const auto& [k, v] : sd->dict) {
+  for (const auto& [k, v] : sd.dict) {
     if (k->kind != K::Str) throw FormatError(path + ": state dict key " + jsonText(*k) + " is not a string");
     if (v->kind != K::Tensor) {
       ++skipped;
@@ -176,8 +177,29 @@ void readTorchZip(Checkpoint& ck, const OpenOptions& options) {
   }
   nlohmann::json summary = {{"tensors", ck.index.size()}};
   if (skipped) summary["non_tensor_entries"] = skipped;
-  for (const auto& [k, v] : sd->attrs)
+  for (const auto& [k, v] : sd.attrs)
     if (k->kind == K::Str && k->s == "_metadata" && v->kind == K::Dict) summary["module_metadata_entries"] = v->dict.size();
+  return summary;
+}
+
+}  // namespace
+
+void readTorchZip(Checkpoint& ck, const OpenOptions& options) {
+  const MappedFile& file = *ck.files[0];
+  const std::string& path = file.path();
+  ZipReader zip(file);
+  const std::string prefix = torchArchivePrefix(zip, path);
+  const ZipEntry* pkl = zip.find(prefix + "data.pkl");
+  if (!pkl) throw FormatError(path + ": no '" + prefix + "data.pkl' record: not a torch.save archive");
+  const bool big_endian = torchArchiveIsBigEndian(zip, prefix, path);
+
+  const std::string where = path + ":" + pkl->name;
+  std::map<std::string, PyPtr> storages;
+  PersistentLoad load = [&](const PyValue& pid, std::uint64_t at) { return loadTorchStorage(pid, at, zip, prefix, where, storages); };
+  PyPtr top = unpickle(zip.dataChecked(*pkl), pkl->size, where, load);
+
+  const PyValue* sd = findStateDict(*top, options.state_key, &ck.state_key, path);
+  const nlohmann::json summary = indexStateDict(ck, *sd, big_endian, path);
   // the envelope as JSON, the state dict as its summary (never walked: it is the tensors above)
   const nlohmann::json state_dict_summary = {{"$state_dict", summary}};
   JsonRendering how;

@@ -12,7 +12,7 @@ description (seed audit 000, issue 5), not from omn-audit's C++:
   h = h + W2 (silu(gate) * up)        SwiGLU, gate rows first when fused
   logits = RMSNorm(h) Wout^T
 
-Used by the parity tests and tools/bench-eval.sh.
+Used by the parity tests and tools/bench/bench-eval.sh.
 """
 import math
 

@@ -399,7 +399,7 @@ TEST(Mechanism, BlockwiseStatsEqualTheWholeMatrix) {
   }
 }
 
-// Not a unit test (tools/bench-mechanism.sh runs it): the statistics at OMN-1's training length,
+// Not a unit test (tools/bench/bench-mechanism.sh runs it): the statistics at OMN-1's training length,
 // 32,768 tokens, where the whole score matrix would be 16 GiB for these 4 heads; the bench records
 // the time and the peak memory.
 TEST(Mechanism, DISABLED_AtTrainingLength) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# llama.cpp for tools/bench-eval.sh, from the npm registry and nothing else: node-llama-cpp ships
+# llama.cpp for tools/bench/bench-eval.sh, from the npm registry and nothing else: node-llama-cpp ships
 # llama.cpp's source (llama/gitRelease.bundle, a git bundle) and @node-llama-cpp/linux-x64 its prebuilt
 # CPU libraries (libllama, libggml, one libggml-cpu-<variant>.so per x86 ISA level, picked at run time).
 # Installed with --ignore-scripts: nothing is downloaded or built at install time (node-llama-cpp's

@@ -1,9 +1,9 @@
 // llama_nll: the summed next-token NLL of token rows under llama.cpp, and its tokens/s: the llama.cpp
-// side of tools/bench-eval.sh (built by tools/llama/install.sh against node-llama-cpp's prebuilt
+// side of tools/bench/bench-eval.sh (built by tools/llama/install.sh against node-llama-cpp's prebuilt
 // libllama and the headers of the same llama.cpp release).
 //
 //   llama_nll MODEL.gguf TOKENS.bin SEQ NSEQ THREADS [OUT.json] [options]
-//     TOKENS.bin       uint16 token ids (tools/bench_eval.py setup writes one)
+//     TOKENS.bin       uint16 token ids (tools/bench/bench_eval.py setup writes one)
 //     --eos ID         document boundaries: a document ends after each ID (omn-audit's --eos)
 //     --form F         packed (default): row i = tokens [i*SEQ, (i+1)*SEQ), each document of a row
 //                        in its own llama.cpp sequence (positions from 0, attention within the

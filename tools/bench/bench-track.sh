@@ -3,9 +3,9 @@
 # 283 tensors) reads only the gain records, so its cost per checkpoint must not grow with the file.
 # Goal: <= 50 ms per unverified checkpoint. Baseline in the same run: `profile` of the same file
 # (which hashes all of it), and `track --digests` of one (hash + gains).
-#   tools/bench-track.sh [K]      (K copies of the checkpoint, as hard links: default 20)
+#   tools/bench/bench-track.sh [K]      (K copies of the checkpoint, as hard links: default 20)
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../deps.sh"
 omn_bench_setup
 k="${1:-20}"
 omn_bench_fixture

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The baseline of tools/bench-train.sh: a plain-PyTorch eager training loop of the model
+"""The baseline of tools/bench/bench-train.sh: a plain-PyTorch eager training loop of the model
 `omn-audit train` trains (the same architecture, batch, sequence length, dtype, threads and
 optimizers), written the way a researcher would write it (nn.Module, autograd, torch.optim.AdamW
 and a Muon step). Prints tokens/s over the timed steps.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Helper of tools/bench-eval.sh: writes the benchmark model of `bench_eval.py setup DIR` as a GGUF
+"""Helper of tools/bench/bench-eval.sh: writes the benchmark model of `bench_eval.py setup DIR` as a GGUF
 that llama.cpp loads as a Qwen3 model (the same weights: llama.cpp side by side with omn-audit).
 
   bench_eval_gguf.py DIR OUT.gguf f32|bf16   -> OUT.gguf (written once; a new name only when complete)
@@ -204,7 +204,7 @@ def check(path):
 
 
 def reference_nll(d, dtype, nseq, seq, out):
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "parity"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "parity"))
     from reference_model import Reference
     from bench_eval import EOS
     sd = torch.load(os.path.join(d, "model.pt"))

@@ -5,7 +5,7 @@
 # of the machine's measured matrix-product peak. Goal: >= 2x in bf16, >= 1.2x in fp32.
 # Each side runs REPS times, interleaved, and the median is reported (this VM's speed drifts).
 # Beside them llama.cpp on the same weights and rows (tools/llama/: node-llama-cpp's prebuilt CPU
-# libllama from npm, the model written as a Qwen3 GGUF by tools/bench_eval_gguf.py, F32 for fp32 and
+# libllama from npm, the model written as a Qwen3 GGUF by tools/bench/bench_eval_gguf.py, F32 for fp32 and
 # BF16 for bf16; with and without flash attention): its tokens/s (its decode calls only, and with its
 # NLL computation as omn-audit's own tokens/s counts), omn-audit / llama.cpp, and the agreement of the
 # two NLL sums (the proof that both computed the same thing: ~1e-7 in fp32). Where npm or that install
@@ -13,16 +13,16 @@
 # OMN_BENCH_ISA=avx2 runs every side at the AVX2 level on an AVX-512 host, the other CPU kind's
 # kernels: oneDNN held to AVX2 (ONEDNN_MAX_CPU_ISA), OpenBLAS's Haswell kernels, llama.cpp's haswell
 # CPU variant. (libtorch's own bf16 product then throws: the bf16 reference and peak print nan.)
-#   tools/bench-eval.sh [NSEQ] [THREADS] [REPS]
+#   tools/bench/bench-eval.sh [NSEQ] [THREADS] [REPS]
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../deps.sh"
 omn_bench_setup
 nseq="${1:-16}"
 threads="${2:-$(nproc)}"
 reps="${3:-3}"
 seq=512
 dir="$build/bench/eval"
-py=(/usr/bin/python3 "$root/tools/bench_eval.py")
+py=(/usr/bin/python3 "$root/tools/bench/bench_eval.py")
 [ -f "$dir/model.pt" ] || "${py[@]}" setup "$dir"
 fpt=$("${py[@]}" flops "$dir" "$seq")
 echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores;$(for f in avx2 avx512f avx512_bf16 amx_bf16; do
@@ -32,7 +32,7 @@ echo "model: 4 layers, d 512, 8:2 heads, vocab 32768; $nseq packed rows of $seq 
 llama="$build/bench/llama"
 if bash "$root/tools/llama/install.sh" "$llama" >"$build/bench/llama-install.log" 2>&1; then
   for g in f32 bf16; do
-    [ "$llama/bench-$g.gguf" -nt "$dir/model.pt" ] || /usr/bin/python3 "$root/tools/bench_eval_gguf.py" "$dir" "$llama/bench-$g.gguf" "$g" ||
+    [ "$llama/bench-$g.gguf" -nt "$dir/model.pt" ] || /usr/bin/python3 "$root/tools/bench/bench_eval_gguf.py" "$dir" "$llama/bench-$g.gguf" "$g" ||
       { echo "llama.cpp: writing the $g GGUF failed, its lines are skipped"; llama=""; break; }
   done
   [ -z "$llama" ] ||
@@ -119,6 +119,6 @@ for dt in fp32 bf16; do
     awk -v o="$ours" -v l="$lm" -v n="$lmn" -v fa="$fa" -v kv="$kv" -v runs="${lt[$c]% }" 'BEGIN {
       printf "      llama.cpp %7.1f tokens/s, flash attention %-3s %s K/V (runs %s; its decode calls only, %.1f with its NLL): omn-audit / llama.cpp %.2f (%.2f)\n",
         l, fa ",", kv, runs, n, o / l, o / n }'
-    echo "        NLL agreement with omn-audit: $(/usr/bin/python3 "$root/tools/bench_eval_gguf.py" compare "$dir/llama-$dt-$c.json" "$dir/omn-$dt.json" || true)"
+    echo "        NLL agreement with omn-audit: $(/usr/bin/python3 "$root/tools/bench/bench_eval_gguf.py" compare "$dir/llama-$dt-$c.json" "$dir/omn-$dt.json" || true)"
   done
 done

@@ -4,9 +4,9 @@
 # 16 packed rows of 512 tokens, 24 conditions. Goal: >= 5x faster with the cache. Prints the
 # ratio of the conditions' time and of the whole sweep (which includes two full control passes),
 # and checks that both runs produced the same numbers bitwise.
-#   tools/bench-sweep.sh
+#   tools/bench/bench-sweep.sh
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../deps.sh"
 omn_bench_setup
 dir="$build/bench/sweep"
 omn_bench_mini "$dir"

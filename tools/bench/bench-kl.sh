@@ -3,9 +3,9 @@
 # models: the OMN-shaped mini model (bf16, 16 packed rows of 512 tokens, 8 conditions, vocab 512)
 # and the demo model (fp32, 256 rows of 128 tokens, 4 conditions, vocab 4,096); prints the conditions'
 # time per run and the ratio, the peak RSS of each, and checks the NLL is bitwise the same both ways.
-#   tools/bench-kl.sh
+#   tools/bench/bench-kl.sh
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../deps.sh"
 omn_bench_setup
 dir="$build/bench/kl"
 omn_bench_mini "$dir"

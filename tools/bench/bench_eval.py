@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Helper of tools/bench-eval.sh: writes the benchmark model and tokens, times the Python reference
+"""Helper of tools/bench/bench-eval.sh: writes the benchmark model and tokens, times the Python reference
 on the same rows, and measures the machine's matrix-product peaks.
 
   bench_eval.py setup DIR            -> DIR/model.pt, DIR/preset.json, DIR/tokens.bin
@@ -16,7 +16,7 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "parity"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "parity"))
 from reference_model import Reference  # noqa: E402
 
 L, D, NH, NKV, HD, F, V = 4, 512, 8, 2, 64, 1365, 32768

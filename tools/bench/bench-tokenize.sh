@@ -3,9 +3,9 @@
 # compares ids with) on the State of the Union corpus (233 documents, 10.8 MB), with the real Qwen3
 # and Gemma 3 tokenizer.json. Tokens per second of the text's tokenization (tokenizer load apart,
 # file reads included, one thread each); goal: >= 5x transformers.js.
-#   tools/bench-tokenize.sh [RUNS]      (runs of ours per tokenizer, the median reported; default 3)
+#   tools/bench/bench-tokenize.sh [RUNS]      (runs of ours per tokenizer, the median reported; default 3)
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../deps.sh"
 omn_bench_setup
 runs="${1:-3}"
 here="$root/tests/tokenizer"

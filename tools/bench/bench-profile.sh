@@ -2,9 +2,9 @@
 # Benchmark: `omn-audit profile` against `openssl dgst -sha256` on the same full-size (3.5 GB,
 # 283-tensor, 1,503,200,256-parameter) OMN-1-shaped checkpoint, in the same run. The hash is the
 # physical limit of profile (it must read every byte); goal: median ratio <= 1.05, peak RSS <= 64 MiB.
-#   tools/bench-profile.sh [RUNS]      (default 5; the fixture is generated once into build/bench/)
+#   tools/bench/bench-profile.sh [RUNS]      (default 5; the fixture is generated once into build/bench/)
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../deps.sh"
 omn_bench_setup
 runs="${1:-5}"
 omn_bench_fixture

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: evaluation at a training length on the CPU in bounded memory. One document of SEQ tokens
-# (default 32,768, OMN-1's training length; no EOS) on tools/bench-eval.sh's Qwen3-shaped model (4
+# (default 32,768, OMN-1's training length; no EOS) on tools/bench/bench-eval.sh's Qwen3-shaped model (4
 # layers, d 512, 8:2 heads, head 64, vocab 32,768), scored by `omn-audit eval` (auto picks the
 # blockwise attention path there: the masked path's scores would be 8 x 32,768^2 x 4 bytes = 32 GiB a
 # layer) and by llama.cpp (node-llama-cpp's prebuilt CPU libllama, flash attention, one decode of the
@@ -8,15 +8,15 @@
 # OMN1=1 adds one SEQ-token document at OMN-1's full shape (28 layers, d 2048, 16:4 x 128, SwiGLU
 # 5461, vocab 131,840, BF16; the fixture tools/fixtures/make_omn_fixture.py writes, 3.35 GB): its time
 # and peak RSS (no llama.cpp side: no GGUF of it is written).
-#   tools/bench-long.sh [SEQ] [THREADS] [DTYPE]      DTYPE fp32 (default) or bf16
+#   tools/bench/bench-long.sh [SEQ] [THREADS] [DTYPE]      DTYPE fp32 (default) or bf16
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../deps.sh"
 omn_bench_setup
 seq="${1:-32768}"
 threads="${2:-$(nproc)}"
 dt="${3:-fp32}"
 dir="$build/bench/eval"
-[ -f "$dir/model.pt" ] || /usr/bin/python3 "$root/tools/bench_eval.py" setup "$dir"
+[ -f "$dir/model.pt" ] || /usr/bin/python3 "$root/tools/bench/bench_eval.py" setup "$dir"
 [ -n "${OMN_AUDIT_KEEP_BLAS+set}" ] || unset OPENBLAS_CORETYPE
 echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores;$(for f in avx2 avx512f avx512_bf16; do
   grep -qw "$f" /proc/cpuinfo && echo -n " $f" || echo -n " no-$f"; done); $threads threads, $dt"
@@ -38,7 +38,7 @@ print("omn-audit: %s attention, %.1f tokens/s, wall %.1f s, peak RSS %.2f GiB, N
 PY
 llama="$build/bench/llama"
 if bash "$root/tools/llama/install.sh" "$llama" >"$build/bench/llama-install.log" 2>&1; then
-  [ "$llama/bench-$g.gguf" -nt "$dir/model.pt" ] || /usr/bin/python3 "$root/tools/bench_eval_gguf.py" "$dir" "$llama/bench-$g.gguf" "$g"
+  [ "$llama/bench-$g.gguf" -nt "$dir/model.pt" ] || /usr/bin/python3 "$root/tools/bench/bench_eval_gguf.py" "$dir" "$llama/bench-$g.gguf" "$g"
   /usr/bin/time -f "%M %e" -o "$dir/llama-long.time" "$llama/llama_nll" "$llama/bench-$g.gguf" "$dir/long.bin" "$seq" 1 "$threads" \
     "$dir/llama-long.json" --fa on >/dev/null 2>"$dir/llama-long.log"
   read -r lrss lwall <"$dir/llama-long.time"
@@ -48,7 +48,7 @@ j = json.load(open(sys.argv[1]))
 print("llama.cpp: flash attention, F16 K/V, %.1f tokens/s (decode; %.1f with its NLL), wall %.1f s, peak RSS %.2f GiB, NLL sum %.6f"
       % (j["tokens_per_second"], j["tokens_per_second_with_nll"], float(sys.argv[3]), int(sys.argv[2]) / 2**20, j["nll_sum"]))
 PY
-  echo "NLL agreement: $(/usr/bin/python3 "$root/tools/bench_eval_gguf.py" compare "$dir/llama-long.json" "$dir/omn-long.json" || true)"
+  echo "NLL agreement: $(/usr/bin/python3 "$root/tools/bench/bench_eval_gguf.py" compare "$dir/llama-long.json" "$dir/omn-long.json" || true)"
 else
   echo "llama.cpp: not available ($(tail -1 "$build/bench/llama-install.log")), its line is skipped"
 fi
