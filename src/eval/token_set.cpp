@@ -154,16 +154,17 @@ TokenSet readTokenSet(const TokenSetSpec& spec) {
       while (in >> tok) {
         ++line;
         if (tok.find_first_not_of("0123456789") != std::string::npos)
-          throw FormatError(spec.offsets + ": entry " + std::to_string(line) + " \"" + tok + "\" is not a token offset");
+          throw FormatError(spec.offsets + ": entry " + std::to_string(line) + " (counting from 1) \"" + tok + "\" is not a token offset");
         const auto v = decimal(tok);
-        if (!v) throw FormatError(spec.offsets + ": entry " + std::to_string(line) + " \"" + tok + "\" is beyond any token offset");
+        if (!v) throw FormatError(spec.offsets + ": entry " + std::to_string(line) + " (counting from 1) \"" + tok + "\" is beyond any token offset");
         s.doc_starts.push_back(*v);
       }
     }
     for (std::size_t i = 0; i < s.doc_starts.size(); ++i) {
       if (s.doc_starts[i] >= s.tokens.size() || (i && s.doc_starts[i] <= s.doc_starts[i - 1]))
-        throw FormatError(spec.offsets + ": entry " + std::to_string(i) + " (" + std::to_string(s.doc_starts[i]) +
-                          ") is not an increasing offset below " + std::to_string(s.tokens.size()));
+        throw FormatError(spec.offsets + ": entry " + std::to_string(i + 1) + " (counting from 1: " + std::to_string(s.doc_starts[i]) +
+                          ") is not an increasing offset below " + std::to_string(s.tokens.size()) +
+                          (i ? ", after entry " + std::to_string(i) + "'s " + std::to_string(s.doc_starts[i - 1]) : std::string()));
     }
     if (s.doc_starts.empty() || s.doc_starts[0] != 0) s.doc_starts.insert(s.doc_starts.begin(), 0);
   }

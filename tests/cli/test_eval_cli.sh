@@ -126,6 +126,7 @@ raw = open(d + "/tok.npy", "rb").read()
 for name, shape in (("shape-text", b"(abc,)"), ("shape-negative", b"(-1,)")):
     open(d + "/" + name + ".npy", "wb").write(raw.replace(b"(20000,)", shape.ljust(8)))
 open(d + "/offsets-huge.txt", "w").write("0\n99999999999999999999999\n")
+open(d + "/offsets-order.txt", "w").write("0\n40\n30\n")
 PY
 for f in shape-text shape-negative; do
   expect 2 "$f.npy: .npy shape .* is not a dimension" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/$f.npy" --eos 0 \
@@ -133,6 +134,9 @@ for f in shape-text shape-negative; do
 done
 expect 2 "offsets-huge.txt: entry 2 .* is beyond any token offset" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" \
   --offsets "$tmp/offsets-huge.txt" --tokenizer-revision r --seq-len 64 --num-seqs 2 --groups 1
+# the text and .npy paths number entries alike, from 1 (the third line of the file is entry 3)
+expect 2 "offsets-order.txt: entry 3 \(counting from 1: 30\) is not an increasing offset below [0-9]+, after entry 2's 40" -- \
+  "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.npy" --offsets "$tmp/offsets-order.txt" --tokenizer-revision r --seq-len 64 --num-seqs 2 --groups 1
 expect 4 "SHA-256 mismatch" -- "$omn" "${base[@]}" --sha256 "$(printf '%064d' 0)"
 expect 4 "truncated.pt: SHA-256 mismatch" -- "$omn" "${base[@]/$mini/$fx/interop/truncated.pt}" --sha256 "$(printf '%064d' 0)"
 expect 2 "truncated.pt: no zip end" -- "$omn" "${base[@]/$mini/$fx/interop/truncated.pt}"
