@@ -355,6 +355,7 @@ def merge(experiment, s, commit):
                 note("%s: no CURRENT build in this session: the study's own build %s merges it" % (s.name, commit))
                 merger = commit
             step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(merger), "omn-audit"), "merge", "-o", out, *docs])
+            results_page(experiment)
 
 
 def cell_seconds(experiment, s, k, studies):
@@ -389,6 +390,13 @@ def cell_seconds(experiment, s, k, studies):
         if times:
             return max(times)
     return None
+
+
+def results_page(experiment):
+    """docs/results.md follows the store: a study merged or an analysis written changes what it says
+    (commit it with results/). Not for a test's store (OMN_EXPERIMENTS_STORE)."""
+    if "OMN_EXPERIMENTS_STORE" not in os.environ:
+        step(experiment, "results page", "-", ["/usr/bin/python3", "tools/experiments/results_page.py"])
 
 
 def run_experiment(n, e):
@@ -438,6 +446,7 @@ def run_experiment(n, e):
         fcntl.flock(lk, fcntl.LOCK_EX)
         step(n, "analysis", "-", ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n,
                                   *[os.path.join(s.store, "study.json") for s in studies]])
+        results_page(n)
 
 
 def main():
