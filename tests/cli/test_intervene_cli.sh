@@ -193,6 +193,12 @@ import json, sys; m = json.load(open(sys.argv[1]))['model']
 sys.exit(0 if (m['dtype'], m['batch'], m['threads']) == ('bf16', 3, 1) else 1)" "$tmp/p1-flags.json"
 expect 2 "--dtype: expected auto, bf16, fp16 or fp32, got \"fp8\"" -- "$omn" intervene --manifest "$tmp/p1.json" --plan --dtype fp8
 expect 2 "--batch: Value 70000 not in range" -- "$omn" intervene --manifest "$tmp/p1.json" --plan --batch 70000
+# --num-seqs: the rows scored, over /rows/num_seqs (4 here), recorded; fewer rows than /groups is refused
+mk p2.json 'm["conditions"] = [{"op": "scale", "values": [2], "targets": ["q", "k"]}]; m["groups"] = 2; m["output"] = {"json": "p2o.json"}'
+expect 0 "result: " -- "$omn" -q intervene --manifest "$tmp/p2.json" --num-seqs 3 --threads 1 -o "$tmp/p2-rows.json" --csv "$tmp/p2-rows.csv"
+check "--num-seqs 3 is the result's selection.num_seqs" -- /usr/bin/python3 -c "
+import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))['selection']['num_seqs'] == 3 else 1)" "$tmp/p2-rows.json"
+expect 2 "--num-seqs 1: fewer rows than the manifest's /groups \(2\)" -- "$omn" intervene --manifest "$tmp/p2.json" --plan --num-seqs 1
 expect 0 "warning: c1 \(scale 2 k all\) equals c0 by construction" -- "$omn" -q intervene --manifest "$tmp/p1.json" --plan
 expect 0 "check: c2 \(compensate 2 qk all\) equals the control by construction: compensate is the sanity control" -- \
   "$omn" -q intervene --manifest "$tmp/p1.json" --plan

@@ -53,7 +53,7 @@ inline ConfigArgument locateConfig(const std::string& value, const std::string& 
     const std::filesystem::path file = folder / (value + ".json");
     if (std::filesystem::is_regular_file(file, ec)) return {std::filesystem::canonical(file, ec).string(), true};
     for (const auto& e : std::filesystem::directory_iterator(folder, ec))
-      if (e.path().extension() == ".json") shipped.insert(e.path().stem().string());
+      if (e.path().extension() == ".json" && std::filesystem::is_regular_file(e.path(), ec)) shipped.insert(e.path().stem().string());
   }
   const std::string what = kind == "manifests" ? "sweep manifest" : kind == "studies" ? "study manifest"
                            : kind == "train"   ? "training config" : kind + " config";

@@ -110,6 +110,7 @@ struct InterveneArgs {
   model::DtypeRequest dtype = model::DtypeRequest::Auto;
   bool dtype_given = false;  // false: the manifest's /model/dtype
   std::optional<int> batch;                  // none: the manifest's /model/batch
+  std::optional<std::size_t> num_seqs;       // none: the manifest's /rows/num_seqs
 };
 
 // The run settings given as flags, over the manifest's /model (recorded in the result's /model as
@@ -124,6 +125,16 @@ void applyRunSettings(const InterveneArgs& a, eval::SessionSpec& s) {
     s.batch = *a.batch;
     s.names.batch = "--batch";
   }
+}
+
+// --num-seqs: the rows scored, over /rows/num_seqs (a smaller panel for a quick look, or a larger
+// one); recorded as selection.num_seqs. The manifest's /groups must still fit in them.
+void applyRows(const InterveneArgs& a, intervene::Manifest& m) {
+  if (!a.num_seqs) return;
+  if (static_cast<std::size_t>(m.groups) > *a.num_seqs)
+    throw UsageError("--num-seqs " + std::to_string(*a.num_seqs) + ": fewer rows than the manifest's /groups (" +
+                     std::to_string(m.groups) + "), which split them");
+  m.session.num_seqs = *a.num_seqs;
 }
 
 }  // namespace
@@ -161,6 +172,8 @@ Command addInterveneCommand(CLI::App& root) {
   app->add_option("--batch", a->batch,
                   "rows per forward pass, over the manifest's /model/batch (0: about 2,048 tokens a pass; recorded as model.batch)")
       ->check(CLI::Range(0, eval::kMaxBatch));
+  app->add_option("--num-seqs", a->num_seqs, "rows to score, over the manifest's /rows/num_seqs (recorded as selection.num_seqs)")
+      ->check(CLI::Range(std::size_t{1}, static_cast<std::size_t>(eval::kMaxNumSeqs)));
   app->add_flag("--mechanism", a->o.mechanism, "record attention entropy, max logit and Q/K RMS per layer and condition");
   app->add_flag("--kl", a->o.kl,
                 "compare each condition's next-token distributions with the control's: KL, top-1 agreement, change in p(correct) "
@@ -176,6 +189,7 @@ Command addInterveneCommand(CLI::App& root) {
               m.output_csv = outputInCwd(m.output_csv);
             }
             applyRunSettings(*a, m.session);
+            applyRows(*a, m);
             if (!a->shard.empty()) std::tie(a->o.shard_index, a->o.shard_count) = parseShard(a->shard);
             a->o.cache_budget_bytes = static_cast<std::size_t>(a->cache_budget_mib * 1024 * 1024);
             a->o.progress = true;
