@@ -30,9 +30,17 @@ same = old.keys() == new.keys() and all(torch.equal(old[k], new[k]) for k in old
 worst = max(float((old[k] - new[k]).abs().max()) for k in old) if old.keys() == new.keys() else float("nan")
 print("weights: %s the committed demo/tiny-sotu/final.pt (largest difference %.3g)" % ("bitwise equal to" if same else "DIFFERENT from", worst))
 PY
+# the tokenizer: its bytes are the tokenization revision the demo manifest pins (the trainer's thread
+# count is not recorded in them, so any machine rebuilds the same file)
+if cmp -s "$work/sotu/tokenizer.model" "$dest/tokenizer.model"; then
+  echo "tokenizer: byte-identical to the committed demo/tiny-sotu/tokenizer.model"
+else
+  echo "tokenizer: DIFFERENT from the committed demo/tiny-sotu/tokenizer.model"
+fi
 [ "${1:-}" = "--check" ] && exit 0
 mkdir -p "$dest"
 cp "$work/run/final.pt" "$work/run/train.json" "$work/run/log.jsonl" "$dest/"
 cp "$work/sotu/corpus.json" "$work/sotu/heldout.bin" "$work/sotu/tokenizer.model" "$dest/"
-echo "demo model: $dest ($(du -sh "$dest" | cut -f1)); update the digests in configs/manifests/tiny-demo.json:"
-(cd "$dest" && sha256sum final.pt heldout.bin)
+echo "demo model: $dest ($(du -sh "$dest" | cut -f1)); update the digests in configs/manifests/tiny-demo.json"
+echo "(/checkpoint/sha256, /tokens/sha256 and the tokenizer's in /tokens/tokenizer_revision):"
+(cd "$dest" && sha256sum final.pt heldout.bin tokenizer.model)
