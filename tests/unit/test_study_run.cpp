@@ -1,0 +1,213 @@
+// runStudy (study/study_run.h) in C++ on a micro grid: one arm (QK-norm on) × 2 learning rates × 1
+// seed of a 2-layer, d-16 model trained 4 steps on a synthetic corpus. The document's cells, runs
+// (each its own train.json's numbers), arm and best-LR bookkeeping recomputed here from the runs'
+// files; and a study stopped inside its second run, resumed: the finished run reused (its files
+// untouched, no step of it trained again), the run in flight continued from its checkpoint, and the
+// document the uninterrupted study wrote, number for number.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "omn/errors.h"
+#include "omn/io/sha256.h"
+#include "omn/output/json_file.h"
+#include "omn/study/study_run.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string studyFileBytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string writeStudyFile(const fs::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+  return omn::io::sha256File(p.string());
+}
+
+// Documents "k, k+1, ..., EOS" (EOS 0, ids in [1, 63]) as u16: learnable in a few steps
+std::string studyTokens(std::size_t n, unsigned seed) {
+  std::string out;
+  unsigned state = seed;
+  while (out.size() < 2 * n) {
+    state = state * 1103515245u + 12345u;
+    const unsigned start = 1 + (state >> 16) % 40, len = 4 + (state >> 8) % 12;
+    for (unsigned i = 0; i <= len && out.size() < 2 * n; ++i) {
+      const unsigned t = i == len ? 0 : 1 + (start + i - 1) % 63;
+      out.push_back(static_cast<char>(t & 0xff));
+      out.push_back(static_cast<char>(t >> 8));
+    }
+  }
+  return out;
+}
+
+std::size_t studyJournalLines(const std::string& path) {
+  std::ifstream in(path);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += !line.empty();
+  return n;
+}
+
+// A run's record without what differs between two trainings of the same cell: its wall time, its
+// directory and its train.json's digest (train.json holds timestamps)
+json runNumbers(json run) {
+  for (const char* k : {"seconds", "dir", "train_json_sha256"}) run.erase(k);
+  return run;
+}
+
+class StudyRunTest : public ::testing::Test {
+ protected:
+  // The corpus, the base config and the uninterrupted study, once for every test here.
+  static void SetUpTestSuite() {
+    root_ = new fs::path(fs::temp_directory_path() / ("omn-test-study-run-" + std::to_string(::getpid())));
+    fs::remove_all(*root_);
+    fs::create_directories(*root_ / "corpus");
+    const fs::path c = *root_ / "corpus";
+    const json corpus = {{"schema", "omn-audit/corpus@1"},
+                         {"train", {{"path", "train.u16"}, {"sha256", writeStudyFile(c / "train.u16", studyTokens(6000, 1))}}},
+                         {"heldout", {{"path", "heldout.u16"}, {"sha256", writeStudyFile(c / "heldout.u16", studyTokens(1000, 2))}}},
+                         {"tokenizer", {{"path", "tokenizer.model"}, {"sha256", writeStudyFile(c / "tokenizer.model", "synthetic")},
+                                        {"vocab_size", 64}, {"eos_id", 0}}},
+                         {"token_format", "u16"},
+                         {"unigram", {{"heldout_cross_entropy", 4.0}}}};
+    std::ofstream(c / "corpus.json") << corpus.dump(2);
+    const json base = {{"schema", "omn-audit/train-config@1"},
+                       {"name", "micro"},
+                       {"corpus", "corpus"},
+                       {"model", {{"n_layers", 2}, {"d_model", 16}, {"n_heads", 2}, {"n_kv_heads", 1}, {"head_dim", 8},
+                                  {"ffn_hidden", 32}, {"qk_norm", true}}},
+                       {"optimizer", {{"kind", "adamw"}, {"lr", 0.003}}},
+                       {"schedule", {{"warmup_steps", 1}, {"decay", "cosine"}, {"min_lr_ratio", 0.1}}},
+                       {"steps", 4}, {"batch_size", 4}, {"seq_len", 16}, {"seed", 3}, {"log_every", 1},
+                       {"eval", {{"every", 2}, {"rows", 4}}}, {"checkpoint_every", 2}, {"loss_thresholds", {4.0}}};
+    std::ofstream(*root_ / "base.json") << base.dump(2);
+    whole_ = new json(runIn("whole", {}));
+  }
+  static void TearDownTestSuite() {
+    delete whole_;
+    fs::remove_all(*root_);
+    delete root_;
+  }
+
+  static std::string manifestIn(const std::string& name) {
+    fs::create_directories(*root_ / name);
+    const json m = {{"schema", "omn-audit/study-manifest@1"},
+                    {"description", "micro study"},
+                    {"base", "../base.json"},
+                    {"grid", {{"qk_norm", {true}}, {"lr", {0.003, 0.03}}, {"seeds", {7}}}},
+                    {"output", {{"json", "study.json"}, {"runs", "runs"}}}};
+    const fs::path p = *root_ / name / "study-manifest.json";
+    std::ofstream(p) << m.dump(1);
+    return p.string();
+  }
+  static json runIn(const std::string& name, omn::study::StudyOptions o) {
+    o.threads = 1;
+    return omn::study::runStudy(omn::study::loadStudyManifest(manifestIn(name)), o);
+  }
+
+  static fs::path* root_;
+  static json* whole_;
+};
+fs::path* StudyRunTest::root_ = nullptr;
+json* StudyRunTest::whole_ = nullptr;
+
+}  // namespace
+
+TEST_F(StudyRunTest, CellsRunsArmsAndTheBestLearningRate) {
+  const json& doc = *whole_;
+  const fs::path dir = *root_ / "whole";
+  EXPECT_EQ(doc["schema"], "omn-audit/study@1");
+  EXPECT_TRUE(fs::exists(dir / "study.json"));
+  EXPECT_FALSE(fs::exists(dir / "study.json.journal")) << "the journal outlived the document";
+  EXPECT_EQ(doc["grid"], json::parse(R"({"arms": ["qk-on"], "lrs": [0.003, 0.03], "seeds": [7], "cells": 2})"));
+  ASSERT_EQ(doc["runs"].size(), 2u);
+  const std::vector<double> lrs = {0.003, 0.03};
+  std::vector<double> capped;
+  double best_lr = NAN, best_loss = NAN;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const json& r = doc["runs"][i];
+    EXPECT_EQ(r["index"], i);
+    EXPECT_EQ(r["arm"], "qk-on");
+    EXPECT_EQ(r["lr"], lrs[i]);
+    EXPECT_EQ(r["seed"], 7);
+    EXPECT_EQ(r["qk_norm"], true);
+    // the run's own files: its train.json (whose digest the record holds) and its config
+    const fs::path run_dir = dir / r["dir"].get<std::string>();
+    const json train = omn::output::readJsonFile((run_dir / "train.json").string(), "record");
+    EXPECT_EQ(r["train_json_sha256"], omn::io::sha256File((run_dir / "train.json").string()));
+    EXPECT_EQ(train["config"]["values"]["optimizer"]["lr"], lrs[i]);
+    EXPECT_EQ(train["config"]["values"]["seed"], 7);
+    for (const char* k : {"status", "initial_loss", "final_heldout_loss", "best_heldout_loss", "final_train_loss", "steps_done"})
+      EXPECT_EQ(r[k], train[k]) << r["id"] << " " << k;
+    EXPECT_EQ(r["status"], "finished");
+    EXPECT_EQ(r["steps_done"], 4);
+    EXPECT_TRUE(fs::exists(dir / "runs" / (r["id"].get<std::string>() + ".config.json")));
+    // Wortsman et al.'s capped loss, and the best LR among the stable runs (below L0, not diverged)
+    const double l0 = r["initial_loss"].get<double>(), loss = r["final_heldout_loss"].get<double>();
+    capped.push_back(std::min(loss, l0));
+    if (!r["diverged"].get<bool>() && loss < l0 && (std::isnan(best_loss) || loss < best_loss)) {
+      best_loss = loss;
+      best_lr = lrs[i];
+    }
+  }
+  EXPECT_FALSE(std::isnan(best_lr)) << "neither learning rate trained below L0 in 4 steps";
+  ASSERT_EQ(doc["arms"].size(), 1u);
+  const json& arm = doc["arms"][0];
+  EXPECT_EQ(arm["arm"], "qk-on");
+  EXPECT_EQ(arm["runs"], 2);
+  EXPECT_EQ(arm["diverged"], 0);
+  EXPECT_TRUE(arm["complete"].get<bool>());
+  EXPECT_EQ(arm["best_lr"], best_lr);
+  EXPECT_EQ(arm["best_loss"], best_loss);
+  ASSERT_EQ(arm["per_lr"].size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(arm["per_lr"][i]["lr"], lrs[i]);
+    EXPECT_EQ(arm["per_lr"][i]["runs"], json::array({doc["runs"][i]["id"]}));
+  }
+  // mean over the grid of the capped losses minus their minimum (one seed: no averaging)
+  const double sensitivity = (capped[0] + capped[1]) / 2 - std::min(capped[0], capped[1]);
+  EXPECT_DOUBLE_EQ(arm["lr_sensitivity"].get<double>(), sensitivity);
+  EXPECT_TRUE(doc["comparison"].empty());  // one arm: nothing to pair
+}
+
+TEST_F(StudyRunTest, AResumedStudyReusesItsFinishedRuns) {
+  const std::string journal = (*root_ / "stopped" / "study.json.journal").string();
+  // stopped inside the second run, after its third step (its step-2 checkpoint written)
+  omn::study::StudyOptions stop;
+  int asked = 0;
+  stop.stop = [&] { return studyJournalLines(journal) >= 2 && ++asked == 4; };
+  EXPECT_THROW(runIn("stopped", stop), omn::Interrupted);
+  EXPECT_EQ(studyJournalLines(journal), 2u);  // the header and the first run
+  EXPECT_FALSE(fs::exists(*root_ / "stopped" / "study.json"));
+  const fs::path first = *root_ / "stopped" / "runs" / (*whole_)["runs"][0]["id"].get<std::string>();
+  const std::string first_train = studyFileBytes(first / "train.json"), first_log = studyFileBytes(first / "log.jsonl");
+  const auto first_time = fs::last_write_time(first / "train.json");
+
+  // resumed: the first run reused as it is; the second continued from step 2 (2 steps asked about)
+  omn::study::StudyOptions resume;
+  resume.resume = true;
+  int resumed_asks = 0;
+  resume.stop = [&] { return ++resumed_asks < 0; };
+  const json doc = runIn("stopped", resume);
+  EXPECT_EQ(resumed_asks, 2) << "the resumed study trained other steps than the second run's last two";
+  EXPECT_EQ(studyFileBytes(first / "train.json"), first_train);
+  EXPECT_EQ(studyFileBytes(first / "log.jsonl"), first_log);
+  EXPECT_EQ(fs::last_write_time(first / "train.json"), first_time);
+  EXPECT_FALSE(fs::exists(journal));
+
+  // the document the uninterrupted study wrote: every run's numbers (final weights bitwise), the arm
+  ASSERT_EQ(doc["runs"].size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(runNumbers(doc["runs"][i]), runNumbers((*whole_)["runs"][i])) << i;
+  EXPECT_EQ(doc["arms"], (*whole_)["arms"]);
+  EXPECT_EQ(doc["grid"], (*whole_)["grid"]);
+}
