@@ -32,7 +32,16 @@ panel_conf.update(json.loads(sys.argv[6]) if len(sys.argv) > 6 else {})
 if os.environ.get("OMN_PANEL_ROWS"):  # a smaller panel, for trying the pipeline on a toy study only
     panel_conf["rows"] = int(os.environ["OMN_PANEL_ROWS"])
 study = json.load(open(study_json))
-sdir = os.path.dirname(os.path.abspath(study_json))
+
+
+def shown(path):
+    """A path as the documents record it: relative to the current directory (the repository, where the
+    runner works) when inside it, so no document carries this machine's checkout path; else as is."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return path if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+
+sdir = shown(os.path.dirname(os.path.abspath(study_json)))
 out = os.path.join(sdir, "after")
 os.makedirs(out, exist_ok=True)
 
@@ -68,7 +77,7 @@ corpus_json = first["corpus"]["path"]
 corpus = json.load(open(corpus_json))
 if corpus.get("token_format") != "u16":  # the panel's byte offset below counts 2 bytes per token
     sys.exit("after-training: %s: token_format %r; only u16 corpora are supported" % (corpus_json, corpus.get("token_format")))
-heldout = os.path.join(os.path.dirname(corpus_json), corpus["heldout"]["path"])
+heldout = shown(os.path.join(os.path.dirname(corpus_json), corpus["heldout"]["path"]))
 if sha256(heldout) != first["corpus"]["heldout_sha256"]:
     sys.exit("after-training: %s is not the held-out set the runs were trained beside" % heldout)
 seq_len = {rec["config"]["values"]["seq_len"] for rec in records.values()}
@@ -95,7 +104,12 @@ revision = "%s sha256:%s" % (corpus.get("name", "corpus"), tok["sha256"])
 panel_doc = {"path": "panel.bin", "sha256": panel_sha, "derived_from": {"path": heldout, "sha256": first["corpus"]["heldout_sha256"]},
              "skipped_rows": skip_rows, "seq_len": seq_len, "rows": panel_conf["rows"], "eos": tok["eos_id"], "tokenizer_revision": revision}
 pj = os.path.join(out, "panel.json")
-if os.path.exists(pj) and json.load(open(pj)) != panel_doc:  # outputs scored on another panel would mix silently
+def same_panel(a, b):  # by digests and rows: where the held-out file lay (an absolute path in older records) may differ
+    strip = lambda d: {k: ({kk: vv for kk, vv in v.items() if kk != "path"} if k == "derived_from" else v) for k, v in d.items()}  # noqa: E731
+    return strip(a) == strip(b)
+
+
+if os.path.exists(pj) and not same_panel(json.load(open(pj)), panel_doc):  # outputs scored on another panel would mix silently
     sys.exit("after-training: %s records another panel than this call's (rows %s, now %s): delete %s to start over"
              % (pj, json.load(open(pj)).get("rows"), panel_conf["rows"], out))
 write_json(pj, panel_doc)

@@ -260,6 +260,14 @@ class Study:
         return commit
 
 
+def shown(path):
+    """A path as the commands get it, so their documents record it: relative to the repository (the
+    runner's working directory) when inside it, never this machine's checkout path; else as is (a
+    test's runs outside the repository)."""
+    rel = os.path.relpath(os.path.abspath(path), root)
+    return path if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+
 def run_cell(experiment, e, s, k, commit):
     """Train cell k, run what follows training on it, publish it."""
     omn = os.path.join(build_dir(commit), "omn-audit")
@@ -268,7 +276,7 @@ def run_cell(experiment, e, s, k, commit):
     journal = doc + ".journal"
     os.makedirs(s.dir, exist_ok=True)
     if not os.path.exists(doc) or os.path.exists(journal):
-        args = [omn, "study", "--manifest", s.manifest, "--threads", threads, "--shard", "%d/%d" % (k, n), "-o", doc]
+        args = [omn, "study", "--manifest", shown(s.manifest), "--threads", threads, "--shard", "%d/%d" % (k, n), "-o", shown(doc)]
         if os.path.exists(journal):  # killed within this session: the run continues from its last checkpoint
             args.append("--resume")
         step(experiment, "train %s cell %d/%d" % (s.name, k, n), commit, args)
@@ -278,7 +286,7 @@ def run_cell(experiment, e, s, k, commit):
     (r,) = cell["runs"]
     consistent(s, k, cell)
     step(experiment, "after-training %s cell %d/%d" % (s.name, k, n), commit,
-         ["/usr/bin/python3", "tools/experiments/after_training.py", omn, doc, e["sweep"], "1" if e["track"] else "0", threads,
+         ["/usr/bin/python3", "tools/experiments/after_training.py", omn, shown(doc), e["sweep"], "1" if e["track"] else "0", threads,
           json.dumps(e.get("panel", {}))])
     publish(s, k, cell, r)
 
