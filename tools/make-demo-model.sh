@@ -15,10 +15,13 @@ omn_build >/dev/null
 build="${OMN_BUILD_DIR:-$root/build}"
 omn="$build/omn-audit"
 bash "$root/tools/fetch-corpus.sh"
-work="$build/demo-model"
+# from the repository root with relative paths: the records (and the checkpoint's metadata) name the
+# files relative to the repository, so the rebuild is byte-identical wherever the checkout lies
+cd "$root"
+work="build/demo-model"
 mkdir -p "$work"
-[ -f "$work/sotu/corpus.json" ] || "$omn" corpus --config "$root/configs/corpus/sotu.json" --out "$work/sotu"
-"$omn" train --config "$root/configs/train/tiny.json" --corpus "$work/sotu" --out "$work/run" --force
+[ -f "$work/sotu/corpus.json" ] || "$omn" corpus --config configs/corpus/sotu.json --out "$work/sotu"
+"$omn" train --config configs/train/tiny.json --corpus "$work/sotu" --out "$work/run" --force
 dest="$root/demo/tiny-sotu"
 /usr/bin/python3 - "$work/run/final.pt" "$dest/final.pt" <<'PY'
 import os, sys, torch
