@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "../support/token_files.h"
 #include "omn/errors.h"
 #include "omn/io/sha256.h"
 #include "omn/output/json_file.h"
@@ -28,27 +29,6 @@ namespace {
 std::string studyFileBytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string writeStudyFile(const fs::path& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary) << bytes;
-  return omn::io::sha256File(p.string());
-}
-
-// Documents "k, k+1, ..., EOS" (EOS 0, ids in [1, 63]) as u16: learnable in a few steps
-std::string studyTokens(std::size_t n, unsigned seed) {
-  std::string out;
-  unsigned state = seed;
-  while (out.size() < 2 * n) {
-    state = state * 1103515245u + 12345u;
-    const unsigned start = 1 + (state >> 16) % 40, len = 4 + (state >> 8) % 12;
-    for (unsigned i = 0; i <= len && out.size() < 2 * n; ++i) {
-      const unsigned t = i == len ? 0 : 1 + (start + i - 1) % 63;
-      out.push_back(static_cast<char>(t & 0xff));
-      out.push_back(static_cast<char>(t >> 8));
-    }
-  }
-  return out;
 }
 
 std::size_t studyJournalLines(const std::string& path) {
@@ -74,9 +54,9 @@ class StudyRunTest : public ::testing::Test {
     fs::create_directories(*root_ / "corpus");
     const fs::path c = *root_ / "corpus";
     const json corpus = {{"schema", "omn-audit/corpus@1"},
-                         {"train", {{"path", "train.u16"}, {"sha256", writeStudyFile(c / "train.u16", studyTokens(6000, 1))}}},
-                         {"heldout", {{"path", "heldout.u16"}, {"sha256", writeStudyFile(c / "heldout.u16", studyTokens(1000, 2))}}},
-                         {"tokenizer", {{"path", "tokenizer.model"}, {"sha256", writeStudyFile(c / "tokenizer.model", "synthetic")},
+                         {"train", {{"path", "train.u16"}, {"sha256", omn::test::writeBytes(c / "train.u16", omn::test::tokenBytes(6000, 1))}}},
+                         {"heldout", {{"path", "heldout.u16"}, {"sha256", omn::test::writeBytes(c / "heldout.u16", omn::test::tokenBytes(1000, 2))}}},
+                         {"tokenizer", {{"path", "tokenizer.model"}, {"sha256", omn::test::writeBytes(c / "tokenizer.model", "synthetic")},
                                         {"vocab_size", 64}, {"eos_id", 0}}},
                          {"token_format", "u16"},
                          {"unigram", {{"heldout_cross_entropy", 4.0}}}};

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/token_files.h"
 #include "omn/errors.h"
 #include "omn/io/sha256.h"
 #include "omn/output/json_file.h"
@@ -25,26 +26,8 @@ using namespace omn::train;
 
 namespace {
 
-std::string writeBytes(const fs::path& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary) << bytes;
-  return omn::io::sha256File(p.string());
-}
-
-// Documents "k, k+1, ..., k+L-1, EOS" with ids in [1, 63]: learnable, so the loss falls.
-std::string tokenBytes(std::size_t n, unsigned seed) {
-  std::string out;
-  unsigned state = seed;
-  while (out.size() < 2 * n) {
-    state = state * 1103515245u + 12345u;
-    const unsigned start = 1 + (state >> 16) % 40, len = 4 + (state >> 8) % 12;
-    for (unsigned i = 0; i <= len && out.size() < 2 * n; ++i) {
-      const std::uint16_t t = i == len ? 0 : static_cast<std::uint16_t>(1 + (start + i - 1) % 63);
-      out.push_back(static_cast<char>(t & 0xff));
-      out.push_back(static_cast<char>(t >> 8));
-    }
-  }
-  return out;
-}
+using omn::test::tokenBytes;
+using omn::test::writeBytes;
 
 class TrainerTest : public ::testing::Test {
  protected:
