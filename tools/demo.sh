@@ -16,8 +16,10 @@ build="${OMN_BUILD_DIR:-$root/build}"
 out="$build/demo"
 mkdir -p "$out"
 omn="$build/omn-audit"
-model="$root/demo/tiny-sotu"
-manifest="$root/configs/manifests/tiny-demo.json"
+# inputs named relative to the repository, as the records store them (no machine's path in a record)
+cd "$root"
+model="demo/tiny-sotu"
+manifest="configs/manifests/tiny-demo.json"
 
 echo "== 1. omn-audit profile: the learned Q/K gains of the demo model (digest pinned in $manifest) =="
 "$omn" profile "$model/final.pt" --sha256 "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoint"]["sha256"])' "$manifest")" \
@@ -39,3 +41,5 @@ echo "== 3. figures and the review report, from the JSON only =="
 "$omn" report "$out/sweep.json" "$out/profile.json" -o "$out/report.html" --force >/dev/null
 ls "$out"/figures/*.svg
 echo "report:         $out/report.html   (open it in any browser: one self-contained file)"
+# the README's numbers are demo/tiny-sotu/results/sweep.json's (tools/readme_numbers.py): how far this run lies from them
+/usr/bin/python3 "$root/tools/readme_numbers.py" --compare "$out/sweep.json"

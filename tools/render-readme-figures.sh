@@ -2,15 +2,20 @@
 # Regenerates the README's figures (docs/figures/*.png, rendered at 2x) and the browser screenshots of
 # the report and of every demo figure (docs/screenshots/*.png, headless Chromium at 2x) from JSON made by the
 # committed code — run from a clean tree so the figures' footers carry no "-dirty":
-#   tools/demo.sh                                              (the demo sweep and profile)
+#   demo/tiny-sotu/results/{sweep,profile}.json               (the demo's record, which the README's numbers are:
+#                                                               tools/readme_numbers.py --record build/demo)
 #   omn-audit study --manifest configs/studies/qk-lr-tiny.json (runs/qk-lr-tiny/study.json, ~25 min)
 #   tools/make-demo-model.sh --check                           (build/demo-model/run: the demo model's checkpoints)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${OMN_BUILD_DIR:-$root/build}"
 omn="$build/omn-audit"
-fig="$build/demo/figures"
+fig="$build/readme/demo"
 mkdir -p "$root/docs/figures" "$build/readme"
+"$omn" plot "$root/demo/tiny-sotu/results/profile.json" -o "$fig" --force >/dev/null
+"$omn" plot "$root/demo/tiny-sotu/results/sweep.json" -o "$fig" --force >/dev/null
+"$omn" report "$root/demo/tiny-sotu/results/sweep.json" "$root/demo/tiny-sotu/results/profile.json" \
+  -o "$build/readme/report.html" --force >/dev/null
 # the trajectories of the runs that tell the story: the best learning rate, and 0.035 where the
 # logits of the QK-off run have grown ~300-fold. The study is ~25 min of compute and its output is not
 # committed: without it the study PNGs are left as they are (their footers say which commit ran it).
@@ -41,9 +46,9 @@ shot() {  # shot URL OUT WIDTH HEIGHT
     --user-data-dir="$build/readme/chrome" --window-size="$3,$4" --screenshot="$2" "$1" >/dev/null 2>&1
   echo "${2#$root/}"
 }
-shot "file://$build/demo/report.html" "$root/docs/screenshots/report.png" 1140 1500
+shot "file://$build/readme/report.html" "$root/docs/screenshots/report.png" 1140 1500
 # the tables: the same report with its figures hidden (a headless screenshot does not scroll)
-sed 's|</style>|#figures,figure{display:none}</style>|' "$build/demo/report.html" >"$build/readme/report-tables.html"
+sed 's|</style>|#figures,figure{display:none}</style>|' "$build/readme/report.html" >"$build/readme/report-tables.html"
 shot "file://$build/readme/report-tables.html" "$root/docs/screenshots/report-tables.png" 1140 2200
 for f in "$fig"/*.svg; do
   h=$(grep -o 'height="[0-9.]*"' "$f" | head -n 1 | grep -o '[0-9]*' | head -n 1)
