@@ -41,5 +41,5 @@ echo "== 3. figures and the review report, from the JSON only =="
 "$omn" report "$out/sweep.json" "$out/profile.json" -o "$out/report.html" --force >/dev/null
 ls "$out"/figures/*.svg
 echo "report:         $out/report.html   (open it in any browser: one self-contained file)"
-# the README's numbers are demo/tiny-sotu/results/sweep.json's (tools/readme_numbers.py): how far this run lies from them
-/usr/bin/python3 "$root/tools/readme_numbers.py" --compare "$out/sweep.json"
+# the README's numbers are demo/tiny-sotu/results/sweep.json's (tools/docs_numbers.py): how far this run lies from them
+/usr/bin/python3 "$root/tools/docs_numbers.py" --compare "$out/sweep.json"

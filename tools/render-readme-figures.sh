@@ -3,7 +3,7 @@
 # the report and of every demo figure (docs/screenshots/*.png, headless Chromium at 2x) from JSON made by the
 # committed code — run from a clean tree so the figures' footers carry no "-dirty":
 #   demo/tiny-sotu/results/{sweep,profile}.json               (the demo's record, which the README's numbers are:
-#                                                               tools/readme_numbers.py --record build/demo)
+#                                                               tools/docs_numbers.py --record build/demo)
 #   omn-audit study --manifest configs/studies/qk-lr-tiny.json (runs/qk-lr-tiny/study.json, ~25 min)
 #   tools/make-demo-model.sh --check                           (build/demo-model/run: the demo model's checkpoints)
 set -euo pipefail

@@ -3,7 +3,7 @@
 (in a scratch directory holding the test fixtures the block names) and every line the README shows must
 appear in the output, in order. A README line holding `...` is abridged: it matches an output line that
 starts with the text before the `...`; a line that is only `...` skips lines. The README's numbers about
-the demo are generated from committed records (tools/readme_numbers.py --check).
+the demo are generated from committed records (tools/docs_numbers.py --check).
 
 usage: check_readme_outputs.py OMN_AUDIT FIXTURES SOURCE_DIR
 """
@@ -70,7 +70,7 @@ def main():
     if count == 0:
         print("FAIL: README.md quotes no `$ omn-audit` output: the check would test nothing")
         return 1
-    numbers = subprocess.run([sys.executable, os.path.join(src, "tools", "readme_numbers.py"), "--check"])
+    numbers = subprocess.run([sys.executable, os.path.join(src, "tools", "docs_numbers.py"), "--check"])
     if numbers.returncode != 0:
         failures += 1
     if failures:

@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""The README's numbers, generated from the records committed beside the demo model.
+"""The numbers the README and docs/train.md state about the demo, generated from the records committed
+beside the demo model.
 
-Every number the README states about the demo comes from a committed JSON record, through this script:
+Every number they state about the demo comes from a committed JSON record, through this script:
   demo/tiny-sotu/results/sweep.json    the demo's sweep (tools/demo.sh wrote it; the raw per-sequence values)
   demo/tiny-sotu/results/profile.json  the demo model's gains
   demo/tiny-sotu/train.json            the run that trained the demo model (tools/make-demo-model.sh)
-Each generated paragraph sits between `<!-- generated: NAME -->` and `<!-- end: NAME -->` in README.md.
+Each generated paragraph sits between `<!-- generated: NAME -->` and `<!-- end: NAME -->` in its page.
 
-  readme_numbers.py --check            exit 1 if README.md differs from what the records give (the test)
-  readme_numbers.py --write            rewrite the generated paragraphs in README.md
-  readme_numbers.py --record DIR       copy DIR/sweep.json and DIR/profile.json (a demo run's output) into
-                                       demo/tiny-sotu/results/, then --write
-  readme_numbers.py --compare SWEEP    how far a demo run's sweep is from the committed record (tools/demo.sh)
+  docs_numbers.py --check            exit 1 if a page differs from what the records give (the test)
+  docs_numbers.py --write            rewrite the generated paragraphs
+  docs_numbers.py --record DIR       copy DIR/sweep.json and DIR/profile.json (a demo run's output) into
+                                     demo/tiny-sotu/results/, then --write
+  docs_numbers.py --compare SWEEP    how far a demo run's sweep is from the committed record (tools/demo.sh)
 """
 import argparse
 import json
@@ -39,7 +40,7 @@ def condition(sweep, op, target, layers="all", value=None):
              if c["op"]["op"] == op and c["op"].get("target") == target
              and c["op"].get("layers") == layers and c["op"].get("value") == value]
     if len(found) != 1:
-        raise SystemExit("readme_numbers: %s holds %d conditions %s %s %s %s, expected one"
+        raise SystemExit("docs_numbers: %s holds %d conditions %s %s %s %s, expected one"
                          % (SWEEP, len(found), op, target, layers, value))
     return found[0]
 
@@ -99,18 +100,46 @@ def demo_training(train, profile):
          TRAIN, PROFILE)
 
 
+def tiny_run(train, profile):
+    """docs/train.md's measured tiny run: timing, the held-out loss at each evaluation, the gains."""
+    evals = train["evals"]
+    steps = " | ".join(str(e["step"]) for e in evals)
+    losses = " | ".join(("**%.3f**" if i == len(evals) - 1 else "%.3f") % e["heldout_loss"] for i, e in enumerate(evals))
+    thresholds = ", ".join("%.1f at step %d" % (t["threshold"], t["step"]) for t in train["steps_to_threshold"])
+    layers = profile["layers"]
+    means = ", ".join("Q %.3f / K %.3f (layer %d)" % (l["q"]["mean"], l["k"]["mean"], l["layer"]) for l in layers)
+    low = min(min(l["q"]["min"], l["k"]["min"]) for l in layers)
+    high = max(max(l["q"]["max"], l["k"]["max"]) for l in layers)
+    return (
+        "The run that made the demo model (`%s`) took **%s** wall on %d threads of %s\n"
+        "(%.0f tokens/s). Held-out loss (%d rows of %d tokens of the held-out addresses) at each evaluation:\n"
+        "\n"
+        "| step | %s |\n"
+        "| --- |%s\n"
+        "| held-out loss (nats/token) | %s |\n"
+        "\n"
+        "against **%.3f** for the unigram model of the training tokens (`corpus.json` `unigram`). Steps to\n"
+        "threshold: %s. The Q/K gains left 1.0: layer means\n%s;\nrange %.3f to %.3f\n"
+        "(`omn-audit profile demo/tiny-sotu/final.pt`: `%s`)."
+    ) % (TRAIN, duration(train["timing"]["seconds"]), train["threads"], host(train),
+         train["timing"]["tokens_per_second"], train["config"]["values"]["eval"]["rows"], train["config"]["values"]["seq_len"],
+         steps, " --- |" * len(evals), losses, train["heldout_unigram_cross_entropy"], thresholds, means, low, high, PROFILE)
+
+
 def blocks():
+    """{page: {block name: text}}"""
     sweep, profile, train = load(SWEEP), load(PROFILE), load(TRAIN)
-    return {"demo-sweep": demo_sweep(sweep), "demo-training": demo_training(train, profile)}
+    return {"README.md": {"demo-sweep": demo_sweep(sweep), "demo-training": demo_training(train, profile)},
+            "docs/train.md": {"tiny-run": tiny_run(train, profile)}}
 
 
-def render(readme, generated):
+def render(page, readme, generated):
     for name, text in generated.items():
         pattern = re.compile(r"(<!-- generated: %s -->\n).*?(\n<!-- end: %s -->)" % (re.escape(name), re.escape(name)),
                              re.S)
         if not pattern.search(readme):
-            raise SystemExit("readme_numbers: README.md has no <!-- generated: %s --> ... <!-- end: %s --> block"
-                             % (name, name))
+            raise SystemExit("docs_numbers: %s has no <!-- generated: %s --> ... <!-- end: %s --> block"
+                             % (page, name, name))
         readme = pattern.sub(lambda m: m.group(1) + text + m.group(2), readme)
     return readme
 
@@ -148,19 +177,24 @@ def main():
         os.makedirs(os.path.join(ROOT, RESULTS), exist_ok=True)
         for name in ("sweep.json", "profile.json"):
             shutil.copyfile(os.path.join(args.record, name), os.path.join(ROOT, RESULTS, name))
-    path = os.path.join(ROOT, "README.md")
-    with open(path, encoding="utf-8") as f:
-        readme = f.read()
-    updated = render(readme, blocks())
+    stale = []
+    for page, generated in blocks().items():
+        path = os.path.join(ROOT, page)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        updated = render(page, text, generated)
+        if updated == text:
+            continue
+        stale.append(page)
+        if not args.check:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(updated)
+    if args.check and stale:
+        sys.stderr.write("docs_numbers: the generated paragraphs of %s differ from the committed records; "
+                         "run tools/docs_numbers.py --write\n" % ", ".join(stale))
+        return 1
     if args.check:
-        if updated != readme:
-            sys.stderr.write("readme_numbers: README.md's generated paragraphs differ from the committed records; "
-                             "run tools/readme_numbers.py --write\n")
-            return 1
-        print("readme_numbers: README.md's numbers are the committed records'")
-        return 0
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(updated)
+        print("docs_numbers: the README's and docs/train.md's demo numbers are the committed records'")
     return 0
 
 
