@@ -11,6 +11,7 @@
 #   tools/run-experiments.sh                      # every experiment, in order
 #   tools/run-experiments.sh ablation-tiny ...    # the named experiments only
 #   tools/run-experiments.sh --freeze [COMMIT]    # build the binary new studies start on (CURRENT)
+#   tools/run-experiments.sh --plan [NAME ...]    # what it would run now (cells, builds, kernels); runs nothing
 #
 # The studies run on frozen builds (runs/builds/COMMIT/, made by --freeze; runs/builds/CURRENT is the
 # one new studies take), not on build/: the cells of a study merge only when one build trained them
@@ -56,6 +57,7 @@ fi
 # The cells train on the fp32 kernels omn-audit chooses for the CPU (recorded in each eval's
 # model.blas), as the Intel Xeon's cells did: an OPENBLAS_CORETYPE the machine's environment sets
 # (Haswell on this project's AMD EPYC, which runs SkylakeX's at ~2x: docs/PERFORMANCE.md) is dropped.
-# OMN_AUDIT_KEEP_BLAS=1 keeps it.
+# OMN_AUDIT_KEEP_BLAS=1 keeps it. A study its experiment pins (configs/experiments.json
+# /experiments/NAME/openblas_coretype) gets the pinned kernels from run.py instead.
 [ -n "${OMN_AUDIT_KEEP_BLAS+set}" ] || unset OPENBLAS_CORETYPE
 exec /usr/bin/python3 tools/experiments/run.py "$@"

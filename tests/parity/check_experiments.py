@@ -14,7 +14,9 @@ and the depth analysis's early-layer mean likewise. Then: a rerun trains nothing
 scratch folder gone) retrains only the cell missing from the store, to the same bits; a runner killed
 mid-way is continued on the build the study started on after a new freeze; two lanes share one study's
 cells, each trained once; a cell that cannot merge with the published ones is refused; an unknown
-experiment is refused.
+experiment is refused. Routing within one build and kernel: a study pinned to OpenBLAS's Haswell kernels trains
+on them, each arm pairs with the control of its build and kernel, and --plan runs nothing; an experiment
+without a sweep (sweep "none") and its qk-lr analysis, recomputed.
 """
 import fcntl
 import hashlib
@@ -522,6 +524,92 @@ got = ra["arms"]["AdamW everywhere"]["vs_omn_dependence"]
 check(abs(got["mean"] - m) < 1e-12 and abs(got["low"] - lo) < 1e-12 and abs(got["high"] - hi) < 1e-12,
       "routing: AdamW everywhere − OMN dependence, paired by seed, recomputed (%.2e)" % m)
 check(os.path.exists(os.path.join(work, "docs", "figures", "experiments", "toy-routing.svg")), "routing: its figure")
+
+# routing within one build and kernel: an arm and a rerun of the OMN control, both pinned to OpenBLAS's
+# Sandybridge kernels (configs/experiments.json /experiments/NAME/openblas_coretype; AVX only, so any machine that
+# runs the others runs them, and not the kernels the original control trained on); each arm is paired with the
+# control of its own build and kernel, and --plan says what would run without running it
+PIN = "Sandybridge"
+json.dump(dict(manifest, set={"optimizer": {"kind": "adamw", "muon_lr": None}},
+               grid={"qk_norm": [True], "lr": [0.003], "seeds": [0, 1], "optimizer": ["muon+adamw"]},
+               output={"json": "runs/routing-control-sandybridge/study.json", "runs": "runs/routing-control-sandybridge/runs"}),
+          open(os.path.join(work, "routing-control-sandybridge.json"), "w"))
+json.dump(dict(manifest, set={"optimizer": {"qk_gain_lr_scale": 10}}, grid={"qk_norm": [True], "lr": [0.003], "seeds": [0, 1]},
+               output={"json": "runs/routing-gain-lr-10/study.json", "runs": "runs/routing-gain-lr-10/runs"}),
+          open(os.path.join(work, "routing-gain-lr-10.json"), "w"))
+experiments["experiments"]["toy-routing"] = {
+    "studies": ["routing-optimizer", "routing-gain-lr-10", "routing-control-sandybridge"], "sweep": "dependence", "track": True,
+    "analysis": "routing", "openblas_coretype": {"routing-gain-lr-10": PIN, "routing-control-sandybridge": PIN}}
+json.dump(experiments, open(econf, "w"))
+p = runner_call("--plan", "toy-routing")
+check(p.returncode == 0 and "routing-control-sandybridge: 2 cells, 0 published" in p.stdout and "pinned to %s" % PIN in p.stdout
+      and not os.path.exists(os.path.join(store, "routing-control-sandybridge")),
+      "run.py --plan: the cells to train and the kernel pin, and nothing written (%s)" % (p.stdout + p.stderr).strip()[-200:])
+bad = dict(experiments, experiments={"x": dict(experiments["experiments"]["toy-routing"], openblas_coretype={"nope": PIN})})
+bad_runner(bad, "", "/experiments/x/openblas_coretype: expected an object of OpenBLAS core types", "x")
+p = runner_call("toy-routing")
+check(p.returncode == 0, "run.py toy-routing with a pinned arm and control rerun exits 0 (%s)" % p.stderr.strip()[-200:])
+for st in ("routing-gain-lr-10", "routing-control-sandybridge"):
+    for c in sorted(f for f in os.listdir(os.path.join(store, st)) if f.startswith("cell-")):
+        cell = json.load(open(os.path.join(store, st, c)))
+        rec = json.load(open(os.path.join(store, st, cell["runs"][0]["dir"], "train.json")))
+        check(rec["provenance"]["libraries"]["openblas"].split()[-2].lower() == PIN.lower(),
+              "%s %s trained on the pinned kernel (train.json: %s)" % (st, c, rec["provenance"]["libraries"]["openblas"]))
+ra = json.load(open(os.path.join(store, "toy-routing", "analysis.json")))
+gl = ra["arms"]["gains' LR ×10"]
+orig_kernel = json.load(open(os.path.join(store, "routing-optimizer", rs["runs"][0]["dir"], "train.json")))["provenance"]["libraries"]["openblas"].split()[-2]
+want_ctl = "routing-optimizer" if orig_kernel.lower() == PIN.lower() else "routing-control-sandybridge"
+check(all(q["same_build_kernel"] and q["control_study"] == want_ctl for q in gl["pairing"]) and len(gl["pairing"]) == 2,
+      "routing: the pinned arm is paired with the control of its build and kernel, %s (%s)" % (
+          want_ctl, [(q["control_study"], q["control"]["kernel"]) for q in gl["pairing"]]))
+check(all(q["control_study"] == "routing-optimizer" for q in ra["arms"]["AdamW everywhere"]["pairing"]),
+      "routing: AdamW everywhere stays paired with the control it trained beside")
+
+
+def dependence(st, r):
+    sw = json.load(open(os.path.join(store, st, "after", r["id"] + ".sweep.json")))
+    c = next(c for c in sw["conditions"] if c["label"] == "constant 1 qk all")
+    ctl = sw["control"]["open"]["result"]["sequences"]
+    return (sum(c["result"]["sequences"]["nll_sum"]) - sum(ctl["nll_sum"])) / sum(ctl["tokens"])
+
+
+runs_of = lambda st: {r["seed"]: r for r in json.load(open(os.path.join(store, st, "study.json")))["runs"]  # noqa: E731
+                      if r.get("optimizer", "muon+adamw") == "muon+adamw"}
+arm, ctl = runs_of("routing-gain-lr-10"), runs_of(want_ctl)
+m, lo, hi = ci([dependence("routing-gain-lr-10", arm[sd]) - dependence(want_ctl, ctl[sd]) for sd in (0, 1)])
+got = gl["vs_omn_dependence"]
+check(abs(got["mean"] - m) < 1e-12 and abs(got["low"] - lo) < 1e-12 and abs(got["high"] - hi) < 1e-12,
+      "routing: gains' LR ×10 − its matched control's dependence, paired by seed, recomputed (%.2e)" % m)
+rr = ra["control_reruns"]["routing-control-sandybridge"]["vs_original_dependence"]
+orig = runs_of("routing-optimizer")
+m, lo, hi = ci([dependence("routing-control-sandybridge", runs_of("routing-control-sandybridge")[sd]) - dependence("routing-optimizer", orig[sd])
+                for sd in (0, 1)])
+check(abs(rr["mean"] - m) < 1e-12, "routing: the control rerun − the original, recomputed (%.2e)" % m)
+
+# an experiment without a sweep (sweep "none"): eval only; the qk-lr analysis by the ablation's definitions
+json.dump(dict(manifest, grid={"qk_norm": [True, False], "lr": [0.003, 0.03], "seeds": [0]},
+               output={"json": "runs/toy-qk-lr/study.json", "runs": "runs/toy-qk-lr/runs"}), open(os.path.join(work, "toy-qk-lr.json"), "w"))
+experiments["experiments"]["toy-qk-lr"] = {"studies": ["toy-qk-lr"], "sweep": "none", "track": False, "analysis": "qk-lr"}
+json.dump(experiments, open(econf, "w"))
+p = runner_call("toy-qk-lr")
+check(p.returncode == 0, "run.py toy-qk-lr (sweep none, analysis qk-lr) exits 0 (%s)" % p.stderr.strip()[-200:])
+qd = os.path.join(store, "toy-qk-lr")
+qs = json.load(open(os.path.join(qd, "study.json")))
+check(not [f for f in os.listdir(os.path.join(qd, "after")) if f.endswith(".sweep.json")] and
+      all(os.path.exists(os.path.join(qd, "after", r["id"] + ".eval.json")) for r in qs["runs"] if r["status"] == "finished"),
+      "sweep none: every finished run evaluated on the panel, none swept")
+qa = json.load(open(os.path.join(store, "toy-qk-lr", "analysis.json")))
+qb = {(r["qk_norm"], r["lr"]): r for r in qs["runs"]}
+for row in qa["by_lr"]:
+    on, off = qb[(True, row["lr"])], qb[(False, row["lr"])]
+    if on["status"] == off["status"] == "finished":
+        d = panel_nll(qd, off) - panel_nll(qd, on)
+        check(abs(row["off_minus_on"]["mean"] - d) < 1e-12 and row["off_minus_on"]["low"] is None and row["verdict"] == "one seed: no claim",
+              "qk-lr: off − on at LR %g recomputed from the eval documents, one seed: no interval, no claim" % row["lr"])
+    check(row["diverged_on"] == (on["status"] != "finished") and row["diverged_off"] == (off["status"] != "finished"),
+          "qk-lr: a run that did not finish counts as diverged (LR %g)" % row["lr"])
+arms = {a["qk_norm"]: a for a in qs["arms"]}
+check(qa["best_lr"] == {"qk_on": arms[True]["best_lr"], "qk_off": arms[False]["best_lr"]}, "qk-lr: each arm's best LR is its study's choice")
 p = runner_call("nope")
 check(p.returncode == 2 and "nope: not an experiment" in p.stderr, "an unknown experiment is exit 2, naming the known ones")
 experiments["experiments"]["toy"]["sweep"] = "fll"

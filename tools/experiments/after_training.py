@@ -12,7 +12,8 @@ Into STUDY_DIR/after/:
                        chose the best LR and judged divergence), so nothing selected on it is scored on it
   RUN.eval.json        `omn-audit eval` of each finished run's final.pt on the first `rows` rows of the panel
   RUN.manifest.json    for each finished QK-on run: the post-training sweep (the SWEEP_KIND list of
-  RUN.sweep.json         experiments.json: constants, controls), run by `omn-audit intervene --kl`
+  RUN.sweep.json         experiments.json: constants, controls), run by `omn-audit intervene --kl`;
+                       none where the list is empty (sweep "none")
   RUN.digests, RUN.track.json   `omn-audit track` of the run's checkpoints, verified against the digests its
                        train.json records (TRACK=1)
 Each output is written by the tool itself (atomically); one that exists is kept, so the script resumes
@@ -127,7 +128,7 @@ for r in runs:
     if not r["qk_norm"]:
         continue
     sw = os.path.join(out, rid + ".sweep.json")
-    if not os.path.exists(sw):
+    if not os.path.exists(sw) and conf["sweeps"][sweep_kind]:  # (an empty list, sweep "none": eval only)
         manifest = os.path.join(out, rid + ".manifest.json")
         journal = os.path.exists(sw + ".journal")
         if not journal and os.path.exists(os.path.join(out, rid + ".sweep.csv")):

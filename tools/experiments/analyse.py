@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The analysis of one of issue 29's experiments, from the raw documents alone:
 
-  analyse.py ablation|routing|depth|regime EXPERIMENT STUDY_JSON...
+  analyse.py ablation|routing|depth|regime|qk-lr EXPERIMENT STUDY_JSON...
 
 Reads each study document (the merged cells in the store, results/STUDY/study.json), its runs'
 train.json (through the study) and what after_training.py wrote (STUDY_DIR/after/: eval, sweep, track
@@ -22,9 +22,10 @@ import sys
 from analysis_ablation import ablation
 from analysis_common import Job
 from analysis_gains import depth, routing
+from analysis_qk_lr import qk_lr
 from analysis_regime import regime
 
-kinds = {"ablation": ablation, "routing": routing, "depth": depth, "regime": regime}
+kinds = {"ablation": ablation, "routing": routing, "depth": depth, "regime": regime, "qk-lr": qk_lr}
 if len(sys.argv) < 4 or sys.argv[1] not in kinds:
     sys.exit("usage: analyse.py %s EXPERIMENT STUDY_JSON..." % "|".join(kinds))
 job = Job(sys.argv[1], sys.argv[2], sys.argv[3:])

@@ -80,26 +80,89 @@ def collect_arms(studies, name=arm_name):
     return arms
 
 
+CONTROL_PREFIX = "routing-control-"  # a rerun of OMN's routing (the control) on another build or kernel
+
+
+def provenance(study, r):
+    """What a run trained on, from its train.json: the build (7 hex digits of its git revision), the CPU
+    and the OpenBLAS kernel (the core name, second to last word of provenance.libraries.openblas)."""
+    try:
+        p = study.train(r).get("provenance", {})
+    except FileNotFoundError:
+        return {"build": None, "cpu": None, "kernel": None}
+    words = str(p.get("libraries", {}).get("openblas") or "").split()
+    host = p.get("host", {})
+    return {"build": str(p.get("git_revision") or "")[:7] or None, "cpu": host.get("cpu") if isinstance(host, dict) else host,
+            "kernel": words[-2] if len(words) >= 2 else None}
+
+
+def match_controls(arm_runs, controls):
+    """Each finished run of an arm paired with a finished control run of its seed that trained on the same
+    build and OpenBLAS kernel (on the same CPU where one did; else the first such control, in the order
+    given); where none did, the first control of the seed (the one trained with the arms: OMN's routing
+    in routing-optimizer), marked same_build_kernel false. seed → (control run, record)."""
+    out = {}
+    for x in arm_runs:
+        if x["status"] != "finished":
+            continue
+        cands = [c for c in controls if c["seed"] == x["seed"] and c["status"] == "finished"]
+        if not cands:
+            continue
+        same = [c for c in cands if (c["prov"]["build"], c["prov"]["kernel"]) == (x["prov"]["build"], x["prov"]["kernel"])]
+        same.sort(key=lambda c: c["prov"]["cpu"] != x["prov"]["cpu"])  # stable: the order given within each
+        c = (same or cands)[0]
+        out[x["seed"]] = (c, {"seed": x["seed"], "arm_run": x["id"], "arm_study": os.path.basename(x["study"].dir), "arm": x["prov"],
+                               "control_run": c["id"], "control_study": os.path.basename(c["study"].dir), "control": c["prov"],
+                               "same_build_kernel": bool(same), "same_cpu": c["prov"]["cpu"] == x["prov"]["cpu"]})
+    return out
+
+
 def routing(job):
+    """Each arm − OMN's routing, paired by seed with a control run of the same build and OpenBLAS kernel:
+    the control trained with the arms (routing-optimizer's Muon + AdamW arm) or its reruns (studies
+    routing-control-*: the same settings on the build and kernel other arms trained on); a pair for which
+    no such control exists is made with the original control and recorded as crossing builds or kernels
+    (arms[NAME].pairing)."""
     studies = [Study(p) for p in job.study_paths]
-    arms = collect_arms(studies)
+    is_control = lambda s: os.path.basename(s.dir).startswith(CONTROL_PREFIX)  # noqa: E731
+    arms = collect_arms([s for s in studies if not is_control(s)])
+    reruns = collect_arms([s for s in studies if is_control(s)])  # study name → its runs
     ref = "OMN (Muon + AdamW)"
+    for a in list(arms.values()) + list(reruns.values()):
+        for x in a["runs"]:
+            x["prov"] = provenance(x["study"], x["run"])
+    controls = arms[ref]["runs"] + [x for a in reruns.values() for x in a["runs"]]
     seeds = sorted({x["seed"] for a in arms.values() for x in a["runs"]})
     by_seed = lambda a, f: per_seed(a["runs"], seeds, f)  # noqa: E731
     final_mean = lambda x: x["track"][-1]["mean"] if x["track"] else None
     final_max = lambda x: x["track"][-1]["max"] if x["track"] else None
     dep = lambda x: x["effects"].get("constant 1 qk all", {}).get("delta_nll")
+    measures = (("panel_loss", lambda x: x["panel_loss"]), ("gain_mean", final_mean), ("gain_max", final_max), ("dependence", dep))
     table = {}
     for name, a in arms.items():
         t = {"panel_loss": interval(by_seed(a, lambda x: x["panel_loss"])), "gain_mean": interval(by_seed(a, final_mean)),
              "gain_max": interval(by_seed(a, final_max)), "dependence": interval(by_seed(a, dep))}
         if name != ref:
-            for k, f in (("panel_loss", lambda x: x["panel_loss"]), ("gain_mean", final_mean), ("gain_max", final_max), ("dependence", dep)):
-                t["vs_omn_" + k] = interval(paired(by_seed(a, f), by_seed(arms[ref], f)))
+            match = match_controls(a["runs"], controls)
+            for k, f in measures:
+                t["vs_omn_" + k] = interval(paired(by_seed(a, f), [f(match[sd][0]) if sd in match else None for sd in seeds]))
+            t["pairing"] = [match[sd][1] for sd in seeds if sd in match]
         table[name] = t
+    # the control itself on each build and kernel: a rerun − the original, paired by seed (what a build or
+    # kernel alone moves), and the reruns' own values
+    control_reruns = {}
+    for name, a in reruns.items():
+        t = {k: interval(by_seed(a, f)) for k, f in measures}
+        for k, f in measures:
+            t["vs_original_" + k] = interval(paired(by_seed(a, f), by_seed(arms[ref], f)))
+        t["provenance"] = [dict(x["prov"], seed=x["seed"], run=x["id"]) for x in a["runs"]]
+        t["original_provenance"] = [dict(x["prov"], seed=x["seed"], run=x["id"]) for x in arms[ref]["runs"]]
+        control_reruns[name] = t
     analysis = {"experiment": job.experiment, "studies": job.study_paths, "seeds": seeds, "arms": table,
+                "control_reruns": control_reruns,
                 "trajectories": {n: [x["track"] for x in a["runs"]] for n, a in arms.items()},
                 "compute": job.compute_note(studies)}
+    job.mark_partial(studies)
     names = list(arms)
     n_layers = len(next(x for a in arms.values() for x in a["runs"] if x["track"])["track"][0]["layers"])
     fig, axes = plt.subplots(2, n_layers, figsize=(2.6 * n_layers, 5.2), sharex=True, sharey="row")
@@ -127,12 +190,24 @@ def routing(job):
           "| arm | held-out NLL | gain mean | largest gain | dependence (gains → 1.0) |", "|---|---:|---:|---:|---:|"]
     for name, t in table.items():
         md.append("| %s | %s | %s | %s | %s |" % (name, fmt(t["panel_loss"]), fmt(t["gain_mean"], 3), fmt(t["gain_max"], 3), fmt(t["dependence"], sign=True)))
-    md += ["", "| arm − OMN | held-out NLL | gain mean | largest gain | dependence |", "|---|---:|---:|---:|---:|"]
+    md += ["", "| arm − OMN | held-out NLL | gain mean | largest gain | dependence | compared with (OMN control: build, kernel; seeds) |",
+           "|---|---:|---:|---:|---:|---|"]
     for name, t in table.items():
         if name == ref:
             continue
-        md.append("| %s | %s | %s | %s | %s |" % (name, *(fmt(t["vs_omn_" + k], 4 if k in ("panel_loss", "dependence") else 3, True)
-                                                       for k in ("panel_loss", "gain_mean", "gain_max", "dependence"))))
+        md.append("| %s | %s | %s | %s | %s | %s |" % (name, *(fmt(t["vs_omn_" + k], 4 if k in ("panel_loss", "dependence") else 3, True)
+                                                            for k in ("panel_loss", "gain_mean", "gain_max", "dependence")),
+                                                     pairing_text(t["pairing"])))
+    md += ["", "Each arm's run is paired with the OMN control of its seed trained on the same build and OpenBLAS kernel "
+           "(`%s`, or `%s*`, its reruns); **crosses** marks a pair for which no such control is in the store (the original "
+           "control stands in)." % ("routing-optimizer", CONTROL_PREFIX)]
+    if control_reruns:
+        md += ["", "The control itself, rerun (rerun − original, paired by seed: what the build or kernel alone moves):", "",
+               "| rerun | build, kernel | held-out NLL | gain mean | largest gain | dependence |", "|---|---|---:|---:|---:|---:|"]
+        for name, t in control_reruns.items():
+            md.append("| %s | %s | %s | %s | %s | %s |" % (name, provenance_text(t["provenance"]) + " vs " + provenance_text(t["original_provenance"]),
+                                                           *(fmt(t["vs_original_" + k], 4 if k in ("panel_loss", "dependence") else 3, True)
+                                                             for k in ("panel_loss", "gain_mean", "gain_max", "dependence"))))
     md += ["", "Read (from the intervals above):", ""]
     for name, t in table.items():
         if name == ref:
@@ -144,6 +219,26 @@ def routing(job):
     md += ["", "Compute: %.2f h of training, %.2f h of sweeps." % (comp["training_seconds"] / 3600, comp["sweep_seconds"] / 3600), "",
            "![%s](../figures/experiments/%s.svg)" % (job.experiment, job.experiment), ""]
     job.write(analysis, "\n".join(md))
+
+
+def provenance_text(provs):
+    """'9a38267 Haswell' (or each distinct build and kernel with its seeds)"""
+    groups = {}
+    for p in provs:
+        groups.setdefault("%s %s" % (p["build"], p["kernel"]), []).append(p["seed"])
+    return "; ".join(k if len(groups) == 1 else "%s (seed %s)" % (k, ", ".join(map(str, v))) for k, v in groups.items())
+
+
+def pairing_text(pairing):
+    """'routing-control-haswell: 9a38267 Haswell (seeds 0, 1); ...', crossing pairs marked"""
+    groups = {}
+    for q in pairing:
+        key = (q["control_study"], q["control"]["build"], q["control"]["kernel"], q["same_build_kernel"],
+               None if q["same_build_kernel"] else "%s %s" % (q["arm"]["build"], q["arm"]["kernel"]))
+        groups.setdefault(key, []).append(q["seed"])
+    return "; ".join("`%s`: %s %s (seed%s %s)%s" % (st, b, k, "s" if len(sd) > 1 else "", ", ".join(map(str, sd)),
+                                                  "" if same else " **crosses**: the arm ran on %s" % arm)
+                     for (st, b, k, same, arm), sd in groups.items())
 
 
 # --- experiment 4: depth and length --------------------------------------------------------------

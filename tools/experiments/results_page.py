@@ -11,6 +11,12 @@ published) and configs/omn-1-reference-profile.json (OMN-1's published gains), a
   docs/figures/experiments/removal-vs-training-without.svg          its figure
 --check writes nothing and exits 1 where docs/results.md is not what the store gives.
 
+Its sections follow the analyses present: the ablations (question 1), routing (question 2: each arm
+against the OMN control of its own build and kernel where the analysis found one, and which control that
+was), depth and regime (question 3: the regime experiment's table, and the answer by rule, once its
+complete analysis is in the store; a partial one is never read), qk-lr (QK-norm on vs off over a wide LR
+grid, beside the ablation of the same model); the studies not yet complete are listed as in progress.
+
 No number on the page is typed here: each goes through Page.num, which prints a value the store gives
 (or one computed from such values by the few operations of Page.ev: a difference, a mean, a ratio, a
 Student-t interval, a count) and records where it came from; tests/parity/check_results_page.py
@@ -33,7 +39,8 @@ T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 REMOVAL = "constant 1 qk all"  # the sweep's condition: every Q and K gain set to 1.0
 ROUTING_REF = "OMN (Muon + AdamW)"
-# analysis_gains.arm_name: which study (and optimizer) each routing/depth arm of an analysis is
+# analysis_gains.arm_name: which study (and optimizer) each routing/depth arm of an analysis is (the
+# routing controls a pair used are in the analysis's arms[NAME].pairing, where it records them)
 ARM_STUDY = {"OMN (Muon + AdamW)": ("routing-optimizer", "muon+adamw"), "AdamW everywhere": ("routing-optimizer", "adamw"),
              "gains' LR ×0.1": ("routing-gain-lr-0.1", None), "gains' LR ×10": ("routing-gain-lr-10", None),
              "weight decay 0.1 on gains": ("routing-gain-wd", None), "12 layers": ("depth-12", None),
@@ -180,6 +187,7 @@ RULES = [
     "A paired difference between runs that trained on different builds, CPUs or OpenBLAS kernels (each run's "
     "`train.json` provenance) is flagged as such beside it.",
     "A comparison whose result changes with the learning rate is shown at every LR of the grid, not at one pick.",
+    "With one seed a point there is no interval: the difference is printed, and its sign is **no claim** either way.",
 ]
 
 
@@ -201,13 +209,24 @@ def study_rel(path):
     return os.path.join("results", os.path.basename(os.path.dirname(path)), "study.json")
 
 
+def cells_ex(p, st):
+    """the number of cells a study's manifest expects, as an expression: the product of its grid's list
+    axes and its LR grid's points ({from, to, points})"""
+    man = "configs/studies/%s.json" % st
+    grid = p.load(man)["grid"]
+    return {"op": "prod", "of": [{"op": "len", "of": Page.src(man, "grid", k)} for k in grid if isinstance(grid[k], list)] +
+            [Page.src(man, "grid", k, "points") for k in grid if isinstance(grid[k], dict) and "points" in grid[k]]}
+
+
 class Experiments:
     """configs/experiments.json, the analyses present, and each run's provenance."""
 
     def __init__(self, page):
         self.p = page
         self.conf = page.load("configs/experiments.json")["experiments"]
-        self.analysis = {e: "results/%s/analysis.json" % e for e in self.conf if page.exists("results/%s/analysis.json" % e)}
+        # (an analysis marked partial, OMN_ANALYSIS_PARTIAL's, is no result: never in the store, and never read if it were)
+        self.analysis = {e: "results/%s/analysis.json" % e for e in self.conf if page.exists("results/%s/analysis.json" % e)
+                         and "partial" not in page.load("results/%s/analysis.json" % e)}
 
     def kind(self, kind):
         return [e for e in self.conf if self.conf[e]["analysis"] == kind and e in self.analysis]
@@ -238,9 +257,7 @@ class Experiments:
             for st in c["studies"]:
                 if self.p.exists("results/%s/study.json" % st):
                     continue
-                man = "configs/studies/%s.json" % st
-                grid = self.p.load(man)["grid"]
-                exp_ex = {"op": "prod", "of": [{"op": "len", "of": Page.src(man, "grid", k)} for k in grid if isinstance(grid[k], list)]}
+                exp_ex = cells_ex(self.p, st)
                 pub_ex = {"op": "count", "glob": "results/%s/cell-*.json" % st}
                 out.append((e, st, self.p.ev(pub_ex), self.p.ev(exp_ex), pub_ex, exp_ex))
         return out
@@ -376,12 +393,38 @@ def arm_runs(x, e, name):
     return out
 
 
-def routing_flags(x, e, name, short=False):
-    ref, mine = arm_runs(x, e, ROUTING_REF), arm_runs(x, e, name)
+def routing_pairs(x, e, name):
+    """[(label, arm's (study, run), control's (study, run))] of a routing arm, seed by seed: the pairing the
+    analysis records (each arm run with an OMN control of its build and kernel where the store has one:
+    analysis_gains.match_controls), or, for an analysis written before it recorded one, the original
+    OMN arm of the seed"""
     a = x.analysis[e]
-    seeds = x.p.load(a)["seeds"]
-    pairs = [("seed " + x.p.num(Page.src(a, "seeds", j), "d"), mine[sd], ref[sd]) for j, sd in enumerate(seeds) if sd in mine and sd in ref]
-    return pair_flags(x, pairs, short)
+    an = x.p.load(a)
+    if "pairing" in an["arms"][name]:
+        by = {(os.path.basename(os.path.dirname(s)), r["id"]): (s, r) for s, i, r in x.runs(e)}
+        return [("seed " + x.p.num(Page.src(a, "arms", name, "pairing", j, "seed"), "d"),
+                 by[(q["arm_study"], q["arm_run"])], by[(q["control_study"], q["control_run"])])
+                for j, q in enumerate(an["arms"][name]["pairing"])]
+    ref, mine = arm_runs(x, e, ROUTING_REF), arm_runs(x, e, name)
+    return [("seed " + x.p.num(Page.src(a, "seeds", j), "d"), mine[sd], ref[sd]) for j, sd in enumerate(an["seeds"]) if sd in mine and sd in ref]
+
+
+def routing_flags(x, e, name, short=False):
+    return pair_flags(x, routing_pairs(x, e, name), short)
+
+
+def compared_with(x, e, name):
+    """which OMN control an arm was compared with: each control study, its build and kernel, and the seeds"""
+    p = x.p
+    groups = {}
+    for label, arm, (s, r) in routing_pairs(x, e, name):
+        pr = x.prov(s, r)
+        key = (os.path.basename(os.path.dirname(s)), pr["build"][0], pr["kernel"][0])
+        g = groups.setdefault(key, {"pr": pr, "seeds": []})
+        g["seeds"].append(p.num(Page.src(s, "runs", p.load(s)["runs"].index(r), "seed"), "d"))
+    return "; ".join("`%s` (%s, %s; seed%s %s)" % (st, p.name(g["pr"]["build"][1]), p.name(g["pr"]["kernel"][1]),
+                                                   "s" if len(g["seeds"]) > 1 else "", ", ".join(g["seeds"]))
+                     for (st, _, _), g in groups.items())
 
 
 def summary_routing(x, e):
@@ -449,14 +492,11 @@ def summary_regime(x):
     reg = [(e, c) for e, c in x.conf.items() if c["analysis"] == "regime"]
     for e, c in reg:
         if e in x.analysis:
-            lines.append("`%s` is complete: its tables are in `docs/experiments/%s.md`." % (e, e))
+            lines.append(regime_answer(x, e, ref))
         else:
             mine = [u for u in x.unfinished() if u[0] == e]
             pub = {"op": "sum", "of": [u[4] for u in mine]}
-            exp = {"op": "sum", "of": [u[5] for u in mine] + [{"op": "prod", "of": [
-                {"op": "len", "of": Page.src("configs/studies/%s.json" % st, "grid", k)}
-                for k, v in p.load("configs/studies/%s.json" % st)["grid"].items() if isinstance(v, list)]}
-                for st in c["studies"] if p.exists("results/%s/study.json" % st)]}
+            exp = {"op": "sum", "of": [u[5] for u in mine] + [cells_ex(p, st) for st in c["studies"] if p.exists("results/%s/study.json" % st)]}
             done = {"op": "sum", "of": [{"op": "count", "glob": "results/%s/cell-*.json" % st} for st in c["studies"]
                                         if p.exists("results/%s/study.json" % st)]}
             # (how many cells are published is the store's to say, not the page's: the page changes only
@@ -465,6 +505,268 @@ def summary_regime(x):
                          "(%s cells in all; what is published is in `results/`); its answer appears here when its analysis "
                          "does." % (e, p.num(exp, "d")))
     return "**3. Does an early-layer regime like OMN-1's appear?** " + " ".join(lines)
+
+
+# --- the regime experiment (analysis_regime.py): the training context and the gains' LR budget ---
+
+def regime_arms(x, e):
+    """(name, i of its context in contexts, j of its scale in gain_lr_scales) of each arm, in the analysis's order"""
+    an = x.p.load(x.analysis[e])
+    return [(n, an["contexts"].index(t["context"]), an["gain_lr_scales"].index(t["gain_lr_scale"])) for n, t in an["arms"].items()]
+
+
+def regime_label(x, e, n):
+    """'context 512, gains' LR ×10' of an arm, its numbers printed from the analysis"""
+    a = x.analysis[e]
+    return "context %s, gains' LR ×%s" % (x.p.num(Page.src(a, "arms", n, "context"), ",d"), x.p.num(Page.src(a, "arms", n, "gain_lr_scale"), "g"))
+
+
+def regime_scale_pairs(x, e):
+    """[(context index, base arm, larger-scale arm, scale index)]: at each context, each larger gain LR with the base's arm"""
+    an = x.p.load(x.analysis[e])
+    by = {(i, j): n for n, i, j in regime_arms(x, e)}
+    return [(i, by[(i, 0)], by[(i, j)], j) for i in range(len(an["contexts"])) for j in range(1, len(an["gain_lr_scales"]))
+            if (i, 0) in by and (i, j) in by]
+
+
+def regime_findings(x, e):
+    """what the regime analysis shows, by the rules: the arms whose early / late ratio lies above 1, the context rows
+    (scale index, context index) whose early growth or ratio is higher or lower than at the shortest context, the
+    contexts where the larger gain LR's early growth is higher or lower (paired by seed), the budget verdicts"""
+    p = x.p
+    a = x.analysis[e]
+    an = p.load(a)
+    f = {"regime": [], "ctx_up": [], "ctx_down": [], "lr_up": [], "lr_down": [], "budget": []}
+    for n, i, j in regime_arms(x, e):
+        lo = an["arms"][n]["final"]["early_over_late"]["low"]
+        if lo is not None and lo > 1:
+            f["regime"].append(n)
+    for j, sc in enumerate(an["gain_lr_scales"]):
+        for i, ctx in enumerate(an["contexts"]):
+            row = an["context_test"]["by_gain_lr"].get("x%g" % sc, {}).get(str(ctx))
+            if row is None:
+                continue
+            vs = [verdict((row[k]["mean"], row[k]["low"], row[k]["high"])) for k in ("early_over_late", "early_growth")]
+            if "higher" in vs:
+                f["ctx_up"].append((j, i))
+            if "lower" in vs:
+                f["ctx_down"].append((j, i))
+    for i, n0, n1, j in regime_scale_pairs(x, e):
+        d = p.ev({"op": "t", "stat": "low", "a": Page.src(a, "arms", n1, "final", "early_growth", "values"),
+                  "b": Page.src(a, "arms", n0, "final", "early_growth", "values")})
+        h = p.ev({"op": "t", "stat": "high", "a": Page.src(a, "arms", n1, "final", "early_growth", "values"),
+                  "b": Page.src(a, "arms", n0, "final", "early_growth", "values")})
+        if d is not None and d > 0:
+            f["lr_up"].append(i)
+        if h is not None and h < 0:
+            f["lr_down"].append(i)
+        v = an["budget_test"]["by_context"][str(an["contexts"][i])]["x%g" % an["gain_lr_scales"][j]]["verdict_furthest"]
+        f["budget"].append((i, j, v))
+    return f
+
+
+def regime_answer(x, e, ref):
+    """question 3 by rule, from the regime analysis: what makes the early-layer gains grow here, or that nothing
+    tested does and what it would take"""
+    p = x.p
+    a = x.analysis[e]
+    an = p.load(a)
+    f = regime_findings(x, e)
+    ctx = lambda i: p.num(Page.src(a, "contexts", i), ",d")  # noqa: E731
+    scale = lambda j: "×" + p.num(Page.src(a, "gain_lr_scales", j), "g")  # noqa: E731
+    longest = len(an["contexts"]) - 1
+    grows = []
+    if f["ctx_up"]:
+        grows.append("a longer training context (%s, against context %s)" % (
+            "; ".join("gains' LR %s, context %s" % (scale(j), ctx(i)) for j, i in f["ctx_up"]), ctx(0)))
+    if f["lr_up"]:
+        grows.append("a larger gains' LR (at context %s; the early layers' growth, paired by seed)" % ", ".join(ctx(i) for i in f["lr_up"]))
+    ratios = "; ".join("%s: %s" % (regime_label(x, e, n), p.iv(a, "arms", n, "final", "early_over_late", spec=".3f")[0])
+                       for n, _, _ in regime_arms(x, e))
+    kinds = {v.split(" (")[0].split(":")[0] for _, _, v in f["budget"]}
+    if f["budget"]:
+        budget = "; ".join("context %s, %s over %s: %s" % (ctx(i), scale(j), scale(0), p.name(Page.src(
+            a, "budget_test", "by_context", str(an["contexts"][i]), "x%g" % an["gain_lr_scales"][j], "verdict_furthest"))) for i, j, _ in f["budget"])
+    else:
+        budget = "no larger gains' LR was tested"
+    out = ["In `%s` (the tiny model at training contexts %s tokens and the gains' AdamW LR %s, seeds %s):" % (
+        e, ", ".join(ctx(i) for i in range(len(an["contexts"]))), " and ".join(scale(j) for j in range(len(an["gain_lr_scales"]))),
+        ", ".join(p.num(Page.src(a, "seeds", k), "d") for k in range(len(an["seeds"]))))]
+    if grows:
+        out.append("the early-layer gains grow with %s." % " and with ".join(grows))
+    else:
+        out.append("**nothing tested makes the early-layer gains grow**: no longer context and no larger gains' LR raises the early "
+                   "layers' growth or their ratio to the late layers' measurably%s." % (
+                       " (a longer context lowers one or both at %s)" % "; ".join("gains' LR %s, context %s" % (scale(j), ctx(i)) for j, i in f["ctx_down"])
+                       if f["ctx_down"] else ""))
+    if f["regime"]:
+        out.append("The early-layer gains end measurably larger than the late-layer ones (an early / late ratio whose interval lies "
+                   "above one) at %s, against OMN-1's ratio of %s." % (", ".join(regime_label(x, e, n) for n in f["regime"]), p.num(ref["ratio"], ".1f")))
+    else:
+        out.append("In no arm do the early-layer gains end measurably larger than the late-layer ones (early / late: %s), against "
+                   "OMN-1's %s." % (ratios, p.num(ref["ratio"], ".1f")))
+    out.append("How far the gains travel against their LR budget: %s." % budget)
+    if not grows and not f["regime"]:
+        need = []
+        if kinds and all(k.startswith("in proportion") for k in kinds):
+            need.append("the gains travel in proportion to their LR budget, so a larger budget (a higher gains' LR or more steps) "
+                        "carries them further, though here not the early layers' ahead of the late ones")
+        else:
+            need.append("not a larger LR budget alone (the gains do not travel in proportion to it)")
+        need.append("not a longer training context up to %s tokens" % ctx(longest))
+        out.append("What it would take, by these results: %s; what the store does not test is OMN-1's own scale (its depth, "
+                   "width, data and length of training)." % "; ".join(need))
+    return " ".join(out)
+
+
+def results_regime(x):
+    p = x.p
+    lines = []
+    for e in x.kind("regime"):
+        a = x.analysis[e]
+        an = p.load(a)
+        lines += ["", "### Early-layer regime: the training context and the gains' LR budget (`%s`)" % e, "",
+                  "QK-norm on, OMN's routing, the tiny model at equal tokens a step; gains of the final checkpoint (`track`); early = the "
+                  "first two layers, late = the last two; growth = the gain mean at the end minus at the start; dependence = ΔNLL when "
+                  "the gains named are set to their initial value after training, against the model's own control on a panel at its "
+                  "training length; intervals over seeds; %s h of training. Every checkpoint's per-layer means, and the budget "
+                  "tables: `docs/experiments/%s.md`." % (
+                      p.num({"op": "div", "a": Page.src(a, "compute", "training_seconds"), "b": {"const": 3600}}, ".2f"), e), "",
+                  "| context | gains' LR | early / late | early growth | largest gain | negative coordinates | dependence: every gain "
+                  "| early layers' gains | late layers' gains |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for n, i, j in regime_arms(x, e):
+            cells = [p.iv(a, "arms", n, "final", k, spec=sp)[0] for k, sp in (
+                ("early_over_late", ".3f"), ("early_growth", "+.3f"), ("max", ".3f"), ("negative", ".1f"),
+                ("dependence_all", "+.3f"), ("dependence_early", "+.3f"), ("dependence_late", "+.3f"))]
+            lines.append("| %s | ×%s | %s |" % (p.num(Page.src(a, "arms", n, "context"), ",d"), p.num(Page.src(a, "arms", n, "gain_lr_scale"), "g"),
+                                               " | ".join(cells)))
+        ctx = lambda i: p.num(Page.src(a, "contexts", i), ",d")  # noqa: E731
+        lines += ["", "The context, at each gains' LR (each context − context %s, paired by seed):" % ctx(0), ""]
+        for j, sc in enumerate(an["gain_lr_scales"]):
+            for i, c in enumerate(an["contexts"]):
+                row = an["context_test"]["by_gain_lr"].get("x%g" % sc, {}).get(str(c))
+                if row is None:
+                    continue
+                base = ["context_test", "by_gain_lr", "x%g" % sc, str(c)]
+                r1, v1 = p.iv(a, *base, "early_over_late")
+                r2, v2 = p.iv(a, *base, "early_growth")
+                lines.append("- gains' LR ×%s, context %s: early / late %s (%s), early growth %s (%s)." % (
+                    p.num(Page.src(a, "gain_lr_scales", j), "g"), ctx(i), r1, verdict(v1), r2, verdict(v2)))
+        pairs = regime_scale_pairs(x, e)
+        if pairs:
+            lines += ["", "The gains' LR, at each context (the larger LR's arm − the base's, paired by seed; and how far the furthest "
+                      "gain travelled against the budget):", ""]
+            for i, n0, n1, j in pairs:
+                d, vals = p.tiv(Page.src(a, "arms", n1, "final", "early_growth", "values"), Page.src(a, "arms", n0, "final", "early_growth", "values"))
+                lines.append("- context %s, gains' LR ×%s − ×%s: early growth %s (%s); %s." % (
+                    ctx(i), p.num(Page.src(a, "gain_lr_scales", j), "g"), p.num(Page.src(a, "gain_lr_scales", 0), "g"), d, verdict(vals),
+                    p.name(Page.src(a, "budget_test", "by_context", str(an["contexts"][i]), "x%g" % an["gain_lr_scales"][j], "verdict_furthest"))))
+    return lines
+
+
+def results_qk_lr(x):
+    """qk-lr-tiny (analysis_qk_lr.py): QK-norm on vs off over a wide LR grid, by the ablation's definitions,
+    and what it says beside the ablation of the same model"""
+    p = x.p
+    lines = []
+    for e in x.kind("qk-lr"):
+        a = x.analysis[e]
+        an = p.load(a)
+        s, i0, r0 = next((s, i, r) for s, i, r in x.runs(e) if r["status"] == "finished")
+        t = x.train_rel(s, r0)
+        one = len(an["seeds"]) == 1
+        lines += ["", "### QK-norm on vs off over a wide LR grid (`%s`)" % e, "",
+                  "%s; optimizer `%s`, %s steps of %s × %s tokens; seed%s %s. Held-out NLL on the panel; each arm's best LR is its "
+                  "study's choice on the training-time rows; a run that did not finish diverged (the ablation's definitions; "
+                  "`docs/experiments/%s.md`)." % (
+                      model_text(x, e)[0], p.name(Page.src(t, "config", "values", "optimizer", "kind")), p.num(Page.src(t, "steps"), ",d"),
+                      p.num(Page.src(t, "config", "values", "batch_size"), "d"), p.num(Page.src(t, "config", "values", "seq_len"), "d"),
+                      "" if one else "s", ", ".join(p.num(Page.src(a, "seeds", k), "d") for k in range(len(an["seeds"]))), e), "",
+                  "| peak LR | QK-norm on | QK-norm off | off − on | read | diverged on / off |", "|---:|---:|---:|---:|---|---:|"]
+        here = {}
+        for k, r in enumerate(an["by_lr"]):
+            cell = lambda key, spec=".3f": p.iv(a, "by_lr", k, key, spec=spec)[0] if r[key]["low"] is not None else (  # noqa: E731
+                p.num(Page.src(a, "by_lr", k, key, "mean"), spec) if r[key]["mean"] is not None else "—")
+            d = r["off_minus_on"]
+            v = verdict((d["mean"], d["low"], d["high"]), "QK-off worse", "QK-off better")
+            if v == "one seed: no claim":  # the sign, said as what it is: a single value's
+                v += " (%s)" % ("QK-on lower" if d["mean"] > 0 else "QK-off lower" if d["mean"] < 0 else "equal")
+                here.setdefault("sign: QK-on better" if d["mean"] > 0 else "sign: QK-off better" if d["mean"] < 0 else "equal", []).append(k)
+            else:
+                here.setdefault(v, []).append(k)
+            best = [nm for key, nm in (("qk_on", "on"), ("qk_off", "off")) if lr_key(an["best_lr"][key]) == lr_key(r["lr"])]
+            lines.append("| %s%s | %s | %s | %s | %s | %s / %s |" % (
+                p.num(Page.src(a, "by_lr", k, "lr"), ".3g"), "".join(" (best %s)" % b for b in best), cell("on"), cell("off"),
+                cell("off_minus_on", "+.3f"), v, p.num(Page.src(a, "by_lr", k, "diverged_on"), "d"), p.num(Page.src(a, "by_lr", k, "diverged_off"), "d")))
+        bb = an["best_vs_best"]["off_minus_on"]
+        bt = p.iv(a, "best_vs_best", "off_minus_on")[0] if bb["low"] is not None else p.num(Page.src(a, "best_vs_best", "off_minus_on", "mean"), "+.3f")
+        edge = [nm for key, nm in (("qk_on", "QK-on"), ("qk_off", "QK-off")) if an["best_lr"][key] in (an["lrs"][0], an["lrs"][-1])]
+        lines += ["", "Best LR: QK-on %s, QK-off %s%s. Each arm at its own best LR, off − on is %s (%s). Diverged runs: QK-on %s, QK-off %s." % (
+            p.num(Page.src(a, "best_lr", "qk_on"), ".3g"), p.num(Page.src(a, "best_lr", "qk_off"), ".3g"),
+            " (%s at the edge of the grid: not bracketed)" % " and ".join(edge) if edge else "", bt,
+            verdict((bb["mean"], bb["low"], bb["high"]), "QK-off worse", "QK-off better"),
+            p.num(Page.src(a, "diverged", "qk_on"), "d"), p.num(Page.src(a, "diverged", "qk_off"), "d"))]
+        crit = [c["past_fast_learning"] for key in ("qk_on", "qk_off") for c in an["fast_learning"][key]]
+        if not all(crit):
+            lines[-1] += (" Some best-LR runs are still in the fast-learning phase by the ablation's criterion: the comparison is of "
+                          "models still learning fast.")
+        lines += reconcile_qk_lr(x, e, t, here)
+    return lines
+
+
+def reconcile_qk_lr(x, e, t, here):
+    """beside the ablation of the same model (experiment 2): what each shows by the rules, and how the runs differ"""
+    p = x.p
+    a = x.analysis[e]
+    an = p.load(a)
+    mine = p.load(t)["model"]["config"]
+    same = []
+    for e2 in x.kind("ablation"):
+        s2, _, r2 = x.runs(e2)[0]
+        c2 = p.load(x.train_rel(s2, r2))["model"]["config"]
+        if (c2["n_layers"], c2["d_model"]) == (mine["n_layers"], mine["d_model"]):
+            same.append((e2, x.train_rel(s2, r2)))
+    if not same:
+        return []
+    e2, t2 = same[0]
+    a2 = x.analysis[e2]
+    an2 = p.load(a2)
+    lrs = lambda ks, aa: ", ".join(p.num(Page.src(aa, "by_lr", k, "lr"), ".3g") for k in ks)  # noqa: E731
+    there = {}
+    for k, r in enumerate(an2["by_lr"]):
+        d = r["off_minus_on"]
+        there.setdefault(verdict((d["mean"], d["low"], d["high"]), "QK-off worse", "QK-off better"), []).append(k)
+    there_text = "; ".join("%s at LR %s" % (v, lrs(ks, a2)) for v, ks in there.items())
+    every = list(there) == ["QK-off worse"]
+    one = len(an["seeds"]) == 1
+    if one:
+        signs = [("QK-on lower (better)", here.get("sign: QK-on better")), ("QK-off lower (better)", here.get("sign: QK-off better")),
+                 ("no value (a run diverged)", here.get("no value"))]
+        here_text = ("one seed a point, so by the rules no difference here is a claim either way; the single values have %s" % "; ".join(
+            "%s at LR %s" % (w, lrs(ks, a)) for w, ks in signs if ks))
+    else:
+        here_text = "; ".join("%s at LR %s" % (v, lrs(ks, a)) for v, ks in here.items())
+    v1, v2 = p.load(t)["config"]["values"], p.load(t2)["config"]["values"]
+    diffs = []
+    if v1["optimizer"]["kind"] != v2["optimizer"]["kind"]:
+        diffs.append("optimizer (`%s` here, `%s` there)" % (p.name(Page.src(t, "config", "values", "optimizer", "kind")),
+                                                             p.name(Page.src(t2, "config", "values", "optimizer", "kind"))))
+    if p.load(t)["steps"] != p.load(t2)["steps"]:
+        diffs.append("training length (%s steps here, %s there)" % (p.num(Page.src(t, "steps"), ",d"), p.num(Page.src(t2, "steps"), ",d")))
+    if len(an["seeds"]) != len(an2["seeds"]):
+        diffs.append("seeds (%s here, %s there)" % (p.num({"op": "len", "of": Page.src(a, "seeds")}, "d"), p.num({"op": "len", "of": Page.src(a2, "seeds")}, "d")))
+    conflict = bool(here.get("QK-off better")) and bool(there.get("QK-off worse"))
+    text = ("**Beside `%s`** (the same model): there, off − on is %s%s. Here, %s. " % (
+        e2, there_text, "" if every else ", which is not \"QK-norm helps at every LR\" by the rules", here_text))
+    if one:
+        text += ("%snothing here contradicts `%s`%s." % (
+            "A QK-on disadvantage (its single values at LR %s) is therefore not a finding of the store, and " % lrs(here["sign: QK-off better"], a)
+            if here.get("sign: QK-off better") else "By the rules ", e2, "; the runs also differ in %s" % ", ".join(diffs) if diffs else ""))
+    elif conflict:
+        text += "The two disagree where QK-off is better here and worse there%s." % ("; the runs differ in %s" % ", ".join(diffs) if diffs else "")
+    else:
+        text += "The two do not disagree by the rules%s." % ("; the runs differ in %s" % ", ".join(diffs) if diffs else "")
+    return ["", text]
 
 
 def methods(x, sizes):
@@ -607,9 +909,12 @@ def results_routing(x, e):
     p = x.p
     a, an, arms = routing_arms(x, e)
     lines = ["", "### Routing: which factor moves the gains (`%s`)" % e, ""]
-    lines.append("Tiny model, QK-norm on, one LR; each arm − OMN's routing (Muon + AdamW), paired by seed; %s h of training." %
+    lines.append("Tiny model, QK-norm on, one LR; each arm − OMN's routing (Muon + AdamW), paired by seed with the OMN control "
+                 "run of the same build and OpenBLAS kernel where the store has one (`routing-optimizer`, trained with the arms, "
+                 "or a rerun of it); %s h of training." %
                  p.num({"op": "div", "a": Page.src(a, "compute", "training_seconds"), "b": {"const": 3600}}, ".2f"))
-    lines += ["", "| arm − OMN's | held-out NLL | mean gain | largest gain | dependence (removal) | pairs across |", "|---|---:|---:|---:|---:|---|"]
+    lines += ["", "| arm − OMN's | held-out NLL | mean gain | largest gain | dependence (removal) | compared with | pairs across |",
+              "|---|---:|---:|---:|---:|---|---|"]
     for n in arms:
         cells = []
         for k in ("panel_loss", "gain_mean", "gain_max", "dependence"):
@@ -617,9 +922,26 @@ def results_routing(x, e):
             v = verdict(vals)
             cells.append(t + (" (n.m.d.)" if v == "no measurable difference" else ""))
         flag = routing_flags(x, e, n)
-        lines.append("| %s | %s | %s |" % (p.name({"op": "key", "of": Page.src(a, "arms"), "key": n}), " | ".join(cells), flag or "—"))
+        lines.append("| %s | %s | %s | %s |" % (p.name({"op": "key", "of": Page.src(a, "arms"), "key": n}), " | ".join(cells),
+                                               compared_with(x, e, n), flag or "—"))
     lines += ["", "n.m.d.: no measurable difference (the interval holds zero). The OMN arm's absolute values are in "
               "`docs/experiments/%s.md`." % e]
+    reruns = p.load(a).get("control_reruns") or {}
+    if reruns:
+        lines += ["", "The OMN control itself, rerun on another build or kernel (rerun − the original `routing-optimizer` arm, "
+                  "paired by seed): what the build or the kernel alone moves.", "",
+                  "| rerun | on | held-out NLL | mean gain | largest gain | dependence (removal) |", "|---|---|---:|---:|---:|---:|"]
+        studies = {os.path.basename(os.path.dirname(s)): s for s in x.studies(e)}
+        for n in reruns:
+            s = studies[n]
+            runs = p.load(s)["runs"]
+            cells = []
+            for k in ("panel_loss", "gain_mean", "gain_max", "dependence"):
+                t, vals = p.iv(a, "control_reruns", n, "vs_original_" + k)
+                cells.append(t + (" (n.m.d.)" if verdict(vals) == "no measurable difference" else ""))
+            pr = x.prov(s, runs[0]) if runs else None
+            on = "build %s, kernel %s" % (p.name(pr["build"][1]), p.name(pr["kernel"][1])) if pr else "—"
+            lines.append("| %s | %s | %s |" % (p.name({"op": "key", "of": Page.src(a, "control_reruns"), "key": n}), on, " | ".join(cells)))
     return lines
 
 
@@ -660,10 +982,16 @@ def results_unfinished(x):
 
 def demo_section(x):
     lines = ["", "### The demo model (`tools/demo.sh`)", ""]
-    sweeps = sorted(glob.glob(os.path.join(x.p.root, "results", "demo", "*.sweep.json")))
-    lines.append("No sweep of the demo model is in the store%s. `bash tools/demo.sh` runs it: the constant-replacement sweep and "
-                 "its controls on held-out addresses the demo model never saw, each paired against the unmodified model, with "
-                 "its figures and review report (`build/demo/`)." % ("" if not sweeps else " beside the experiments"))
+    record = os.path.join(x.p.root, "demo", "tiny-sotu", "results", "sweep.json")
+    if os.path.exists(record):
+        lines.append("The demo's sweep is recorded beside the demo model, not in this store: `demo/tiny-sotu/results/sweep.json` "
+                     "(the constant-replacement sweep and its controls on held-out addresses the demo model never saw, each "
+                     "paired against the unmodified model). The README's demo numbers are generated from it "
+                     "(`tools/docs_numbers.py`); `bash tools/demo.sh` reruns it and says how far the rerun lies from the record.")
+    else:
+        lines.append("No sweep of the demo model is recorded. `bash tools/demo.sh` runs it: the constant-replacement sweep and "
+                     "its controls on held-out addresses the demo model never saw, each paired against the unmodified model, "
+                     "with its figures and review report (`build/demo/`).")
     return lines
 
 
@@ -713,7 +1041,7 @@ def build(root=ROOT):
         body += results_removal(x, sizes) + results_sweep(x, sizes)
     for e in x.kind("routing"):
         body += results_routing(x, e)
-    body += results_depth(x) + results_unfinished(x) + demo_section(x)
+    body += results_depth(x) + results_regime(x) + results_qk_lr(x) + results_unfinished(x) + demo_section(x)
     if sizes:
         body += limitations(x, sizes)
     text, spans = p.render("\n".join(body).rstrip("\n") + "\n")

@@ -2,6 +2,7 @@
 """Runs issue 29's experiments (configs/experiments.json), called by tools/run-experiments.sh:
 
   run.py [EXPERIMENT ...]        every experiment in the file's order, or the named ones
+  run.py --plan [EXPERIMENT ...] what that would do now (cells to train, builds, kernels); runs nothing
 
 A session's files do not outlive it here: only what git tracks does. So an experiment is run cell by
 cell (one training run of a study's grid: `omn-audit study --shard K/N` with N the number of cells),
@@ -26,7 +27,9 @@ docs/figures/experiments/. The compute of every step is appended to results/comp
 A study runs on one build from its first cell to its merge (merge requires one git revision):
 results/STUDY/BUILD names it, a commit built into runs/builds/COMMIT by
 `tools/run-experiments.sh --freeze`; a new session rebuilds it from the commit when it is missing.
-A new study takes runs/builds/CURRENT. Environment: OMN_EXPERIMENT_THREADS (1 thread per run);
+A new study takes runs/builds/CURRENT. An experiment's /openblas_coretype pins a study's OpenBLAS kernel
+(OPENBLAS_CORETYPE for its cells' train and after-training steps; a cell that records another kernel is
+not published); other studies train on the kernels omn-audit chooses for the CPU. Environment: OMN_EXPERIMENT_THREADS (1 thread per run);
 OMN_EXPERIMENTS_DEADLINE (a UTC time, 2026-12-02T20:00Z: the session's end; a lane starts no cell
 that the published cells of its kind say it cannot finish by then, since an unfinished cell is lost,
 and takes a shorter one that fits instead: a QK-off cell has no sweep);
@@ -75,6 +78,7 @@ def need(doc, path, pointer, kind, what):
     return v
 
 
+ANALYSES = ("ablation", "routing", "depth", "regime", "qk-lr")  # analyse.py's kinds
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 os.chdir(root)
 conf_path = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_CONFIG", "configs/experiments.json"))
@@ -84,15 +88,20 @@ for _name, _e in conf["experiments"].items():  # checked before anything runs
     need(conf, conf_path, "/experiments/" + _name, dict, "an object")
     for _key, _ok in (("studies", isinstance(_e.get("studies"), list) and _e["studies"]),
                       ("sweep", _e.get("sweep") in conf.get("sweeps", {})),
-                      ("analysis", _e.get("analysis") in ("ablation", "routing", "depth", "regime")),
+                      ("analysis", _e.get("analysis") in ANALYSES),
                       ("panel", isinstance(_e.get("panel", {}), dict) and all(k in ("rows", "tokens") and isinstance(v, int) and v > 0
                                                                              for k, v in _e.get("panel", {}).items())),
-                      ("track", isinstance(_e.get("track"), bool))):
+                      ("track", isinstance(_e.get("track"), bool)),
+                      ("openblas_coretype", isinstance(_e.get("openblas_coretype", {}), dict) and all(
+                          k in _e.get("studies", []) and isinstance(v, str) and v.isalnum()
+                          for k, v in _e.get("openblas_coretype", {}).items()))):
         if not _ok:
             fail("run-experiments: %s: /experiments/%s/%s: expected %s, got %r" % (
                 conf_path, _name, _key, {"studies": "a list of manifest names", "sweep": "one of /sweeps (%s)" % ", ".join(conf.get("sweeps", {})),
-                                         "analysis": "ablation, routing, depth or regime", "track": "true or false",
-                                         "panel": "an object of rows or tokens (positive integers)"}[_key], _e.get(_key)))
+                                         "analysis": ", ".join(ANALYSES), "track": "true or false",
+                                         "panel": "an object of rows or tokens (positive integers)",
+                                         "openblas_coretype": "an object of OpenBLAS core types (Haswell, SkylakeX) by study of the experiment"}[_key],
+                _e.get(_key)))
 runs_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_RUNS", "runs"))
 store_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_STORE", "results"))
 threads = os.environ.get("OMN_EXPERIMENT_THREADS", "1")
@@ -139,11 +148,14 @@ def account(experiment, step, seconds, build, rc):
         f.write(line)
 
 
-def step(experiment, name, build, cmd):
-    note("%s: %s: start %s" % (experiment, name, " ".join(cmd)))
+def step(experiment, name, build, cmd, env=None):
+    """One command of the experiment, niced, its output to the log, its compute accounted; env: variables
+    set for it (a study's OpenBLAS kernel pin), logged with the command."""
+    note("%s: %s: start %s%s" % (experiment, name, "".join("%s=%s " % kv for kv in sorted((env or {}).items())), " ".join(cmd)))
     start = time.time()
     with open(log_path, "a") as logf:
-        rc = subprocess.run(["nice", "-n", "19", *cmd], stdout=logf, stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(["nice", "-n", "19", *cmd], stdout=logf, stderr=subprocess.STDOUT,
+                            env=dict(os.environ, **env) if env else None).returncode
     account(experiment, name, time.time() - start, build, rc)
     if rc != 0:
         note("%s: %s: exit %d; rerun tools/run-experiments.sh %s to continue" % (experiment, name, rc, experiment))
@@ -268,9 +280,28 @@ def shown(path):
     return path if rel == ".." or rel.startswith(".." + os.sep) else rel
 
 
+def kernel_pin(e, s):
+    """The OpenBLAS kernel a study's cells must train and be scored on (the experiment's
+    /openblas_coretype/STUDY), as the environment its train and after-training steps get; {} where the
+    study has no pin (omn-audit then chooses the CPU's best kernels: the environment's is dropped by
+    tools/run-experiments.sh). OMN_AUDIT_KEEP_BLAS=1 keeps omn-audit from warning that the pin is
+    narrower than the CPU's best: a pin is deliberate (a control rerun on the kernel of the arms it
+    pairs with)."""
+    core = e.get("openblas_coretype", {}).get(s.name)
+    return {"OPENBLAS_CORETYPE": core, "OMN_AUDIT_KEEP_BLAS": "1"} if core else {}
+
+
+def recorded_kernel(cell):
+    """The OpenBLAS kernel a cell's document records (provenance.libraries.openblas: 'OpenBLAS 0.3.21 ...
+    Haswell MAX_THREADS=64', the core name second to last), or None."""
+    words = str(field(cell, "/provenance/libraries/openblas") or "").split()
+    return words[-2] if len(words) >= 2 else None
+
+
 def run_cell(experiment, e, s, k, commit):
     """Train cell k, run what follows training on it, publish it."""
     omn = os.path.join(build_dir(commit), "omn-audit")
+    pin = kernel_pin(e, s)
     n = len(s.cells)
     doc = s.cell_doc(k)
     journal = doc + ".journal"
@@ -279,15 +310,19 @@ def run_cell(experiment, e, s, k, commit):
         args = [omn, "study", "--manifest", shown(s.manifest), "--threads", threads, "--shard", "%d/%d" % (k, n), "-o", shown(doc)]
         if os.path.exists(journal):  # killed within this session: the run continues from its last checkpoint
             args.append("--resume")
-        step(experiment, "train %s cell %d/%d" % (s.name, k, n), commit, args)
+        step(experiment, "train %s cell %d/%d" % (s.name, k, n), commit, args, pin)
     cell = json.load(open(doc))
     if cell["grid"]["cells"] != n:
         fail("run-experiments: %s: the study has %d cells, the runner counted %d" % (s.manifest, cell["grid"]["cells"], n))
     (r,) = cell["runs"]
     consistent(s, k, cell)
+    if pin and (recorded_kernel(cell) or "").lower() != pin["OPENBLAS_CORETYPE"].lower():
+        fail("run-experiments: %s: cell %d records OpenBLAS kernel %r (provenance.libraries.openblas), the study is pinned to %s "
+             "(configs/experiments.json /experiments/%s/openblas_coretype): not published; delete %s and its run to retrain it"
+             % (s.name, k, recorded_kernel(cell), pin["OPENBLAS_CORETYPE"], experiment, shown(doc)))
     step(experiment, "after-training %s cell %d/%d" % (s.name, k, n), commit,
          ["/usr/bin/python3", "tools/experiments/after_training.py", omn, shown(doc), e["sweep"], "1" if e["track"] else "0", threads,
-          json.dumps(e.get("panel", {}))])
+          json.dumps(e.get("panel", {}))], pin)
     publish(s, k, cell, r)
 
 
@@ -362,7 +397,8 @@ def merge(experiment, s, commit):
             if merger is None:
                 note("%s: no CURRENT build in this session: the study's own build %s merges it" % (s.name, commit))
                 merger = commit
-            step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(merger), "omn-audit"), "merge", "-o", out, *docs])
+            step(experiment, "merge " + s.name, commit, [os.path.join(build_dir(merger), "omn-audit"), "merge", "-o", shown(out),
+                                                                 *[shown(d) for d in docs]])  # (relative: no checkout path in the store)
             results_page(experiment)
 
 
@@ -453,11 +489,55 @@ def run_experiment(n, e):
     with open(os.path.join(runs_root, n + ".analysis.lock"), "a") as lk:  # one lane writes the analysis at a time
         fcntl.flock(lk, fcntl.LOCK_EX)
         step(n, "analysis", "-", ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n,
-                                  *[os.path.join(s.store, "study.json") for s in studies]])
+                                  *[shown(os.path.join(s.store, "study.json")) for s in studies]])
         results_page(n)
 
 
+def plan(names):
+    """--plan: what `run-experiments.sh NAME...` would do now, from the configuration and the store; runs
+    and writes nothing (no build, no BUILD pin, no lock). Exit 2 where a study's manifest or pin is wrong."""
+    cur = current(required=False)
+    for n in names:
+        e = conf["experiments"][n]
+        studies = [Study(name) for name in e["studies"]]
+        conds = conf["sweeps"][e["sweep"]]
+        print("%s: %d studies; after training: eval on the panel %s, sweep %r (%s) on QK-on cells, track %s; analysis %s" % (
+            n, len(studies), json.dumps(dict(conf.get("panel", {}), **e.get("panel", {}))), e["sweep"],
+            "%d conditions" % len(conds) if conds else "none: no sweep", "yes" if e["track"] else "no", e["analysis"]))
+        merged = 0
+        for s in studies:
+            pub = [k for k in s.cells if s.published(k)]
+            pinfile = os.path.join(s.store, "BUILD")
+            build = (open(pinfile).read().strip() + " (results/%s/BUILD)" % os.path.relpath(s.store, store_root)) if os.path.exists(pinfile) \
+                else "%s (runs/builds/CURRENT, pinned when its first cell starts)" % cur if cur else "none: freeze one first (--freeze)"
+            core = kernel_pin(e, s).get("OPENBLAS_CORETYPE")
+            todo = [k for k in sorted(s.cells, key=lambda i: (i % s.n_seeds, i)) if k not in pub]
+            done = os.path.exists(os.path.join(s.store, "study.json"))
+            merged += done
+            print("  %s: %d cells, %d published%s; build %s; OpenBLAS kernel %s" % (
+                s.name, len(s.cells), len(pub), ", merged" if done else "", build,
+                "pinned to %s (OPENBLAS_CORETYPE for its train and after-training steps)" % core if core else "omn-audit's choice for the CPU"))
+            for k in pub:  # what the published cells record: the build and kernel their pairs are judged by
+                cell = json.load(open(os.path.join(s.store, "cell-%03d.json" % k)))
+                rk = recorded_kernel(cell)
+                bad = core and (rk or "").lower() != core.lower()
+                print("    cell %d published: build %s, kernel %s%s" % (k, str(field(cell, "/provenance/git_revision"))[:7], rk,
+                                                                      "  <- NOT the pinned kernel" if bad else ""))
+            if todo:
+                print("    to train, in this order: cells %s" % ", ".join(map(str, todo)))
+        print("  analysis: %s" % ("written when the last study is merged (results/%s/analysis.json%s)" % (
+            n, ", replacing the one in the store" if os.path.exists(os.path.join(store_root, n, "analysis.json")) else "")
+            if merged < len(studies) else "every study merged: a run rewrites results/%s/analysis.json" % n))
+
+
 def main():
+    if "--plan" in sys.argv[1:]:
+        names = [a for a in sys.argv[1:] if a != "--plan"] or list(conf["experiments"])
+        for n in names:
+            if n not in conf["experiments"]:
+                fail("run-experiments: %s: not an experiment of configs/experiments.json (%s)" % (n, ", ".join(conf["experiments"])))
+        plan(names)
+        return
     names = sys.argv[1:] or list(conf["experiments"])
     for n in names:
         if n not in conf["experiments"]:
