@@ -6,6 +6,7 @@ Every number they state about the demo comes from a committed JSON record, throu
   demo/tiny-sotu/results/sweep.json    the demo's sweep (tools/demo.sh wrote it; the raw per-sequence values)
   demo/tiny-sotu/results/profile.json  the demo model's gains
   demo/tiny-sotu/train.json            the run that trained the demo model (tools/make-demo-model.sh)
+  results/qk-lr-tiny/analysis.json     seed 003's study at the tiny scale (the README's qk-lr-tiny lines)
 Each generated paragraph sits between `<!-- generated: NAME -->` and `<!-- end: NAME -->` in its page.
 
   docs_numbers.py --check            exit 1 if a page differs from what the records give (the test)
@@ -126,10 +127,31 @@ def tiny_run(train, profile):
          steps, " --- |" * len(evals), losses, train["heldout_unigram_cross_entropy"], thresholds, means, low, high, PROFILE)
 
 
+QK_LR = "results/qk-lr-tiny/analysis.json"
+
+
+def qk_lr_tiny():
+    """The README's lines on seed 003's study at the tiny scale, from the qk-lr-tiny experiment's analysis."""
+    if not os.path.exists(os.path.join(ROOT, QK_LR)):
+        return ("Its numbers are in the store once the `qk-lr-tiny` experiment's runs are (`tools/run-experiments.sh\n"
+                "qk-lr-tiny`; docs/results.md lists it under \"In progress\" until then).")
+    a = load(QK_LR)
+    best = a["best_lr"]
+    bb = a["best_vs_best"]
+    return (
+        "In the store (`%s`, one seed: values, no claims): each arm's best LR, chosen on the training-time\n"
+        "rows, is %.3g with QK-norm and %.3g without; at them the held-out NLL on the panel is %.3f (on) and\n"
+        "%.3f (off); %d of %d runs with QK-norm and %d without did not finish. The table at every LR:\n"
+        "docs/results.md (`qk-lr-tiny`)."
+    ) % (QK_LR, best["qk_on"], best["qk_off"], bb["on"]["mean"], bb["off"]["mean"], a["diverged"]["qk_on"],
+         len(a["lrs"]) * len(a["seeds"]), a["diverged"]["qk_off"])
+
+
 def blocks():
     """{page: {block name: text}}"""
     sweep, profile, train = load(SWEEP), load(PROFILE), load(TRAIN)
-    return {"README.md": {"demo-sweep": demo_sweep(sweep), "demo-training": demo_training(train, profile)},
+    return {"README.md": {"demo-sweep": demo_sweep(sweep), "demo-training": demo_training(train, profile),
+                          "qk-lr-tiny": qk_lr_tiny()},
             "docs/train.md": {"tiny-run": tiny_run(train, profile)}}
 
 

@@ -4,7 +4,7 @@
 # committed code — run from a clean tree so the figures' footers carry no "-dirty":
 #   demo/tiny-sotu/results/{sweep,profile}.json               (the demo's record, which the README's numbers are:
 #                                                               tools/docs_numbers.py --record build/demo)
-#   omn-audit study --manifest configs/studies/qk-lr-tiny.json (runs/qk-lr-tiny/study.json, ~25 min)
+#   results/qk-lr-tiny/study.json                              (tools/run-experiments.sh qk-lr-tiny, ~40 min)
 #   tools/make-demo-model.sh --check                           (build/demo-model/run: the demo model's checkpoints)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,7 +19,7 @@ mkdir -p "$root/docs/figures" "$build/readme"
 # the trajectories of the runs that tell the story: the best learning rate, and 0.035 where the
 # logits of the QK-off run have grown ~300-fold. The study is ~25 min of compute and its output is not
 # committed: without it the study PNGs are left as they are (their footers say which commit ran it).
-study="$root/runs/qk-lr-tiny/study.json"
+study="$root/results/qk-lr-tiny/study.json"
 if [ -f "$study" ]; then
   "$omn" plot "$study" -o "$build/readme" --force \
     --runs qk-on_lr-2.848e-03_seed-0,qk-off_lr-2.848e-03_seed-0,qk-on_lr-3.511e-02_seed-0,qk-off_lr-3.511e-02_seed-0 >/dev/null
