@@ -17,8 +17,8 @@ mkdir -p "$root/docs/figures" "$build/readme"
 "$omn" report "$root/demo/tiny-sotu/results/sweep.json" "$root/demo/tiny-sotu/results/profile.json" \
   -o "$build/readme/report.html" --force >/dev/null
 # the trajectories of the runs that tell the story: the best learning rate, and 0.035 where the
-# logits of the QK-off run have grown ~300-fold. The study is ~25 min of compute and its output is not
-# committed: without it the study PNGs are left as they are (their footers say which commit ran it).
+# logits of the QK-off run run away. Without the experiment in the store the study PNGs are kept as
+# committed (their footers say which commit ran them).
 study="$root/results/qk-lr-tiny/study.json"
 if [ -f "$study" ]; then
   "$omn" plot "$study" -o "$build/readme" --force \
