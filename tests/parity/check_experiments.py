@@ -289,10 +289,28 @@ outs = [lane.communicate(timeout=600)[0] for lane in lanes]
 ran = open(stub_log).read().split() if os.path.exists(stub_log) else []
 trained = sorted(a["step"] for a in compute()[n_before:] if a["step"].startswith("train "))
 want = sorted("train toy2-study cell %d/4" % i for i in range(4) if "cell-%03d.json" % i not in before_kill)
-if not all(lane.returncode == 0 for lane in lanes):
-    print("".join(outs)[-3000:])
+if not all(lane.returncode == 0 for lane in lanes):  # the log says why a step failed (the next run overwrites it)
+    print("".join(outs)[-3000:], open(os.path.join(work, "runs", "experiments.log")).read()[-6000:])
 check(all(lane.returncode == 0 for lane in lanes) and trained == want,
       "two lanes continue the study, each unpublished cell trained once (%s)" % trained)
+# the lanes' after-training steps share the study's after/ (panel.bin, panel.json): run two at once on
+# two cells, again and again (every other time from a new session's state, no panel yet), as the lanes
+# above did once; a shared temporary file failed one of them about one time in seven
+after2 = os.path.join(work, "runs", "toy2", "after")
+panel_json = open(os.path.join(after2, "panel.json")).read()
+at_fails = []
+for i in range(40):
+    if i % 2:
+        for f in ("panel.bin", "panel.json"):
+            os.remove(os.path.join(after2, f))
+    pair = [subprocess.Popen(["/usr/bin/python3", os.path.join(root, "tools", "experiments", "after_training.py"), omn,
+                              os.path.join(work, "runs", "toy2", "cell-%03d.json" % c), "dependence", "1", "1", "{}"],
+                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for c in (1, 2)]
+    at_fails += [(out.strip().splitlines() or [""])[-1] for out, rc in ((q.communicate(timeout=120)[0], q.returncode) for q in pair) if rc != 0]
+check(not at_fails and open(os.path.join(after2, "panel.json")).read() == panel_json and
+      not [f for f in os.listdir(after2) if f.endswith(".tmp")],
+      "two lanes' after-training steps on one study at once, 40 times: each exits 0, the panel's record unchanged, no "
+      "temporary left (%s)" % at_fails[:2])
 # the cells train, evaluate and sweep on the build the study started on; the merge (bookkeeping over
 # their documents) runs on the current build, which compares the cells' corpus by content
 check(os.path.exists(os.path.join(store2, "study.json")) and open(os.path.join(store2, "BUILD")).read().strip() == "test" and

@@ -18,7 +18,13 @@ Into STUDY_DIR/after/:
                        train.json records (TRACK=1)
 Each output is written by the tool itself (atomically); one that exists is kept, so the script resumes
 after any interruption (an interrupted sweep continues from its journal).
+
+Two lanes run this script at once on cells of one study, and share STUDY_DIR/after/: panel.bin and
+panel.json are made and checked under an exclusive lock on that folder, and every file is written
+through a temporary of this process's own (NAME.PID.tmp), so neither lane moves or truncates the
+other's (a shared NAME.tmp failed one lane's after-training with FileNotFoundError).
 """
+import fcntl
 import hashlib
 import json
 import os
@@ -60,8 +66,13 @@ def run(*args):
     subprocess.run([omn, *args], check=True)
 
 
+def tmp_of(path):
+    """This process's temporary for `path`: a lane's own, never another's (see the top)."""
+    return "%s.%d.tmp" % (path, os.getpid())
+
+
 def write_json(path, doc):
-    tmp = path + ".tmp"
+    tmp = tmp_of(path)
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
@@ -92,11 +103,15 @@ if "tokens" in panel_conf:  # equal text at every training length
 skip_rows = max(rec["config"]["values"].get("eval", {}).get("rows", 16) for rec in records.values())
 skip_bytes = skip_rows * seq_len * 2  # u16 tokens; packed rows are consecutive seq_len-token pieces
 panel = os.path.join(out, "panel.bin")
+# the panel is the study's, shared by the lanes: made, checked and recorded by one lane at a time (an
+# flock on the folder itself: no lock file beside the outputs); released before the evaluations
+panel_lock = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+fcntl.flock(panel_lock, fcntl.LOCK_EX)
 if not os.path.exists(panel):
     data = open(heldout, "rb").read()
-    with open(panel + ".tmp", "wb") as f:
+    with open(tmp_of(panel), "wb") as f:
         f.write(data[skip_bytes:])
-    os.replace(panel + ".tmp", panel)
+    os.replace(tmp_of(panel), panel)
 panel_sha = sha256(panel)
 if panel_sha != hashlib.sha256(open(heldout, "rb").read()[skip_bytes:]).hexdigest():
     sys.exit("after-training: %s is not the held-out set without its first %d rows: delete it" % (panel, skip_rows))
@@ -113,7 +128,10 @@ def same_panel(a, b):  # by digests and rows: where the held-out file lay (an ab
 if os.path.exists(pj) and not same_panel(json.load(open(pj)), panel_doc):  # outputs scored on another panel would mix silently
     sys.exit("after-training: %s records another panel than this call's (rows %s, now %s): delete %s to start over"
              % (pj, json.load(open(pj)).get("rows"), panel_conf["rows"], out))
-write_json(pj, panel_doc)
+text = json.dumps(panel_doc, indent=1) + "\n"
+if not os.path.exists(pj) or open(pj).read() != text:  # (as write_json writes it: unchanged, it is left alone)
+    write_json(pj, panel_doc)
+os.close(panel_lock)
 
 for r in runs:
     rid, rec = r["id"], records[r["id"]]

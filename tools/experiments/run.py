@@ -175,17 +175,26 @@ def locked(path):
     return f
 
 
+def tmp_of(path):
+    """This lane's temporary for `path` (NAME.PID.tmp): both lanes publish a study's panel.json and may pin
+    its BUILD at once, and a shared NAME.tmp lets one move the other's away (FileNotFoundError) or
+    truncate what the other just put in place."""
+    return "%s.%d.tmp" % (path, os.getpid())
+
+
 def write_atomic(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as f:
+    tmp = tmp_of(path)
+    with open(tmp, "w") as f:
         f.write(text)
-    os.replace(path + ".tmp", path)
+    os.replace(tmp, path)
 
 
 def copy_atomic(src, dst):
     os.makedirs(os.path.dirname(dst), exist_ok=True)
-    shutil.copyfile(src, dst + ".tmp")
-    os.replace(dst + ".tmp", dst)
+    tmp = tmp_of(dst)
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
 
 
 # --- builds ---------------------------------------------------------------------------------------
