@@ -3,24 +3,8 @@
 #include <optional>
 
 #include "omn/errors.h"
-#include "omn/eval/scorer.h"
 
 namespace omn::eval {
-
-namespace {
-// --cache-activations: the residual stream entering block `layer`, batch after batch.
-class CacheCapture final : public model::ForwardObserver {
- public:
-  explicit CacheCapture(ActivationCache& cache) : cache_(cache) {}
-  bool wants(model::Intermediate what, int layer) const override {
-    return what == model::Intermediate::BlockOutput && layer + 1 == cache_.layer;
-  }
-  void observe(const model::Announcement& a) override { cache_.inputs.push_back(a.value); }
-
- private:
-  ActivationCache& cache_;
-};
-}  // namespace
 
 Evaluator::Evaluator(const model::Transformer& model, std::vector<Row> rows, model::AttentionPath path, int batch,
                      const at::Device& device)
@@ -61,70 +45,40 @@ std::size_t Evaluator::cacheBytes() const {
   return n;
 }
 
-SequenceScores Evaluator::score(const ScoreOptions& opt) const {
+SequenceScores Evaluator::score(const ScoreOptions& opt, const Start& start) const {
   SequenceScores s;
   Progress p;
   p.rows_total = rows_.size();
   const int n_layers = model_.config().n_layers;
   auto* mech = opt.mech;
   if (mech) mech->assign(static_cast<std::size_t>(n_layers), LayerMechanism{});
-  // checked on entry: capture and from_cache both go through the cache
-  // (a caller's bug, not a user's input: std::logic_error, exit 1)
-  if ((opt.capture || opt.from_cache) && !opt.cache)
-    throw std::logic_error("Evaluator::score: capture/from_cache need ScoreOptions::cache");
-  if (opt.capture && opt.from_cache) throw std::logic_error("Evaluator::score: capture and from_cache exclude each other");
-  if (opt.from_cache && opt.cache->inputs.size() != batches_.size())
-    throw std::logic_error("Evaluator::score: from_cache with " + std::to_string(opt.cache->inputs.size()) + " cached batches for " +
-                     std::to_string(batches_.size()) + " batches (capture first)");
-  if (opt.capture) opt.cache->inputs.clear();
-  if ((opt.reference_final == nullptr) != (opt.divergence == nullptr))
-    throw std::logic_error("Evaluator::score: reference_final and divergence go together");
-  if (opt.reference_final && opt.reference_final->size() != batches_.size())
-    throw std::logic_error("Evaluator::score: " + std::to_string(opt.reference_final->size()) + " reference batches for " +
-                           std::to_string(batches_.size()));
-  if (opt.keep_final) opt.keep_final->clear();
+  const ActivationCache* cache = start.cache();
+  if (cache && cache->inputs.size() != batches_.size())  // a caller's bug, not a user's input: exit 1
+    throw std::logic_error("Evaluator::score: a start from a cache of " + std::to_string(cache->inputs.size()) + " batches for " +
+                           std::to_string(batches_.size()) + " batches (capture it from these rows first)");
   for (std::size_t bi = 0; bi < batches_.size(); ++bi) {
     const Batch& b = batches_[bi];
     if (opt.stop && opt.stop()) break;
     const auto [tok, doc] = tensors(b);
     const model::DocumentLayout layout = model::documentLayout(doc);
-    at::Tensor h;
-    int from = 0;
-    if (opt.from_cache) {
-      h = opt.cache->inputs.at(bi);
-      from = opt.cache->layer;
-    } else {
-      h = model_.embed(tok.to(device_));
-      if (opt.capture && opt.cache->layer == 0) opt.cache->inputs.push_back(h);
-    }
-    // who listens to this pass: the statistics, the cache, the caller's probe
+    const at::Tensor h = cache ? cache->inputs[bi] : model_.embed(tok.to(device_));
+    // who listens to this pass: the statistics, the caller's subscribers
     model::ObserverSet observers;
     std::optional<MechanismObserver> batch_mech;
     if (mech) observers.add(&batch_mech.emplace(n_layers));
-    std::optional<CacheCapture> capture;
-    if (opt.capture && opt.cache->layer > 0) observers.add(&capture.emplace(*opt.cache));
-    observers.add(opt.observer);
-    const at::Tensor out = model_.run(h, from, layout, path_, observers.empty() ? nullptr : &observers, opt.gains);
-    if (opt.keep_final) opt.keep_final->push_back(out);
-    const at::Tensor reference = opt.reference_final ? (*opt.reference_final)[bi] : at::Tensor();
-    for (const RowScore& r : scoreRows(model_, out, tok, doc, 0, reference, opt.divergence ? &opt.divergence->kl_tokens : nullptr)) {
+    for (model::ForwardObserver* o : opt.observers) observers.add(o);
+    const at::Tensor out = model_.run(h, start.layer(), layout, path_, observers.empty() ? nullptr : &observers, opt.gains);
+    for (const RowScore& r : scoreRows(model_, out, tok, doc, 0, opt.scored)) {
       s.nll_sum.push_back(r.nll);
       s.tokens.push_back(r.tokens);
-      if (opt.divergence) {
-        opt.divergence->kl_sum.push_back(r.kl);
-        opt.divergence->top1_agree.push_back(r.top1_agree);
-        opt.divergence->dp_correct_sum.push_back(r.dp_correct);
-      }
       p.tokens_done += r.tokens;
       p.nll_done += r.nll;
     }
-    if (mech)  // a running mean over batches (each batch weighs its row count); layers before
-               // `from` are not run here: the caller fills them from the full pass
-      for (std::size_t l = static_cast<std::size_t>(from); l < mech->size(); ++l) {
-        auto& m = (*mech)[l];
-        const auto& x = batch_mech->layers()[l];
-        foldBatch(m, x, static_cast<double>(b.count) / static_cast<double>(p.rows_done + b.count), p.rows_done == 0);
-      }
+    if (mech)  // a running mean over batches (each batch weighs its row count); layers before the
+               // start are not run here: the caller fills them from the full pass
+      for (std::size_t l = static_cast<std::size_t>(start.layer()); l < mech->size(); ++l)
+        foldBatch((*mech)[l], batch_mech->layers()[l], static_cast<double>(b.count) / static_cast<double>(p.rows_done + b.count),
+                  p.rows_done == 0);
     p.rows_done += b.count;
     if (opt.progress) opt.progress(p);
   }

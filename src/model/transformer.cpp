@@ -80,7 +80,10 @@ at::Tensor Transformer::run(at::Tensor h, int from, const DocumentLayout& layout
                             const GainOverlay* gains) const {
   const RopeRotation rope = ropeRotation(layout.positions, config_.head_dim, config_.rope_theta, h.device());
   for (int i = from; i < config_.n_layers; ++i) h = block(i, h, layout, rope, path, observer, gains);
-  return norm(h, weights_.final_norm);
+  at::Tensor out = norm(h, weights_.final_norm);
+  if (observer && observer->wants(Intermediate::FinalHidden, config_.n_layers))
+    observer->observe({Intermediate::FinalHidden, config_.n_layers, out, layout});
+  return out;
 }
 
 at::Tensor Transformer::logits(const at::Tensor& final_hidden) const {

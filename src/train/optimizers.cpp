@@ -4,6 +4,29 @@
 
 namespace omn::train {
 
+double globalGradNorm(const std::vector<at::Tensor>& grads) {
+  if (grads.empty()) return 0.0;
+  std::vector<at::Tensor> sums;
+  sums.reserve(grads.size());
+  for (const at::Tensor& g : grads) sums.push_back(g.to(at::kDouble).pow(2).sum());
+  return at::stack(sums).sum().sqrt().item<double>();  // the one read back
+}
+
+double globalGradNormPerParameter(const std::vector<at::Tensor>& grads) {
+  double s = 0;
+  for (const at::Tensor& g : grads) s += g.to(at::kDouble).pow(2).sum().item<double>();
+  return std::sqrt(s);
+}
+
+double clipGradNorm(const std::vector<at::Tensor>& grads, double max_norm) {
+  const double norm = globalGradNorm(grads);
+  if (max_norm > 0 && norm > max_norm) {
+    at::NoGradGuard ng;
+    for (const at::Tensor& g : grads) at::Tensor(g).mul_(max_norm / (norm + 1e-6));
+  }
+  return norm;
+}
+
 at::Tensor newtonSchulz5(const at::Tensor& g, int steps) {
   const double a = 3.4445, b = -4.7750, c = 2.0315;
   const bool tall = g.size(0) > g.size(1);

@@ -47,6 +47,7 @@ ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data
     throw FormatError(rec + ": /steps: expected the config's " + std::to_string(c.steps) + ", got " + doc["steps"].dump());
 
   ResumePoint rp;
+  rp.segments = recordedSegments(doc, rec, c.batch_size * c.seq_len);
   rp.checkpoints = rr.checkpoints;
   rp.has_checkpoint = rr.has_checkpoint;
   rp.step = rr.last_step;

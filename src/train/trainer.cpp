@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 
 #include "omn/errors.h"
+#include "omn/io/choice.h"
 #include "omn/io/sha256.h"
 #include "omn/model/attention.h"
+#include "omn/model/products.h"
 #include "omn/output/json_file.h"
 #include "omn/output/progress.h"
 #include "omn/output/table.h"
@@ -60,12 +63,31 @@ output::ProvenanceInfo startedNow() {
   return p;
 }
 
+// This process's segment of the run, as it starts: where it continues from, and what it runs on,
+// read from the provenance block every document carries (so the strings are provenance's own).
+RunSegment openSegment(const output::ProvenanceInfo& prov, const RunSetup& s) {
+  const json p = output::provenance(prov);
+  auto text = [](const json& v) { return v.is_string() ? std::optional<std::string>(v.get<std::string>()) : std::nullopt; };
+  RunSegment seg;
+  seg.start_step = seg.end_step = s.start;
+  seg.started_utc = prov.started_utc;
+  seg.threads = s.threads;
+  seg.cpu = text(p["host"]["cpu"]);
+  seg.openblas = text(p["libraries"]["openblas"]);
+  if (const char* core = std::getenv("OPENBLAS_CORETYPE")) seg.openblas_coretype = std::string(core);
+  seg.bf16_products = std::string(io::choiceName(model::kBf16Products, model::bf16Products().bf16));
+  seg.git_revision = text(p["git_revision"]);
+  seg.model_code_fingerprint = text(p["model_code_fingerprint"]);
+  return seg;
+}
+
 }  // namespace
 
 Trainer::Trainer(const TrainOptions& o)
     : o_(o),
       c_(o.config),
       prov_(startedNow()),
+      started_(std::chrono::steady_clock::now()),
       s_(prepareRun(o)),
       m_(startingModel(s_, c_)),
       optimizers_(m_.params, c_.optimizer),
@@ -76,6 +98,8 @@ Trainer::Trainer(const TrainOptions& o)
       step_(s_.start),
       last_heldout_(std::numeric_limits<double>::quiet_NaN()) {
   clearOldRun(s_, o_);
+  segments_ = s_.resume.segments;  // empty unless resumed: a fresh start or --force has no past
+  segments_.push_back(openSegment(prov_, s_));
   // at step 0 the optimizer has no state yet (the file, verified by its digest, holds none)
   if (s_.from_checkpoint && s_.start > 0) optimizers_.restore(s_.paths.stepOptimizer(s_.start), s_.start);
   std::error_code ec;
@@ -108,14 +132,10 @@ void Trainer::dumpGradients() const {
 }
 
 double Trainer::clipGradients() {
-  double s = 0;
-  for (const auto& p : m_.params) s += p.value.grad().to(at::kDouble).pow(2).sum().item<double>();
-  const double norm = std::sqrt(s);
-  if (c_.clip_grad_norm > 0 && norm > c_.clip_grad_norm) {
-    at::NoGradGuard ng;
-    for (auto& p : m_.params) p.value.mutable_grad().mul_(c_.clip_grad_norm / (norm + 1e-6));
-  }
-  return norm;
+  std::vector<at::Tensor> grads;
+  grads.reserve(m_.params.size());
+  for (const auto& p : m_.params) grads.push_back(p.value.grad());  // the same storage: clipped in place
+  return clipGradNorm(grads, c_.clip_grad_norm);
 }
 
 void Trainer::zeroGradients() {
@@ -170,17 +190,22 @@ void Trainer::checkpoint(double last_loss) {
   // the log as it stands now (every record up to this step): what a resume continues, verified
   const std::string& log = history_.logText();
   history_.checkpointed({step_, RunPaths::checkpointName(step_), sha, optimizer_sha, log.size(), io::sha256Bytes(log.data(), log.size())});
-  writeRecord("running", last_loss, "");
+  writeRecord("running", last_loss, "", "checkpoint");
 }
 
 void Trainer::evaluateStart() {
-  writeRecord("running", NAN, "");  // resumable from here on: killed before step 0's checkpoint, it starts over
+  writeRecord("running", NAN, "", "started");  // resumable from here on: killed before step 0's checkpoint, it starts over
   const json rec0 = {{"step", 0}, {"tokens_seen", 0}, {"eval", toJson(evaluateHeldout(ev_, m_))}};
   history_.logged(rec0, appendLog(s_.paths.log, rec0));
   checkpoint(NAN);
 }
 
-void Trainer::interrupted() const {
+void Trainer::interrupted(double last_loss) {
+  try {  // the steps since the last checkpoint were spent: the record says so (a resume trains them again)
+    writeRecord("running", last_loss, "", "interrupted");
+  } catch (const std::exception& e) {
+    spdlog::warn("train {}: stopped, but train.json could not record it: {}", c_.name, e.what());
+  }
   const auto& cps = history_.checkpoints();
   throw Interrupted("interrupted after step " + std::to_string(step_) + " of " + std::to_string(c_.steps) + "; " +
                     (!cps.empty() ? "the run continues from its checkpoint of step " + std::to_string(cps.back().step)
@@ -188,9 +213,15 @@ void Trainer::interrupted() const {
                     (o_.resume_command.empty() ? ": rerun with --resume" : ": " + o_.resume_command));
 }
 
-json Trainer::writeRecord(const std::string& status, double last_loss, const std::string& divergence) {
+json Trainer::writeRecord(const std::string& status, double last_loss, const std::string& divergence, const char* end) {
   const data::CorpusFiles& corpus = s_.corpus;
   prov_.finished_utc = output::utcNow();
+  RunSegment& segment = segments_.back();
+  segment.end_step = step_;
+  segment.tokens = (step_ - segment.start_step) * tokens_per_step_;
+  segment.end = end;
+  segment.finished_utc = prov_.finished_utc;
+  segment.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   prov_.device = s_.device.str();
   prov_.inputs = {{"config", c_.path, c_.sha256, false}, {"corpus", corpus.json_path, corpus.json_sha256, false},
                   {"train_tokens", corpus.train_path, corpus.train_sha256, true},
@@ -226,7 +257,9 @@ json Trainer::writeRecord(const std::string& status, double last_loss, const std
               {"evals", history_.evalsJson()},
               {"last_checkpoint_step", cps.empty() ? json(nullptr) : json(cps.back().step)},
               {"checkpoints", history_.checkpointsJson()},
-              {"log", "log.jsonl"}};
+              {"log", "log.jsonl"},
+              {"segments", segmentsJson(segments_)},
+              {"timing", timingJson(segments_)}};
   if (status == "finished") doc["final_checkpoint"] = {{"path", "final.pt"}, {"sha256", io::sha256File(s_.paths.final_checkpoint)}};
   output::writeFileAtomic(s_.paths.train_json, output::dumpJson(doc));
   return doc;
@@ -243,19 +276,18 @@ json Trainer::run() {
                                       : "the log has no step-0 evaluation (written before 2026-12-02): start over with --force";
     if (!has_step0) throw UsageError("--resume: " + s_.paths.log + ": " + why);
     spdlog::warn("train {}: diverged at step 0: {}", c_.name, why);
-    return writeRecord("diverged", NAN, why);
+    return writeRecord("diverged", NAN, why, "diverged");
   }
 
   spdlog::info("train {}: {} parameters ({}), {} steps of {}x{} tokens, {} threads{}", c_.name, m_.count(),
                m_.config.qk_norm ? "QK-norm on" : "QK-norm off", c_.steps, c_.batch_size, c_.seq_len, s_.threads,
                s_.start > 0 ? ", resumed at step " + std::to_string(s_.start) : "");
   output::ProgressBar bar("train", static_cast<std::uint64_t>(c_.steps), o_.progress, false, "steps");
-  const auto t_start = std::chrono::steady_clock::now();
-  last_record_time_ = t_start;
+  last_record_time_ = std::chrono::steady_clock::now();
   double last_loss = NAN;
   std::string divergence;
   while (step_ < c_.steps) {
-    if (o_.stop && o_.stop()) interrupted();
+    if (o_.stop && o_.stop()) interrupted(last_loss);
     const StepResult r = trainStep();
     last_loss = r.loss;
     // divergence rule 1 (docs/train.md): a non-finite training loss or gradient norm, at any step
@@ -280,17 +312,12 @@ json Trainer::run() {
     if (c_.checkpoint_every > 0 && step_ % c_.checkpoint_every == 0 && step_ < c_.steps) checkpoint(last_loss);
   }
   bar.finish();
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   if (!divergence.empty()) {
     spdlog::warn("train {}: diverged at step {}: {}", c_.name, step_, divergence);
-    return writeRecord("diverged", last_loss, divergence);
+    return writeRecord("diverged", last_loss, divergence, "diverged");
   }
   writeWeights(s_.paths.final_checkpoint, m_, checkpoint_record_, step_, step_ * tokens_per_step_, c_.seed);
-  json doc = writeRecord("finished", last_loss, "");
-  doc["timing"] = {{"seconds", secs},
-                   {"tokens_per_second", static_cast<double>((step_ - s_.start) * tokens_per_step_) / std::max(secs, 1e-9)}};
-  output::writeFileAtomic(s_.paths.train_json, output::dumpJson(doc));
-  return doc;
+  return writeRecord("finished", last_loss, "", "finished");  // the one write of the end: timing included
 }
 
 json runTraining(const TrainOptions& o) {

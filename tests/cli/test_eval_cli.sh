@@ -174,8 +174,10 @@ expect 2 "OMN_BF16_PRODUCTS: expected native or fp32-accumulate" -- env OMN_BF16
 expect 2 "no flash path|runs on CUDA devices only" -- "$omn" "${base[@]}" --attention flash
 expect 2 "expected auto, flash" -- "$omn" "${base[@]}" --attention fast
 expect 2 "--groups must be between" -- "$omn" "${base[@]}" --groups 100
-# --groups beyond --num-seqs is refused before the checkpoint is read (a missing one, here)
-expect 2 "--groups must be between 1 and the number of sequences \\(3\\), got 5" -- "$omn" eval "$tmp/no-such.pt" \
+# --groups beyond --num-seqs is refused before the checkpoint is read (one that is not a checkpoint,
+# here; a missing one is refused before the plugin loads: tests/cli/test_inputs_cli.sh)
+printf 'not a checkpoint' >"$tmp/not-a-checkpoint.pt"
+expect 2 "--groups must be between 1 and the number of sequences \\(3\\), got 5" -- "$omn" eval "$tmp/not-a-checkpoint.pt" \
   --tokens "$tmp/tok.bin" --eos 0 --tokenizer-revision r --num-seqs 3
 expect 2 "confidence: expected a number in \\(0, 1\\)" -- "$omn" "${base[@]}" --confidence 1.5
 expect 2 "num-seqs: Value -3 not in range" -- "$omn" "${base[@]}" --num-seqs -3

@@ -32,6 +32,35 @@ variant gone.json 'm["tokens"]["path"] = "no-such.bin"'
 expect 2 "manifest $tmp/gone.json: /tokens/path $tmp/no-such.bin: cannot open for reading" -- \
   "$omn" -q intervene --manifest "$tmp/gone.json" --threads 500
 
+# the inputs a command names are checked before its plugin is loaded: with the plugin pointed at a
+# file that does not exist, a missing input is still the error (exit 2, the plugin's own words), and
+# only with every input there is the plugin's absence the error
+nope="$tmp/no-such-plugin.so"
+out="$(OMN_AUDIT_TORCH_PLUGIN="$nope" "$omn" eval "$tmp/no-such.pt" --tokens "$tmp/mini-tokens.bin" 2>&1)"
+rc=$?
+check "no plugin and a missing checkpoint: exit 2 naming the checkpoint, not the plugin (got $rc: $out)" -- \
+  bash -c '[ "$1" -eq 2 ] && grep -qE "^omn-audit: error: checkpoint $2/no-such.pt: cannot open for reading" <<<"$3" && ! grep -q plugin <<<"$3"' \
+  _ "$rc" "$tmp" "$out"
+OMN_AUDIT_TORCH_PLUGIN="$nope" expect 2 "^omn-audit: error: --tokens $tmp/no-such.bin: cannot open for reading" -- \
+  "$omn" eval --up-to "$mini" --seq-len 8 --tokens "$tmp/no-such.bin"
+OMN_AUDIT_TORCH_PLUGIN="$nope" expect 2 "^omn-audit: error: --offsets $tmp/no-such.txt: cannot open for reading" -- \
+  "$omn" -q eval "$mini" --tokens="$tmp/mini-tokens.bin" --offsets "$tmp/no-such.txt"
+OMN_AUDIT_TORCH_PLUGIN="$nope" expect 2 "^omn-audit: error: manifest $tmp/no-such.json: cannot open for reading" -- \
+  "$omn" intervene --plan --manifest "$tmp/no-such.json"
+OMN_AUDIT_TORCH_PLUGIN="$nope" expect 2 "^omn-audit: error: training config $tmp/no-such.json: cannot open for reading" -- \
+  "$omn" train --resume --config "$tmp/no-such.json" -o "$tmp/no-run"
+OMN_AUDIT_TORCH_PLUGIN="$nope" expect 2 "^omn-audit: error: --corpus $tmp/no-such: cannot open for reading" -- \
+  "$omn" train --config tiny --corpus "$tmp/no-such" -o "$tmp/no-run"
+OMN_AUDIT_TORCH_PLUGIN="$nope" expect 2 "^omn-audit: error: study manifest $tmp/no-such.json: cannot open for reading" -- \
+  "$omn" study --manifest "$tmp/no-such.json"
+OMN_AUDIT_TEXT_PLUGIN="$nope" expect 2 "^omn-audit: error: corpus config $tmp/no-such.json: cannot open for reading" -- \
+  "$omn" corpus --config "$tmp/no-such.json" -o "$tmp/no-corpus"
+check "nothing written by the refused train and corpus" -- test ! -e "$tmp/no-run" -a ! -e "$tmp/no-corpus"
+OMN_AUDIT_TORCH_PLUGIN="$nope" expect 2 "needs the plugin omn-audit-torch.so, which could not be loaded from $nope" -- \
+  "$omn" eval "$mini" --tokens "$tmp/mini-tokens.bin"
+OMN_AUDIT_TORCH_PLUGIN="$nope" expect 2 "needs the plugin omn-audit-torch.so" -- "$omn" train --config tiny -o "$tmp/no-run"
+OMN_AUDIT_TORCH_PLUGIN="$nope" expect 2 "needs the plugin omn-audit-torch.so" -- "$omn" eval "$tmp/no-such.pt" --help
+
 # each refusal names its flag or pointer
 expect 2 "--eos: expected a token id >= 0, got -1" -- "$omn" eval "$mini" --tokens "$tmp/mini-tokens.bin" --eos -1
 variant batch.json 'm["model"]["batch"] = 2147483647'

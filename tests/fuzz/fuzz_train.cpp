@@ -18,6 +18,7 @@
 #include "omn/io/checkpoint.h"
 #include "omn/io/json_document.h"
 #include "omn/train/run_records.h"
+#include "omn/train/run_segments.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
@@ -28,6 +29,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const omn::train::RunRecord rr = omn::train::checkRunRecord(omn::io::parseJson(body, "train.json"), "train.json");
         if (rr.has_checkpoint != !rr.checkpoints.empty()) std::abort();
         if (rr.last_step < 0 || (rr.has_checkpoint && rr.last_step > rr.doc["steps"].get<std::int64_t>())) std::abort();
+        // the segments a resume reads back: in order, within the run, reaching its last checkpoint
+        const auto segs = omn::train::recordedSegments(rr.doc, "train.json", 4096);
+        for (std::size_t i = 0; i < segs.size(); ++i)
+          if (segs[i].end_step < segs[i].start_step || (i > 0 && segs[i].start_step > segs[i - 1].end_step)) std::abort();
+        if (!segs.empty() && rr.has_checkpoint && segs.back().end_step < rr.last_step) std::abort();
         break;
       }
       case 1: {

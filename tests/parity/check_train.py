@@ -311,6 +311,48 @@ for qk in (True, False):
         p = run("intervene", "--manifest", man, expect=2)
         check("no Q/K gains" in p.stderr, "qk-off: intervene refuses gain ops with exit 2")
 
+# --- the gradient clip against torch.nn.utils.clip_grad_norm_ ------------------------------------
+# AdamW for every parameter with eps near the gradients' size, so one step depends on the clipped
+# gradients' scale (Adam's m/sqrt(v) alone would not see a clip at step 1); the clip at a quarter of
+# the first step's norm. The norm omn-audit logs (float64 sums of squares, one reduction) against
+# torch's (float32 norms): within float32 roundoff of the longest norm, (n_max + P + 2) * 2^-24.
+sd0 = torch.load(os.path.join(work, "init-qk-on.pt"), weights_only=True)["model"]
+norm1 = [json.loads(x) for x in open(os.path.join(work, "run-qk-on", "log.jsonl"))][1]["grad_norm"]
+max_norm = 0.25 * norm1
+conf = dict(json.load(open(os.path.join(work, "train-qk-on.json"))), name="clip", clip_grad_norm=max_norm, steps=1,
+            checkpoint_every=1, eval={"every": 1, "rows": 2})
+conf["optimizer"] = {"kind": "adamw", "lr": 0.01, "betas": [0.9, 0.95], "eps": 1e-3, "weight_decay": 0.1,
+                     "qk_gain_lr_scale": 3.0, "qk_gain_weight_decay": 0.2}
+clip_conf, clip_out, clip_grads = (os.path.join(work, n) for n in ("train-clip.json", "run-clip", "grads-clip.pt"))
+json.dump(conf, open(clip_conf, "w"))
+run("train", "--config", clip_conf, "--out", clip_out, "--dump-grads", clip_grads)
+logged = [json.loads(x) for x in open(os.path.join(clip_out, "log.jsonl"))][1]["grad_norm"]
+ours = torch.load(clip_grads, weights_only=True)["model"]  # before the clip
+step1 = torch.load(os.path.join(clip_out, "final.pt"), weights_only=True)["model"]  # the one step
+qk_gains = {NAMES[r].replace("{i}", str(i)) for r in ("q_norm", "k_norm") for i in range(L)}
+
+
+def adamw_step(clip):
+    params = {k: torch.nn.Parameter(sd0[k].clone()) for k in sd0}
+    for k in sd0:
+        params[k].grad = ours[k].clone()
+    total = torch.nn.utils.clip_grad_norm_(list(params.values()), max_norm) if clip else None
+    groups = [{"params": [params[k]], "lr": 0.03 if k in qk_gains else 0.01,
+               "weight_decay": 0.2 if k in qk_gains else 0.1 if sd0[k].dim() == 2 else 0.0} for k in sd0]
+    torch.optim.AdamW(groups, lr=0.01, betas=(0.9, 0.95), eps=1e-3, foreach=False).step()
+    return total, {k: params[k].detach() for k in sd0}
+
+
+total, clipped = adamw_step(True)
+bound = (max(v.numel() for v in ours.values()) + len(ours) + 2) * 2.0 ** -24
+check(abs(float(total) - logged) <= bound * float(total),
+      "clip: the logged gradient norm %.10g equals torch.nn.utils.clip_grad_norm_'s %.10g (bound %.1e relative)" % (logged, float(total), bound))
+worst = max(float((clipped[k] - step1[k]).abs().max()) for k in sd0)
+_, unclipped = adamw_step(False)
+unseen = max(float((unclipped[k] - step1[k]).abs().max()) for k in sd0)
+check(worst <= 1e-6 and unseen > 100 * 1e-6,
+      "clip: one AdamW step from torch's clipped gradients equals omn-audit's (max abs diff %.2e; unclipped it would differ by %.2e)" % (worst, unseen))
+
 # --- kill -9 and --resume: bitwise the uninterrupted run's weights -------------------------------
 conf = json.load(open(os.path.join(work, "train-qk-on.json")))
 conf.update({"steps": 120, "checkpoint_every": 4, "log_every": 10, "eval": {"every": 60, "rows": 2}})
@@ -339,6 +381,18 @@ check(all(torch.equal(a[k], b[k]) for k in a), "resume: kill -9 then --resume gi
 la = [json.loads(x).get("train_loss") for x in open(os.path.join(ref_out, "log.jsonl"))]
 lb = [json.loads(x).get("train_loss") for x in open(os.path.join(cut_out, "log.jsonl"))]
 check(la == lb, "resume: the log equals the uninterrupted run's, step for step")
+# the record keeps both processes: the killed one to its last record (a checkpoint), the resumed one
+# from that checkpoint to the end; the run's timing adds them up
+rw, rc = (json.load(open(os.path.join(d, "train.json"))) for d in (ref_out, cut_out))
+segs = rc["segments"]
+per_step = conf["batch_size"] * conf["seq_len"]
+check(len(rw["segments"]) == 1 and rw["segments"][0]["start_step"] == 0 and rw["segments"][0]["end_step"] == 120 and
+      len(segs) == 2 and segs[0]["end"] == "checkpoint" and segs[1]["start_step"] == segs[0]["end_step"] and
+      segs[1]["end_step"] == 120 and segs[1]["end"] == "finished" and
+      all(s["tokens"] == (s["end_step"] - s["start_step"]) * per_step for s in segs) and
+      rc["timing"]["tokens_trained"] == 120 * per_step and rc["timing"]["segments"] == 2 and
+      abs(rc["timing"]["seconds"] - sum(s["seconds"] for s in segs)) <= 1e-9 * rc["timing"]["seconds"],
+      "resume: train.json records both segments (killed at step %d, resumed to 120) and times both" % segs[0]["end_step"])
 
 # --- track of a run directory verifies every checkpoint against the digest train.json records ----
 rec = json.load(open(os.path.join(ref_out, "train.json")))
@@ -492,9 +546,31 @@ proc.send_signal(signal.SIGTERM)
 err = proc.communicate()[1]
 check(proc.returncode == 130 and "omn-audit train --config %s --out %s --resume" % (cpath, term) in err,
       "SIGTERM in train: exit 130 with the resume command (exit %d: %s)" % (proc.returncode, err.strip()[-200:]))
+stopped = json.load(open(os.path.join(term, "train.json")))
+term_copy = term + "-other-kernels"  # the stopped state, resumed below on other OpenBLAS kernels
+shutil.copytree(term, term_copy)
 run("train", "--config", cpath, "--out", term, "--resume")
 b = torch.load(os.path.join(term, "final.pt"), weights_only=True)["model"]
 check(all(torch.equal(a[k], b[k]) for k in a), "SIGTERM then --resume: bitwise the uninterrupted final weights")
+s0 = stopped["segments"][-1]
+segs = json.load(open(os.path.join(term, "train.json")))["segments"]
+check(s0["end"] == "interrupted" and s0["end_step"] == stopped["steps_done"] >= stopped["last_checkpoint_step"] and
+      len(segs) == 2 and segs[0] == s0 and segs[1]["start_step"] == stopped["last_checkpoint_step"],
+      "SIGTERM: the record says how far the stopped segment got (step %d; its last checkpoint %d), and the resume "
+      "starts the next from that checkpoint" % (s0["end_step"], stopped["last_checkpoint_step"]))
+# a resume on other kernels (OpenBLAS's SSE3 Prescott ones, which every x86-64 CPU runs) is visible
+# in the record: each segment keeps its own OpenBLAS string and OPENBLAS_CORETYPE
+r = subprocess.run([omn, "train", "--config", cpath, "--out", term_copy, "--resume"], capture_output=True, text=True,
+                   env=dict(env, OPENBLAS_CORETYPE="Prescott"))
+other = json.load(open(os.path.join(term_copy, "train.json")))
+osegs = other["segments"]
+check(r.returncode == 0 and len(osegs) == 2 and osegs[0] == s0 and "Prescott" in (osegs[1]["openblas"] or "") and
+      "Prescott" not in (osegs[0]["openblas"] or "") and osegs[1]["openblas_coretype"] == "Prescott" and
+      osegs[1]["openblas"] == other["provenance"]["libraries"]["openblas"],
+      "a resume on other OpenBLAS kernels: segment 0 %r, segment 1 %r (exit %d)" % (osegs[0]["openblas"], osegs[1]["openblas"], r.returncode))
+schema_ok = subprocess.run([sys.executable, os.path.join(here, "..", "interop", "check_schema.py"), schema_dir,
+                            "train.schema.json", os.path.join(term_copy, "train.json")]).returncode == 0
+check(schema_ok, "a resumed run's train.json, segments and timing, validates against docs/schema/train.schema.json")
 
 # past `ulimit -f` a write fails: exit 5 naming the file (not death by SIGXFSZ), no temporary left;
 # a temporary a killed writer left (NAME.tmp.PID, PID gone) is removed by --resume

@@ -7,10 +7,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "omn/errors.h"
 #include "omn/study/analysis.h"
 #include "omn/train/evaluation.h"
 #include "omn/train/run_history.h"
 #include "omn/train/run_records.h"
+#include "omn/train/run_segments.h"
 
 using nlohmann::json;
 using omn::train::CheckpointEntry;
@@ -86,6 +88,89 @@ TEST(RunHistory, CheckpointEntryRoundTrips) {
   EXPECT_EQ(j, omn::train::toJson(omn::train::checkpointEntry(j)));
   EXPECT_EQ(j["log_bytes"], 12345);
   EXPECT_THROW(omn::train::checkpointEntry(json{{"step", 1}}), json::exception);
+}
+
+// train.json's /segments: one per process that trained the run, read back by a resume in order,
+// and the run's timing added up over all of them.
+namespace {
+json segmentJson(std::int64_t start, std::int64_t end, double seconds, const std::string& openblas) {
+  omn::train::RunSegment s;
+  s.start_step = start;
+  s.end_step = end;
+  s.tokens = (end - start) * 64;
+  s.end = "checkpoint";
+  s.seconds = seconds;
+  s.openblas = openblas;
+  return omn::train::toJson(s);
+}
+// A running record of 100 steps (64 tokens each) with checkpoints at 0 and 40, and `segments`.
+json segmentedRecord(const json& segments) {
+  json doc = {{"steps", 100}, {"last_checkpoint_step", 40},
+              {"checkpoints", json::array({{{"step", 0}}, {{"step", 40}}})}};
+  if (!segments.is_null()) doc["segments"] = segments;
+  return doc;
+}
+}  // namespace
+
+TEST(RunSegments, ReadBackAsWrittenAndTimedTogether) {
+  // stopped after step 50 (its last checkpoint 40), resumed on another OpenBLAS kernel from 40
+  const json segs = {segmentJson(0, 50, 30.0, "OpenBLAS 0.3.21 Haswell"), segmentJson(40, 100, 20.0, "OpenBLAS 0.3.21 SkylakeX")};
+  const auto back = omn::train::recordedSegments(segmentedRecord(segs), "train.json", 64);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(omn::train::segmentsJson(back), segs);  // nothing lost between the record and the resume
+  EXPECT_EQ(*back[0].openblas, "OpenBLAS 0.3.21 Haswell");
+  const json t = omn::train::timingJson(back);
+  EXPECT_EQ(t["seconds"], 50.0);
+  EXPECT_EQ(t["tokens_trained"], (50 + 60) * 64);  // steps 41-50 twice: both were spent
+  EXPECT_EQ(t["tokens_per_second"], (50 + 60) * 64 / 50.0);
+  EXPECT_EQ(t["segments"], 2);
+  EXPECT_EQ(t["unrecorded_steps"], 0);
+}
+
+TEST(RunSegments, ARecordWithoutSegmentsIsOneUnrecordedSegment) {
+  const auto back = omn::train::recordedSegments(segmentedRecord(nullptr), "train.json", 64);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_FALSE(back[0].recorded());
+  EXPECT_EQ(back[0].start_step, 0);
+  EXPECT_EQ(back[0].end_step, 40);  // to the last checkpoint: what a resume continues from
+  EXPECT_EQ(back[0].tokens, 40 * 64);
+  EXPECT_FALSE(back[0].seconds);
+  EXPECT_FALSE(back[0].openblas);
+  const json t = omn::train::timingJson({back[0], omn::train::recordedSegments(segmentedRecord(json::array({segmentJson(40, 100, 20.0, "x")})), "t", 64)[0]});
+  EXPECT_EQ(t["seconds"], 20.0);
+  EXPECT_EQ(t["tokens_trained"], 100 * 64);
+  EXPECT_EQ(t["tokens_per_second"], 60 * 64 / 20.0);  // the timed segment's tokens over its time
+  EXPECT_EQ(t["unrecorded_steps"], 40);
+  json none = segmentedRecord(nullptr);
+  none["checkpoints"] = json::array();
+  none["last_checkpoint_step"] = nullptr;
+  EXPECT_TRUE(omn::train::recordedSegments(none, "train.json", 64).empty());  // nothing to continue: nothing to count
+}
+
+TEST(RunSegments, OutOfOrderSegmentsAreRefusedNamingThePointer) {
+  auto refusal = [](const json& segs) {
+    try {
+      omn::train::recordedSegments(segmentedRecord(segs), "train.json", 64);
+    } catch (const omn::FormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal({segmentJson(0, 50, 1, "a"), segmentJson(40, 100, 1, "b")}), "accepted");
+  EXPECT_NE(refusal({segmentJson(0, 30, 1, "a"), segmentJson(40, 100, 1, "b")}).find("/segments/1/start_step"), std::string::npos);
+  EXPECT_NE(refusal(json::array({segmentJson(0, 101, 1, "a")})).find("/segments/0/end_step"), std::string::npos);
+  EXPECT_NE(refusal(json::array({segmentJson(50, 40, 1, "a")})).find("/segments/0/end_step"), std::string::npos);
+  EXPECT_NE(refusal(json::array({segmentJson(0, 30, 1, "a")})).find("/segments/0/end_step: expected at least /last_checkpoint_step 40"),
+            std::string::npos);
+  json wrong_tokens = segmentJson(0, 50, 1, "a");
+  wrong_tokens["tokens"] = 1;
+  EXPECT_NE(refusal(json::array({wrong_tokens})).find("/segments/0/tokens"), std::string::npos);
+  json unrecorded = segmentJson(40, 100, 1, "b");
+  unrecorded["end"] = "unrecorded";
+  EXPECT_NE(refusal({segmentJson(0, 50, 1, "a"), unrecorded}).find("/segments/1/end"), std::string::npos);
+  EXPECT_NE(refusal(json::array()).find("/segments: expected the segments that wrote its checkpoints"), std::string::npos);
+  // a count past int64 (a doctored /steps with a config's tokens per step) is refused, never wrapped
+  EXPECT_THROW(omn::train::recordedSegments(segmentedRecord(json::array({segmentJson(0, 50, 1, "a")})), "t", std::int64_t{1} << 62), omn::FormatError);
 }
 
 // The per-layer metrics are one table (train/evaluation.h): the log record, the study's

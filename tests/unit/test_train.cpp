@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <fstream>
 
 #include "../support/token_files.h"
+#include "omn/documents/document.h"
 #include "omn/errors.h"
 #include "omn/io/sha256.h"
 #include "omn/output/json_file.h"
@@ -123,6 +125,52 @@ TEST(Optimizers, NewtonSchulzOrthogonalises) {
   }
 }
 
+// The clip's norm in one reduction against the per-parameter reference (they differ only in the
+// order of P float64 additions of non-negative terms: within P units of float64 roundoff, relative),
+// and the clip against torch.nn.utils.clip_grad_norm_ written out in ATen as PyTorch 1.13 computes it
+// (float32 norms of each gradient, the norm of those, the coefficient clamped at 1): within the
+// float32 roundoff of the longest norm (n_max + P terms). tests/parity/check_train.py checks the
+// logged norm and the step it clips against torch itself.
+TEST(GradientClip, OneReductionEqualsThePerParameterNormAndTorchsClip) {
+  at::manual_seed(5);
+  const std::vector<std::vector<std::int64_t>> shapes = {{64, 32}, {32}, {4096, 16}, {16}, {128, 64}, {1}, {33, 7}};
+  std::vector<at::Tensor> grads;
+  std::int64_t n_max = 0;
+  for (const auto& shape : shapes) {
+    grads.push_back(at::randn(shape) * 0.01);
+    n_max = std::max(n_max, grads.back().numel());
+  }
+  const double P = static_cast<double>(grads.size());
+  const double fast = globalGradNorm(grads), ref = globalGradNormPerParameter(grads);
+  EXPECT_LE(std::abs(fast - ref), (P + 1) * std::ldexp(1.0, -53) * ref) << fast << " vs " << ref;
+  EXPECT_GT(fast, 0.0);
+
+  std::vector<at::Tensor> ours, torchs;
+  for (const at::Tensor& g : grads) ours.push_back(g.clone()), torchs.push_back(g.clone());
+  const double max_norm = 0.25 * fast;  // clipped: the coefficient about a quarter
+  const double norm = clipGradNorm(ours, max_norm);
+  EXPECT_EQ(norm, fast);  // the norm before clipping, as the log records it
+  std::vector<at::Tensor> norms;
+  for (const at::Tensor& g : torchs) norms.push_back(at::norm(g, 2));
+  const at::Tensor total = at::norm(at::stack(norms), 2);
+  const at::Tensor coef = at::clamp_max(max_norm / (total + 1e-6), 1.0);
+  for (at::Tensor& g : torchs) g.mul_(coef);
+  const double bound = (static_cast<double>(n_max) + P + 2) * std::ldexp(1.0, -24);
+  EXPECT_LE(std::abs(total.item<double>() - norm), bound * norm);
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    const double diff = (ours[i] - torchs[i]).abs().max().item<double>();
+    EXPECT_LE(diff, bound * torchs[i].abs().max().item<double>()) << i;
+    EXPECT_FALSE(at::equal(ours[i], grads[i])) << i;  // clipped
+  }
+  // below the threshold (and with 0: no clipping) every gradient is left bit for bit
+  for (const double m : {2.0 * fast, 0.0}) {
+    std::vector<at::Tensor> kept;
+    for (const at::Tensor& g : grads) kept.push_back(g.clone());
+    clipGradNorm(kept, m);
+    for (std::size_t i = 0; i < kept.size(); ++i) EXPECT_TRUE(at::equal(kept[i], grads[i])) << i;
+  }
+}
+
 TEST_F(TrainerTest, StepsOneByOne) {
   const TrainOptions o = options("steps");
   Trainer t(o);
@@ -167,6 +215,109 @@ TEST_F(TrainerTest, AStoppedRunResumesBitwise) {
   ASSERT_EQ(a["checkpoints"].size(), b["checkpoints"].size());
   for (std::size_t i = 0; i < a["checkpoints"].size(); ++i)
     EXPECT_EQ(a["checkpoints"][i]["sha256"], b["checkpoints"][i]["sha256"]) << i;
+
+  // the uninterrupted run is one segment; the resumed one two: steps 1-5 (stopped), then 5-6 from
+  // the checkpoint of step 4 (step 5 trained twice), each timed, and the run's timing over both
+  ASSERT_EQ(a["segments"].size(), 1u);
+  EXPECT_EQ(a["segments"][0]["start_step"], 0);
+  EXPECT_EQ(a["segments"][0]["end_step"], 6);
+  EXPECT_EQ(a["segments"][0]["end"], "finished");
+  ASSERT_EQ(b["segments"].size(), 2u);
+  const json& s0 = b["segments"][0];
+  const json& s1 = b["segments"][1];
+  EXPECT_EQ(s0["start_step"], 0);
+  EXPECT_EQ(s0["end_step"], 5);
+  EXPECT_EQ(s0["end"], "interrupted");
+  EXPECT_EQ(s1["start_step"], 4);
+  EXPECT_EQ(s1["end_step"], 6);
+  EXPECT_EQ(s1["end"], "finished");
+  const std::int64_t per_step = 4 * 32;
+  EXPECT_EQ(s0["tokens"], 5 * per_step);
+  EXPECT_EQ(s1["tokens"], 2 * per_step);
+  EXPECT_EQ(b["timing"]["tokens_trained"], 7 * per_step);
+  EXPECT_EQ(b["timing"]["segments"], 2);
+  EXPECT_EQ(b["timing"]["seconds"].get<double>(), s0["seconds"].get<double>() + s1["seconds"].get<double>());
+  EXPECT_GT(s0["seconds"].get<double>(), 0.0);
+  // each segment's host and build as the provenance block records them (here one process: the same)
+  for (const json* s : {&s0, &s1}) {
+    EXPECT_EQ((*s)["cpu"], b["provenance"]["host"]["cpu"]);
+    EXPECT_EQ((*s)["openblas"], b["provenance"]["libraries"]["openblas"]);
+    EXPECT_EQ((*s)["git_revision"], b["provenance"]["git_revision"]);
+    EXPECT_EQ((*s)["model_code_fingerprint"], b["provenance"]["model_code_fingerprint"]);
+    EXPECT_EQ((*s)["threads"], 1);
+    EXPECT_TRUE((*s)["bf16_products"] == "native" || (*s)["bf16_products"] == "fp32-accumulate") << (*s)["bf16_products"];
+  }
+  omn::documents::checkDocument(b, "train.json", {omn::documents::DocumentKind::train});  // the schema holds them
+}
+
+TEST_F(TrainerTest, AResumeOnAnotherBuildKeepsEachSegmentsOwn) {
+  TrainOptions part = options("build");
+  int asked = 0;
+  part.stop = [&] { return ++asked == 4; };  // stop after step 3 (checkpoint of step 2)
+  EXPECT_THROW(runTraining(part), omn::Interrupted);
+  // as if another build on another CPU's kernels had trained the first segment
+  const std::string record = part.out_dir + "/train.json";
+  json doc = omn::output::readJsonFile(record, "record");
+  ASSERT_EQ(doc["segments"].size(), 1u);
+  EXPECT_EQ(doc["segments"][0]["end"], "interrupted");
+  EXPECT_EQ(doc["segments"][0]["end_step"], 3);  // stopped past its checkpoint of step 2: recorded
+  EXPECT_EQ(doc["steps_done"], 3);
+  doc["segments"][0]["openblas"] = "OpenBLAS 0.3.21 DYNAMIC_ARCH Haswell";
+  doc["segments"][0]["git_revision"] = "2cca08a";
+  doc["segments"][0]["cpu"] = "AMD EPYC";
+  omn::output::writeFileAtomic(record, doc.dump());
+  TrainOptions resumed = options("build");
+  resumed.resume = true;
+  const json b = runTraining(resumed);
+  ASSERT_EQ(b["segments"].size(), 2u);
+  EXPECT_EQ(b["segments"][0]["openblas"], "OpenBLAS 0.3.21 DYNAMIC_ARCH Haswell");
+  EXPECT_EQ(b["segments"][0]["git_revision"], "2cca08a");
+  EXPECT_EQ(b["segments"][0]["cpu"], "AMD EPYC");
+  EXPECT_EQ(b["segments"][1]["openblas"], b["provenance"]["libraries"]["openblas"]);
+  EXPECT_EQ(b["segments"][1]["git_revision"], b["provenance"]["git_revision"]);
+  EXPECT_EQ(b["segments"][1]["start_step"], 2);
+  // a record whose segments do not reach the checkpoint it resumes from is refused before a step
+  TrainOptions again = options("build-2");
+  int asked2 = 0;
+  again.stop = [&] { return ++asked2 == 4; };
+  EXPECT_THROW(runTraining(again), omn::Interrupted);
+  json broken = omn::output::readJsonFile(again.out_dir + "/train.json", "record");
+  broken["segments"][0]["end_step"] = 1;
+  broken["segments"][0]["tokens"] = 4 * 32;  // one step's
+  omn::output::writeFileAtomic(again.out_dir + "/train.json", broken.dump());
+  again.stop = nullptr;
+  again.resume = true;
+  try {
+    runTraining(again);
+    ADD_FAILURE() << "accepted a record whose segments end before its last checkpoint";
+  } catch (const omn::FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("/segments/0/end_step: expected at least /last_checkpoint_step 2"), std::string::npos) << e.what();
+  }
+}
+
+// train.json is written at the start, at each checkpoint and once at the end (the record with its
+// timing): counted as the renames onto train.json that inotify sees while the run trains.
+TEST_F(TrainerTest, TheRecordIsWrittenOnceAtTheEnd) {
+  const TrainOptions o = options("once");
+  fs::create_directories(o.out_dir);
+  const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  // with the creation of each write's temporary between them: inotify merges an event identical to the one before
+  ASSERT_GE(::inotify_add_watch(fd, o.out_dir.c_str(), IN_CREATE | IN_MOVED_TO), 0);
+  const json doc = runTraining(o);
+  int writes = 0;
+  alignas(inotify_event) char buf[1 << 16];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+    for (char* p = buf; p < buf + n;) {
+      const auto* ev = reinterpret_cast<const inotify_event*>(p);
+      if ((ev->mask & IN_MOVED_TO) && ev->len > 0 && std::string(ev->name) == "train.json") ++writes;
+      p += sizeof(inotify_event) + ev->len;
+    }
+  ::close(fd);
+  // before step 0's evaluation, then the checkpoints of steps 0, 2 and 4, then the end: 5
+  EXPECT_EQ(writes, 5);
+  EXPECT_EQ(omn::output::readJsonFile(o.out_dir + "/train.json", "record"), doc);  // what it returned is what it wrote
+  EXPECT_TRUE(doc.contains("timing"));
 }
 
 TEST_F(TrainerTest, AFlippedCheckpointByteIsRefused) {

@@ -60,6 +60,8 @@ inline int readingDocuments(const std::vector<std::string>& inputs, const std::f
 #include <cstdlib>
 
 #include <memory>
+#include <set>
+#include <sstream>
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -129,6 +131,45 @@ inline int parseAndRun(CLI::App& app, std::vector<Command>& commands, int argc, 
   });
 }
 
+// What the CLI's check before loading a plugin assumes of the plugin's commands (plugin_commands.h,
+// kPluginInputs and kPluginSwitches; tools/omn-audit/plugin_inputs.h): each input row names an
+// option of its command that takes one value (a positional row, its positional), and the command's
+// switches are its row's. Empty when they hold, else what differs.
+inline std::string inputTableMismatch(const CLI::App& app) {
+  auto words = [](const std::string& text) {
+    std::set<std::string> out;
+    std::istringstream in(text);
+    for (std::string w; in >> w;) out.insert(w);
+    return out;
+  };
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const std::string name = sub->get_name();
+    bool has_inputs = false;
+    for (const auto& in : kPluginInputs) {
+      if (name != in.command) continue;
+      has_inputs = true;
+      const CLI::Option* o = sub->get_option_no_throw(in.option);
+      const bool positional = in.option[0] != '-';
+      if (!o || !takesValue(*o) || (positional && !o->get_positional()))
+        return name + ": kPluginInputs names " + in.option + ", which is not " + (positional ? "a positional" : "an option") +
+               " of the command that takes a value";
+    }
+    if (!has_inputs) continue;
+    std::string actual;
+    for (const CLI::Option* o : sub->get_options()) {
+      if (o->get_items_expected_max() > 1) return name + ": " + o->get_name() + " takes several values; the CLI's input check reads one";
+      if (takesValue(*o)) continue;
+      for (const auto& s : o->get_snames()) actual += " -" + s;
+      for (const auto& l : o->get_lnames()) actual += " --" + l;
+    }
+    std::string listed;
+    for (const auto& s : kPluginSwitches)
+      if (name == s.command) listed = s.names;
+    if (words(actual) != words(listed)) return name + ": its switches are" + actual + " but kPluginSwitches lists \"" + listed + "\"";
+  }
+  return "";
+}
+
 // A plugin's entry: its own CLI11 app with the shared -v/-q flags and the given subcommands, which
 // must be exactly the plugin's rows of kPluginCommands (plugin_commands.h): a command the CLI
 // would send here but the plugin lacks, or one it registers that the CLI never lists, is a bug.
@@ -157,6 +198,10 @@ inline int runCommandLine(const char* title, PluginId plugin, const std::vector<
   if (listed != commands.size()) {
     std::cerr << "omn-audit: error: " << title << " registers " << commands.size() << " commands, plugin_commands.h lists "
               << listed << "\n";
+    return omn::kExitUnexpected;
+  }
+  if (const std::string mismatch = inputTableMismatch(app); !mismatch.empty()) {
+    std::cerr << "omn-audit: error: " << title << " disagrees with plugin_commands.h: " << mismatch << "\n";
     return omn::kExitUnexpected;
   }
   if (argc == 2 && std::string(argv[1]) == kDescribeFlag) {  // the man page's and completions' source (describe.h)

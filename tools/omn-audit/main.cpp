@@ -13,6 +13,7 @@
 #include "omn/output/provenance.h"
 #include "omn/io/terminal_text.h"
 #include "plugin_commands.h"
+#include "plugin_inputs.h"
 #include "plugin_loader.h"
 #include "suggest.h"
 
@@ -78,7 +79,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (argv[i][0] == '-') continue;
     for (const auto& c : omn::cli::kPluginCommands)
-      if (std::strcmp(argv[i], c.name) == 0) return omn::cli::runPlugin(pluginFor(c.plugin), argc, argv);
+      if (std::strcmp(argv[i], c.name) == 0) {
+        // the inputs it names first: a missing file is exit 2 before libtorch or the plugin loads
+        const int rc = omn::cli::runGuarded([&] { return omn::cli::checkPluginInputs(c.name, argc, argv, i), 0; });
+        return rc != 0 ? rc : omn::cli::runPlugin(pluginFor(c.plugin), argc, argv);
+      }
     bool own = false;
     for (const auto& e : kOwnCommands) own = own || std::strcmp(argv[i], e.name) == 0;
     if (!own) return unknownCommand(argv[i]);

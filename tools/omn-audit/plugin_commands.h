@@ -27,6 +27,46 @@ inline constexpr PluginCommand kPluginCommands[] = {
      "train a grid of models (QK-norm on/off x learning rates x seeds): LR sensitivity, largest stable LR, matched comparison"},
 };
 
+// The files a plugin command reads, checked by the CLI before it loads the plugin
+// (plugin_inputs.h): a missing or unreadable input is exit 2 at once, naming it as the plugin's own
+// check does, before libtorch, a thread pool or a checkpoint is loaded. `option`: a long option
+// ("--tokens") or a positional's name ("checkpoint": the command's first positional word);
+// `label`: how the message names it; `config_kind`: the configs/ folder of a config that may be
+// given by name (named_config.h), else null. Each plugin refuses to start when a row names an
+// option its command lacks (guard.h, inputTableMismatch).
+struct PluginInput {
+  const char* command;
+  const char* option;
+  const char* label;
+  const char* config_kind;
+};
+inline constexpr PluginInput kPluginInputs[] = {
+    {"eval", "checkpoint", "checkpoint", nullptr},
+    {"eval", "--checkpoint", "checkpoint", nullptr},
+    {"eval", "--tokens", "--tokens", nullptr},
+    {"eval", "--offsets", "--offsets", nullptr},
+    {"intervene", "--manifest", "manifest", "manifests"},
+    {"train", "--config", "training config", "train"},
+    {"train", "--corpus", "--corpus", nullptr},
+    {"study", "--manifest", "study manifest", "studies"},
+    {"corpus", "--config", "corpus config", "corpus"},
+};
+// The options that take no value, space-separated, of each command with an input row: what tells
+// the CLI an option's value from the next option or a positional without the plugin's definitions
+// (the CLI's own -v/-q/--verbose/--quiet are switches everywhere; every other option takes one
+// value). A plugin refuses to start when its command's switches differ from its row.
+struct PluginSwitches {
+  const char* command;
+  const char* names;
+};
+inline constexpr PluginSwitches kPluginSwitches[] = {
+    {"eval", "-h --help --up-to --force"},
+    {"intervene", "-h --help --force --resume --allow-unverified --cache-activations --mechanism --kl --plan"},
+    {"train", "-h --help --resume --force"},
+    {"study", "-h --help --resume --force"},
+    {"corpus", "-h --help --force"},
+};
+
 // The --help line of a plugin command; std::logic_error for a name the table lacks.
 inline const char* pluginCommandHelp(const char* name) {
   for (const auto& c : kPluginCommands)

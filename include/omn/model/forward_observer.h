@@ -21,9 +21,11 @@ enum class Intermediate {
   AttentionInputs, // q [B, T, Hq, hd] with `keys` [B, T, Hq, hd]: after RoPE, K repeated to the query heads
   AttentionOutput, // [B, T, Hq·hd]: the heads' output before wo
   BlockOutput,     // h' [B, T, D]: the residual stream leaving the block
+  FinalHidden,     // [B, T, D]: after the last block and the final norm, what the head reads (announced by
+                   // Transformer::run with layer = n_layers)
 };
-inline constexpr std::array<const char*, 6> kIntermediateNames{"block_input", "q_normed",    "k_normed",
-                                                               "attention_inputs", "attention_output", "block_output"};
+inline constexpr std::array<const char*, 7> kIntermediateNames{"block_input",      "q_normed",         "k_normed",     "attention_inputs",
+                                                               "attention_output", "block_output",     "final_hidden"};
 inline const char* intermediateName(Intermediate i) { return kIntermediateNames[static_cast<std::size_t>(i)]; }
 
 struct Announcement {

@@ -26,7 +26,7 @@ class Transformer {
   // stands in for the Q/K gains it replaces (gain_overlay.h: intervene's conditions).
   at::Tensor block(int layer, const at::Tensor& h, const DocumentLayout& layout, const RopeRotation& rope, AttentionPath path,
                    ForwardObserver* observer = nullptr, const GainOverlay* gains = nullptr) const;
-  // Blocks [from, n_layers) from hidden state h, then the final norm.
+  // Blocks [from, n_layers) from hidden state h, then the final norm (announced as FinalHidden).
   at::Tensor run(at::Tensor h, int from, const DocumentLayout& layout, AttentionPath path, ForwardObserver* observer = nullptr,
                  const GainOverlay* gains = nullptr) const;
   const at::Tensor& head() const { return weights_.output; }  // [V, D]

@@ -17,6 +17,16 @@
 
 namespace omn::train {
 
+// The global gradient norm ‖(g_1, …, g_P)‖₂ the clip reads, each gradient's sum of squares taken
+// in float64. In one reduction: the P sums stay on the device and one stacked sum is read back, one
+// host sync per step as llm.c takes it (the reference below reads each sum back: P syncs). The two
+// differ only in the order of the P float64 additions (tests/unit/test_train.cpp, GradientClip).
+double globalGradNorm(const std::vector<at::Tensor>& grads);
+double globalGradNormPerParameter(const std::vector<at::Tensor>& grads);  // the reference
+// torch.nn.utils.clip_grad_norm_(max_norm): past max_norm (> 0), every gradient is multiplied in
+// place by max_norm / (norm + 1e-6). Returns the norm before clipping.
+double clipGradNorm(const std::vector<at::Tensor>& grads, double max_norm);
+
 // Newton–Schulz orthogonalisation of a 2-D tensor (float32 result).
 at::Tensor newtonSchulz5(const at::Tensor& g, int steps);
 

@@ -4,14 +4,16 @@
 // never trusts a byte it did not check: a flipped byte, a doctored step or a wrong-typed field is
 // exit 2 or 4 naming the file and the place, before a step is taken.
 #pragma once
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "omn/data/corpus.h"
 #include "omn/train/run_files.h"
+#include "omn/train/run_segments.h"
 #include "omn/train/train_config.h"
 
 namespace omn::train {
@@ -21,11 +23,13 @@ struct ResumePoint {
   std::int64_t step = 0;                              // the last checkpoint's step (0: the step-0 checkpoint)
   nlohmann::json checkpoints = nlohmann::json::array();  // the record's /checkpoints, as written
   std::string log;                                    // the log's verified prefix (restoreLog keeps it)
+  std::vector<RunSegment> segments;                   // the record's /segments (recordedSegments): the run's past processes
 };
 
 // UsageError when there is no record or the run is not "running"; FormatError naming the pointer
 // for a record that is not a valid omn-audit/train@1 document (types, ranges, checkpoint order,
-// last_checkpoint_step against the checkpoints, a checkpoint path other than its step's file);
+// last_checkpoint_step against the checkpoints, a checkpoint path other than its step's file, segments
+// out of order or whose tokens are not their steps' under the config);
 // IntegrityError when the config or corpus is not the run's, when the checkpoint, its optimizer
 // state or the log's first log_bytes bytes do not hash to their recorded digests (or have none
 // recorded), or, for a run without a checkpoint started from /init/from, when that file is not the

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,7 @@
 #include "omn/train/heldout_eval.h"
 #include "omn/train/optimizer_groups.h"
 #include "omn/train/run_history.h"
+#include "omn/train/run_segments.h"
 #include "omn/train/run_setup.h"
 #include "omn/train/trainer.h"
 
@@ -58,12 +60,16 @@ class Trainer {
   void record(const StepResult& r, const std::optional<Evaluation>& evaluation);
   void checkpoint(double last_loss);  // the weights, the optimizer state, train.json "running"
   void evaluateStart();               // step 0: L0 and the starting weights' checkpoint
-  [[noreturn]] void interrupted() const;
-  nlohmann::json writeRecord(const std::string& status, double last_loss, const std::string& divergence);
+  // SIGINT/SIGTERM between two steps: train.json records how far this segment got, then Interrupted.
+  [[noreturn]] void interrupted(double last_loss);
+  // train.json, with this process's segment brought up to now (`end`: RunSegment::end). Written at
+  // the start, at each checkpoint, when stopped, and once at the end.
+  nlohmann::json writeRecord(const std::string& status, double last_loss, const std::string& divergence, const char* end);
 
   const TrainOptions& o_;
   const TrainConfig& c_;
   output::ProvenanceInfo prov_;
+  const std::chrono::steady_clock::time_point started_;  // this segment's start, before prepareRun
   RunSetup s_;
   TrainableModel m_;
   OptimizerGroups optimizers_;
@@ -71,6 +77,7 @@ class Trainer {
   const nlohmann::json checkpoint_record_;  // what every checkpoint carries (architecture, config, corpus, code)
   const std::int64_t tokens_per_step_;
   RunHistory history_;
+  std::vector<RunSegment> segments_;  // the run's past processes (a resume's record), this one last
   std::int64_t step_;
   std::chrono::steady_clock::time_point last_record_time_;
   double last_heldout_, last_tokens_per_second_ = 0;
