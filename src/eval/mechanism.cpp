@@ -31,20 +31,12 @@ void MechanismObserver::observe(const model::Announcement& a) {
     case model::Intermediate::KNormed: m.k_rms = rms(a.value); break;
     case model::Intermediate::AttentionInputs: {
       const model::AttentionStats st = model::attentionStats(a.value, *a.keys, a.layout);
-      m.mean_entropy = st.mean_entropy;
-      m.max_logit = st.max_logit;
+      m.attention_entropy = st.mean_entropy;
+      m.max_attention_logit = st.max_logit;
       break;
     }
     default: break;
   }
-}
-
-void foldBatch(LayerMechanism& into, const LayerMechanism& batch, double weight, bool first) {
-  into.mean_entropy += weight * (batch.mean_entropy - into.mean_entropy);
-  into.q_rms += weight * (batch.q_rms - into.q_rms);
-  into.k_rms += weight * (batch.k_rms - into.k_rms);
-  into.input_kurtosis += weight * (batch.input_kurtosis - into.input_kurtosis);
-  into.max_logit = first ? batch.max_logit : std::max(into.max_logit, batch.max_logit);
 }
 
 }  // namespace omn::eval

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "omn/errors.h"
 #include "omn/eval/divergence.h"
@@ -17,15 +18,14 @@ using nlohmann::json;
 
 namespace {
 
+// one entry per layer: every row of documents::kLayerMetrics, under its one name
 json mechanismJson(const std::vector<eval::LayerMechanism>& m) {
   json a = json::array();
-  for (std::size_t l = 0; l < m.size(); ++l)
-    a.push_back({{"layer", l},
-                 {"mean_attention_entropy", output::finiteOrNull(m[l].mean_entropy)},
-                 {"max_logit", output::finiteOrNull(m[l].max_logit)},
-                 {"q_rms", output::finiteOrNull(m[l].q_rms)},
-                 {"k_rms", output::finiteOrNull(m[l].k_rms)},
-                 {"input_kurtosis", output::finiteOrNull(m[l].input_kurtosis)}});  // eval::activationKurtosis, as the trainer
+  for (std::size_t l = 0; l < m.size(); ++l) {
+    json entry = {{"layer", l}};
+    documents::writeLayerMetrics(entry, m[l]);
+    a.push_back(std::move(entry));
+  }
   return a;
 }
 
@@ -45,18 +45,18 @@ Pass PassRunner::run(const std::string& what, bool capture, bool from_cache, boo
   so.stop = o_.stop;
   std::vector<eval::LayerMechanism> mech;
   if (mechanism) so.mech = &mech;
-  if (capture || from_cache) so.cache = &cache_;
-  so.capture = capture;
-  so.from_cache = from_cache;
   so.gains = gains;
+  eval::ActivationCapture capturing(cache_.layer);  // the modes, as subscribers to the pass
+  if (capture) so.observers.push_back(&capturing);
+  eval::FinalStates control;
+  if (against == Against::Keep) so.observers.push_back(&control);
   eval::Divergence divergence;
-  if (against == Against::Keep) so.keep_final = &control_final_;
-  if (against == Against::Compare) {
-    so.reference_final = &control_final_;
-    so.divergence = &divergence;
-  }
+  std::optional<eval::DivergenceObserver> compare;
+  if (against == Against::Compare) so.scored = &compare.emplace(ev_.model(), control_final_, divergence);
   Pass pass;
-  pass.scores = ev_.score(so);
+  pass.scores = ev_.score(so, from_cache ? eval::Start::at(cache_) : eval::Start::embeddings());
+  if (capture) cache_ = capturing.take();
+  if (against == Against::Keep) control_final_ = control.take();
   if (against == Against::Compare) pass.divergence = eval::divergenceRaw(divergence);
   bar.finish();
   pass.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -70,9 +70,8 @@ std::string layerColour(std::size_t layer, std::size_t n_layers) {
   return viridis(0.85 * static_cast<double>(layer) / static_cast<double>(n_layers - 1));
 }
 
-bool drawsThreshold(const json& profile) {
-  const double t = profile["options"]["threshold"].get<double>();
-  return profile["preset"]["name"] == "omn-1" || t != audit::ProfileOptions{}.threshold;
+bool drawsThreshold(const documents::ProfileDocument& profile) {
+  return profile.preset.name == "omn-1" || profile.options.threshold != audit::ProfileOptions{}.threshold;
 }
 
 std::string dash(std::size_t i) {

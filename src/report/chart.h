@@ -6,18 +6,18 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "omn/documents/profile_document.h"
+#include "omn/documents/provenance.h"
 #include "omn/output/table.h"
 #include "omn/report/plots.h"
 #include "omn/report/svg.h"
 
 namespace omn::report::chart {
-using nlohmann::json;
 using output::general;
 
 constexpr double kW = 760, kH = 440, kLeft = 78, kRight = 190, kTop = 44, kBottom = 96;
@@ -35,7 +35,7 @@ std::string layerColour(std::size_t layer, std::size_t n_layers);
 std::string viridis(double t);  // t in [0, 1]
 // The profile's --threshold is OMN-1's audit figure (1.43) unless given: drawn and counted only for
 // OMN-1's preset or a threshold someone chose.
-bool drawsThreshold(const nlohmann::json& profile);
+bool drawsThreshold(const documents::ProfileDocument& profile);
 // Labels for tick values: the fewest significant digits that keep them distinct and exact to 1e-9
 // ("0.15", never "0.15000000000000002").
 // `uniform`: one number of decimals for all (a linear axis); otherwise each value on its own (log).
@@ -124,15 +124,16 @@ class Chart {
   std::vector<std::string> rows_;
 };
 
-inline std::string prefix(const json& v) { return v.is_string() ? v.get<std::string>().substr(0, 12) : std::string("n/a"); }
-inline double val(const json& v) { return v.is_number() ? v.get<double>() : std::nan(""); }
+inline std::string prefix(const std::optional<std::string>& v) { return v ? v->substr(0, 12) : std::string("n/a"); }
+inline double val(const std::optional<double>& v) { return v ? *v : std::nan(""); }
 
-inline std::string sourceLine(const json& doc) {
-  const json& ck = doc.contains("checkpoint") ? doc["checkpoint"] : json::object();
-  std::string s = "checkpoint sha256 " + prefix(ck.value("sha256", json())) + "…";
-  if (doc.contains("tokens")) s += " · tokens sha256 " + prefix(doc["tokens"].value("sha256", json())) + "…";
-  s += " · omn-audit " + doc["provenance"].value("version", "?") + " (" + doc["provenance"].value("git_revision", "?") + ")";
-  return s;
+// Where a figure's numbers came from: the checkpoint's digest, the token set's (a document that
+// has one), the build.
+inline std::string sourceLine(const std::optional<std::string>& checkpoint_sha256, const std::string* tokens_sha256,
+                              const documents::Provenance& provenance) {
+  std::string s = "checkpoint sha256 " + prefix(checkpoint_sha256) + "…";
+  if (tokens_sha256) s += " · tokens sha256 " + tokens_sha256->substr(0, 12) + "…";
+  return s + " · omn-audit " + provenance.version + " (" + provenance.git_revision + ")";
 }
 
 }  // namespace omn::report::chart

@@ -9,7 +9,8 @@
 
 namespace omn::report {
 
-std::string f(const nlohmann::json& v, int decimals) { return v.is_null() ? "NaN" : output::fixed(v.get<double>(), decimals); }
+std::string f(const std::optional<double>& v, int decimals) { return v ? output::fixed(*v, decimals) : "NaN"; }
+std::string f(double v, int decimals) { return output::fixed(v, decimals); }
 
 bool numericCell(const std::string& c) {
   // (alternations, not character classes: "−" and "×" are several bytes in UTF-8)

@@ -1,15 +1,15 @@
 // Internal to the report: a table as rows of cells, rendered to HTML or Markdown, and the cell
 // text helpers every section of the report shares.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace omn::report {
 
-// A number with `decimals` digits after the point; "NaN" for null (a non-finite value in a document).
-std::string f(const nlohmann::json& v, int decimals);
+// A number with `decimals` digits after the point; "NaN" for none (a non-finite value, null in a document).
+std::string f(const std::optional<double>& v, int decimals);
+std::string f(double v, int decimals);
 
 // A cell that holds a number — an estimate, a count, an interval "[a, b]", "+2.3%", "1.06×", "NaN"
 // or "—" in a numeric column — is right-aligned with figures of equal width, so magnitudes line up

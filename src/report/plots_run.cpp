@@ -11,6 +11,9 @@
 
 namespace omn::report {
 
+using documents::TrainDocument;
+using documents::TrainLogRecord;
+
 namespace {
 
 using namespace chart;  // NOLINT
@@ -26,13 +29,12 @@ struct Level {
   std::string colour = "#777777", dash = "2,3";  // two levels on one figure drawn apart
 };
 
-std::string runSource(const json& train) {
-  const json& p = train.contains("provenance") ? train["provenance"] : json::object();
-  const json& f = train.contains("final_checkpoint") && train["final_checkpoint"].is_object() ? train["final_checkpoint"] : json::object();
-  return "run \"" + train.value("name", std::string("?")) + "\" · " + train.value("status", std::string("?")) + " at step " +
-         (train.contains("steps_done") ? train["steps_done"].dump() : std::string("?")) + " of " +
-         (train.contains("steps") ? train["steps"].dump() : std::string("?")) + " · final.pt sha256 " + prefix(f.value("sha256", json())) +
-         "… · omn-audit " + p.value("version", "?") + " (" + p.value("git_revision", "?") + ")";
+std::string runSource(const TrainDocument& train) {
+  const std::optional<std::string> final_sha256 =
+      train.final_checkpoint ? std::optional<std::string>(train.final_checkpoint->sha256) : std::nullopt;
+  return "run \"" + train.name + "\" · " + train.status + " at step " + std::to_string(train.steps_done) + " of " +
+         std::to_string(train.steps) + " · final.pt sha256 " + prefix(final_sha256) + "… · omn-audit " + train.provenance.version + " (" +
+         train.provenance.git_revision + ")";
 }
 
 Figure overSteps(const std::string& name, const std::string& title, const std::string& ylabel, std::vector<Series> lines,
@@ -76,23 +78,21 @@ Figure overSteps(const std::string& name, const std::string& title, const std::s
   return c.figure(name, title, caption);
 }
 
-double recordNumber(const json& rec, const char* key) { return rec.contains(key) ? val(rec[key]) : NAN; }
-
-Figure loss(const json& train, const std::vector<json>& log) {
+Figure loss(const TrainDocument& train, const std::vector<TrainLogRecord>& log) {
   Series batch{"training batch", colour(0, 2), "", {}, false}, held{"held-out", colour(1, 2), "", {}, true};
-  for (const json& r : log) {
-    const double step = recordNumber(r, "step"), tl = recordNumber(r, "train_loss");
+  for (const TrainLogRecord& r : log) {
+    const double step = static_cast<double>(r.step), tl = val(r.train_loss);
     if (std::isfinite(tl)) batch.pts.emplace_back(step, tl);
-    if (r.contains("eval") && r["eval"].is_object()) {
-      const double hl = recordNumber(r["eval"], "heldout_loss");
+    if (r.eval) {
+      const double hl = val(r.eval->heldout_loss);
       if (std::isfinite(hl)) held.pts.emplace_back(step, hl);
     }
   }
   std::vector<Level> levels;
   // short labels: the legend column holds about 24 characters; the caption says what each is
-  if (std::isfinite(recordNumber(train, "initial_loss"))) levels.push_back({"L0 at step 0", recordNumber(train, "initial_loss")});
-  if (std::isfinite(recordNumber(train, "heldout_unigram_cross_entropy")))
-    levels.push_back({"unigram model", recordNumber(train, "heldout_unigram_cross_entropy"), "#a0522d", "8,4"});
+  if (std::isfinite(val(train.initial_loss))) levels.push_back({"L0 at step 0", *train.initial_loss});
+  if (std::isfinite(train.heldout_unigram_cross_entropy))
+    levels.push_back({"unigram model", train.heldout_unigram_cross_entropy, "#a0522d", "8,4"});
   return overSteps("run-loss.svg", "Loss over training", "loss (nats/token)", {batch, held}, levels,
                    "Training-batch loss at every logged step; held-out loss at every evaluation (markers); L0, the held-out "
                    "loss at initialisation (grey, dotted); the held-out text's unigram cross-entropy, a context-free "
@@ -100,14 +100,12 @@ Figure loss(const json& train, const std::vector<json>& log) {
 }
 
 // The gradient's global norm before clipping at every logged step, against the clip threshold.
-Figure gradNorm(const json& train, const std::vector<json>& log) {
+Figure gradNorm(const TrainDocument& train, const std::vector<TrainLogRecord>& log) {
   Series norm{"gradient norm", colour(0, 1), "", {}, false};
-  for (const json& r : log)
-    if (std::isfinite(recordNumber(r, "grad_norm"))) norm.pts.emplace_back(recordNumber(r, "step"), recordNumber(r, "grad_norm"));
-  const json& values = train.contains("config") && train["config"].is_object() && train["config"].contains("values")
-                           ? train["config"]["values"] : json::object();
+  for (const TrainLogRecord& r : log)
+    if (std::isfinite(val(r.grad_norm))) norm.pts.emplace_back(static_cast<double>(r.step), *r.grad_norm);
   std::vector<Level> levels;
-  const double clip = values.is_object() && values.contains("clip_grad_norm") ? val(values["clip_grad_norm"]) : NAN;
+  const double clip = train.clipGradNorm();
   if (std::isfinite(clip) && clip > 0) levels.push_back({"clip at " + general(clip), clip, "#d62728", "5,3"});
   return overSteps("run-grad-norm.svg", "Gradient norm over training", "global gradient norm", {norm}, levels,
                    "The global norm of the gradient at every logged step, before clipping" +
@@ -115,38 +113,37 @@ Figure gradNorm(const json& train, const std::vector<json>& log) {
                    true);
 }
 
-Figure rates(const json& train, const std::vector<json>& log) {
+Figure rates(const TrainDocument& train, const std::vector<TrainLogRecord>& log) {
   Series adamw{"AdamW learning rate", colour(0, 2), "", {}, false}, muon{"Muon learning rate", colour(1, 2), "5,3", {}, false};
-  for (const json& r : log) {
-    const double step = recordNumber(r, "step");
-    if (std::isfinite(recordNumber(r, "lr"))) adamw.pts.emplace_back(step, recordNumber(r, "lr"));
-    if (std::isfinite(recordNumber(r, "muon_lr"))) muon.pts.emplace_back(step, recordNumber(r, "muon_lr"));
+  for (const TrainLogRecord& r : log) {
+    const double step = static_cast<double>(r.step);
+    if (std::isfinite(val(r.lr))) adamw.pts.emplace_back(step, *r.lr);
+    if (std::isfinite(val(r.muon_lr))) muon.pts.emplace_back(step, *r.muon_lr);
   }
-  const json& s = train.contains("schedule") ? train["schedule"] : json::object();
   return overSteps("run-lr.svg", "Learning rate over training", "learning rate", {adamw, muon}, {},
-                   "The schedule as the run logged it (warm-up " + (s.contains("warmup_steps") ? s["warmup_steps"].dump() : std::string("?")) +
-                       " steps, decay " + s.value("decay", std::string("?")) + "). " + runSource(train));
+                   "The schedule as the run logged it (warm-up " + std::to_string(train.schedule.warmup_steps) + " steps, decay " +
+                       train.schedule.decay + "). " + runSource(train));
 }
 
-// Per layer over the evaluations: `role` "q_gain"/"k_gain" (their means) or a per-layer number.
-Figure perLayer(const json& train, const std::vector<json>& log, const std::string& name, const std::string& title,
-                const std::string& ylabel, const std::vector<std::pair<std::string, std::string>>& roles, const std::string& what) {
+// One value of a layer at an evaluation: a metric, or the mean of its Q or K gains (NaN: none).
+using LayerValue = double (*)(const documents::EvalLayer&);
+double qGainMean(const documents::EvalLayer& l) { return l.q_gain ? val(l.q_gain->mean) : NAN; }
+double kGainMean(const documents::EvalLayer& l) { return l.k_gain ? val(l.k_gain->mean) : NAN; }
+double maxLogit(const documents::EvalLayer& l) { return l.metrics.max_attention_logit; }
+
+// Per layer over the evaluations, one series per layer and role (a role's name: "" for one).
+Figure perLayer(const TrainDocument& train, const std::vector<TrainLogRecord>& log, const std::string& name, const std::string& title,
+                const std::string& ylabel, const std::vector<std::pair<LayerValue, std::string>>& roles, const std::string& what) {
   std::map<std::pair<std::size_t, std::size_t>, Series> by;  // (layer, role) → series
   std::size_t n_layers = 0;
-  for (const json& r : log) {
-    if (!r.contains("eval") || !r["eval"].is_object() || !r["eval"].contains("layers") || !r["eval"]["layers"].is_array()) continue;
-    n_layers = std::max(n_layers, r["eval"]["layers"].size());
-  }
-  for (const json& r : log) {
-    if (!r.contains("eval") || !r["eval"].is_object() || !r["eval"].contains("layers") || !r["eval"]["layers"].is_array()) continue;
-    const json& layers = r["eval"]["layers"];
+  for (const TrainLogRecord& r : log)
+    if (r.eval) n_layers = std::max(n_layers, r.eval->layers.size());
+  for (const TrainLogRecord& r : log) {
+    if (!r.eval) continue;
+    const auto& layers = r.eval->layers;
     for (std::size_t l = 0; l < layers.size(); ++l)
       for (std::size_t k = 0; k < roles.size(); ++k) {
-        const json& entry = layers[l];
-        const std::string& key = roles[k].first;
-        double v = NAN;
-        if (entry.is_object() && entry.contains(key))
-          v = entry[key].is_object() ? recordNumber(entry[key], "mean") : val(entry[key]);
+        const double v = roles[k].first(layers[l]);
         Series& s = by[{l, k}];
         if (s.label.empty()) {
           s.label = "layer " + std::to_string(l) + (roles.size() > 1 ? " " + roles[k].second : "");
@@ -154,7 +151,7 @@ Figure perLayer(const json& train, const std::vector<json>& log, const std::stri
           s.dash = dash(k);
           s.markers = true;
         }
-        if (std::isfinite(v)) s.pts.emplace_back(recordNumber(r, "step"), v);
+        if (std::isfinite(v)) s.pts.emplace_back(static_cast<double>(r.step), v);
       }
   }
   std::vector<Series> lines;
@@ -164,17 +161,15 @@ Figure perLayer(const json& train, const std::vector<json>& log, const std::stri
 
 }  // namespace
 
-std::vector<Figure> runFigures(const json& train, const std::vector<json>& log) {
+std::vector<Figure> runFigures(const TrainDocument& train, const std::vector<TrainLogRecord>& log) {
   std::vector<Figure> out;
-  const bool qk = train.contains("model") && train["model"].is_object() && train["model"].contains("config") &&
-                  train["model"]["config"].is_object() && train["model"]["config"].value("qk_norm", false);
   std::vector<Figure> figs = {loss(train, log), rates(train, log), gradNorm(train, log),
                               perLayer(train, log, "run-max-logit.svg", "Largest attention logit per layer over training",
-                                       "max pre-softmax logit", {{"max_attention_logit", ""}},
+                                       "max pre-softmax logit", {{maxLogit, ""}},
                                        "Each layer's largest pre-softmax attention logit on the evaluation rows.")};
-  if (qk)
+  if (train.model.qk_norm)
     figs.push_back(perLayer(train, log, "run-qk-gains.svg", "Q/K gain means per layer over training", "gain mean",
-                            {{"q_gain", "Q"}, {"k_gain", "K"}}, "Mean of each layer's Q (solid) and K (dashed) RMSNorm gains at every evaluation."));
+                            {{qGainMean, "Q"}, {kGainMean, "K"}}, "Mean of each layer's Q (solid) and K (dashed) RMSNorm gains at every evaluation."));
   for (Figure& f : figs)
     if (!f.svg.empty()) out.push_back(std::move(f));
   return out;

@@ -7,43 +7,47 @@
 
 namespace omn::report {
 using output::fixed;
+using documents::TrackDocument;
+using documents::TrackPoint;
 
 
 namespace {
 
 using namespace chart;  // NOLINT
 
-std::string trackSource(const json& t) {
-  const json& s = t["summary"];
-  return std::to_string(s["checkpoints"].get<std::size_t>()) + " checkpoints (" + std::to_string(s["verified"].get<std::size_t>()) +
-         " verified by SHA-256) · omn-audit " + t["provenance"].value("version", "?") + " (" + t["provenance"].value("git_revision", "?") + ")";
+std::string trackSource(const TrackDocument& t) {
+  const auto& s = t.summary;
+  return std::to_string(s.checkpoints) + " checkpoints (" + std::to_string(s.verified) + " verified by SHA-256) · omn-audit " +
+         t.provenance.version + " (" + t.provenance.git_revision + ")";
 }
 
-std::string stepLabel(const json& c, std::size_t i) { return c["step"].is_null() ? "#" + std::to_string(i) : c["step"].dump(); }
+std::string stepLabel(const TrackPoint& c, std::size_t i) { return c.step ? std::to_string(*c.step) : "#" + std::to_string(i); }
+// A layer's Q or K mean at one checkpoint (NaN: none finite); .at(): checkpoints may differ in layers.
+double layerMean(const TrackPoint& c, std::size_t layer, char role) { return val(c.layers.at(layer).role(role).mean); }
 
-Figure trackHeatmap(const json& t, const char* role) {
-  const json& cs = t["checkpoints"];
-  const std::size_t n_steps = cs.size(), n_layers = cs.empty() ? 0 : cs[0]["layers"].size();
+Figure trackHeatmap(const TrackDocument& t, char role) {
+  const std::vector<TrackPoint>& cs = t.checkpoints;
+  const std::size_t n_steps = cs.size(), n_layers = cs.empty() ? 0 : cs[0].layers.size();
   if (n_steps == 0 || n_layers == 0) return {};
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& c : cs)
-    for (const auto& l : c["layers"]) {
-      const double v = val(l[role]["mean"]);
+    for (const auto& l : c.layers) {
+      const double v = val(l.role(role).mean);
       if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
     }
   if (!std::isfinite(lo)) lo = 0, hi = 1;
   if (hi <= lo) hi = lo + 1e-9;
   const double cell_h = std::clamp(300.0 / static_cast<double>(n_layers), 8.0, 28.0);
   const double plot_h = cell_h * static_cast<double>(n_layers);
-  const std::string name = role == std::string("q") ? "Q" : "K";
+  const std::string name = role == 'q' ? "Q" : "K";
   // layer 0 at the top, as the rows of the profile tables
   Chart c(name + " gain mean per layer over training", "training step", "layer", Axis{0, static_cast<double>(n_steps), false},
           Axis{static_cast<double>(n_layers), 0, false}, plot_h);
   const double cell_w = (c.right() - c.left()) / static_cast<double>(n_steps);
   for (std::size_t s = 0; s < n_steps; ++s)
     for (std::size_t l = 0; l < n_layers; ++l) {
-      const double v = val(cs[s]["layers"].at(l)[role]["mean"]);  // .at(): checkpoints may differ in layers
-      c.data("layer " + std::to_string(l), cs[s]["step"].is_number() ? cs[s]["step"].get<double>() : static_cast<double>(s), v, NAN, NAN,
+      const double v = layerMean(cs[s], l, role);
+      c.data("layer " + std::to_string(l), cs[s].step ? static_cast<double>(*cs[s].step) : static_cast<double>(s), v, NAN, NAN,
              stepLabel(cs[s], s));
       c.svg.rect(c.left() + cell_w * static_cast<double>(s), kTop + cell_h * static_cast<double>(l), cell_w + 0.5, cell_h + 0.5,
                  "fill:" + (std::isfinite(v) ? viridis((v - lo) / (hi - lo)) : std::string("#ff00ff")), "cell");
@@ -61,18 +65,18 @@ Figure trackHeatmap(const json& t, const char* role) {
   return c.figure(std::string("track-heatmap-") + role + ".svg", name + " gain means, layer × step", cap);
 }
 
-Figure layerLines(const json& t) {
-  const json& cs = t["checkpoints"];
-  const std::size_t n_steps = cs.size(), n_layers = cs.empty() ? 0 : cs[0]["layers"].size();
+Figure layerLines(const TrackDocument& t) {
+  const std::vector<TrackPoint>& cs = t.checkpoints;
+  const std::size_t n_steps = cs.size(), n_layers = cs.empty() ? 0 : cs[0].layers.size();
   if (n_steps < 2 || n_layers == 0) return {};
   bool by_step = true;  // by step only when every checkpoint has one
-  for (const auto& c : cs) by_step = by_step && c["step"].is_number();
-  auto x = [&](std::size_t s) { return by_step ? cs[s]["step"].get<double>() : static_cast<double>(s); };
+  for (const auto& c : cs) by_step = by_step && c.step.has_value();
+  auto x = [&](std::size_t s) { return by_step ? static_cast<double>(*cs[s].step) : static_cast<double>(s); };
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& c : cs)
-    for (const auto& l : c["layers"])
-      for (const char* r : {"q", "k"}) {
-        const double v = val(l[r]["mean"]);
+    for (const auto& l : c.layers)
+      for (const char r : {'q', 'k'}) {
+        const double v = val(l.role(r).mean);
         if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
       }
   if (!std::isfinite(lo)) return {};
@@ -90,19 +94,19 @@ Figure layerLines(const json& t) {
   for (std::size_t l = 0; l < n_layers; ++l) {
     const std::string colour = layerColour(l, n_layers);
     if (categorical) keys.push_back({Key::Mark::line, colour, "layer " + std::to_string(l)});
-    for (const char* r : {"q", "k"}) {
-      const std::string series = "layer " + std::to_string(l) + " " + (r[0] == 'q' ? "Q" : "K");
+    for (const char r : {'q', 'k'}) {
+      const std::string series = "layer " + std::to_string(l) + " " + (r == 'q' ? "Q" : "K");
       std::vector<std::pair<double, double>> pts;
       for (std::size_t s = 0; s < n_steps; ++s) {
-        const double v = val(cs[s]["layers"].at(l)[r]["mean"]);
+        const double v = layerMean(cs[s], l, r);
         c.data(series, x(s), v, NAN, NAN, stepLabel(cs[s], s));
         if (std::isfinite(v) && (!logy || v > 0)) pts.emplace_back(c.X(x(s)), c.Y(v));
       }
       // coloured by depth: the colour bar is their legend, the line style says the role
       c.svg.begin(categorical ? "series" : "series-by-scale", categorical ? "layer " + std::to_string(l) : series);
-      c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:1.6" + std::string(r[0] == 'k' ? ";stroke-dasharray:5,3" : ""), "layer");
+      c.svg.polyline(pts, "stroke:" + colour + ";stroke-width:1.6" + std::string(r == 'k' ? ";stroke-dasharray:5,3" : ""), "layer");
       for (const auto& pt : pts)  // a marker at every checkpoint: where the line has data
-        c.marker(r[0] == 'k' ? "square" : "circle", pt.first, pt.second, 2.6, colour, series);
+        c.marker(r == 'k' ? "square" : "circle", pt.first, pt.second, 2.6, colour, series);
       c.svg.end();
     }
   }
@@ -118,9 +122,9 @@ Figure layerLines(const json& t) {
 
 }  // namespace
 
-std::vector<Figure> trackFigures(const json& t) {
+std::vector<Figure> trackFigures(const TrackDocument& t) {
   std::vector<Figure> out;
-  for (Figure f : {trackHeatmap(t, "q"), trackHeatmap(t, "k"), layerLines(t)})
+  for (Figure f : {trackHeatmap(t, 'q'), trackHeatmap(t, 'k'), layerLines(t)})
     if (!f.svg.empty()) out.push_back(std::move(f));
   return out;
 }

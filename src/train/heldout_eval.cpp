@@ -27,9 +27,7 @@ Evaluation evaluateHeldout(const eval::Evaluator& ev, const TrainableModel& m) {
   const auto& w = m.model->weights();
   for (std::size_t l = 0; l < mech.size(); ++l) {
     LayerHealth h;
-    h.max_attention_logit = mech[l].max_logit;
-    h.attention_entropy = mech[l].mean_entropy;
-    h.input_kurtosis = mech[l].input_kurtosis;
+    static_cast<documents::LayerMetrics&>(h) = mech[l];
     if (m.config.qk_norm) {
       h.q_gain = gainStats(w.layers[l].q_norm);
       h.k_gain = gainStats(w.layers[l].k_norm);

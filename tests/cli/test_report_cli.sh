@@ -60,7 +60,7 @@ d = json.load(open(sys.argv[2]))
 L = len(d["control"]["open"]["mechanism"])
 conds = [c for c in d["conditions"] if isinstance(c.get("mechanism"), list) and len(c["mechanism"]) == L]
 ns = "{http://www.w3.org/2000/svg}"
-for name, key in (("sweep-mechanism-max-logit", "max_logit"), ("sweep-mechanism-entropy", "mean_attention_entropy")):
+for name, key in (("sweep-mechanism-max-logit", "max_attention_logit"), ("sweep-mechanism-entropy", "attention_entropy")):
     root = ET.parse("%s/%s.svg" % (sys.argv[1], name)).getroot()
     classes = [e.get("class", "") for e in root.iter()]
     assert classes.count("cell") == L * len(conds) and classes.count("control-cell") == L, (name, classes.count("cell"))

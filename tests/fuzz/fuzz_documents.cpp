@@ -1,7 +1,8 @@
 // libFuzzer: any bytes read back as an omn-audit document (profile, reference, tolerance, eval,
 // intervention, study, track) are refused with an omn::Error or handled by every reader without a
-// crash, leak or hang: validation on entry (io/json_document.h), then the readers the CLI runs on a
-// document that passed -- figures, text, HTML/Markdown report, regression gate. A std::exception
+// crash, leak or hang: validation on entry (io/json_document.h), then the document read as its
+// struct (documents/) and the readers the CLI runs on it -- figures, text, HTML/Markdown report,
+// regression gate. A std::exception
 // from a reader is what the CLI reports as exit 2 (guard.h readingDocuments); a signal is a finding.
 #include <cstddef>
 #include <cstdint>
@@ -37,33 +38,41 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     omn::report::ReportInput in;
     switch (kind) {
       case K::profile:
-        (void)omn::report::figuresFor(doc, "fuzz");
-        omn::report::printProfile(out, doc);
-        (void)omn::report::profileCsv(doc);
+        in.profile = omn::documents::ProfileDocument::fromJson(doc, "fuzz");
+        (void)omn::report::profileFigures(*in.profile);
+        omn::report::printProfile(out, *in.profile);
+        (void)omn::report::profileCsv(*in.profile);
         (void)omn::audit::checkRegression(doc, doc, nullptr, "fuzz", "");
-        in.profile = doc;
         (void)omn::report::htmlReport(in);
         break;
-      case K::track:
-        (void)omn::report::figuresFor(doc, "fuzz");
-        omn::report::printTrack(out, doc);
-        (void)omn::report::trackCsv(doc);
+      case K::track: {
+        const auto track = omn::documents::TrackDocument::fromJson(doc, "fuzz");
+        (void)omn::report::trackFigures(track);
+        omn::report::printTrack(out, track);
+        (void)omn::report::trackCsv(track);
         break;
+      }
       case K::intervention:
+        in.sweep = omn::documents::InterventionDocument::fromJson(doc, "fuzz");
+        (void)omn::report::sweepFigures(*in.sweep);
+        break;
       case K::study:
-        (void)omn::report::figuresFor(doc, "fuzz");
-        [[fallthrough]];
+        in.study = omn::documents::StudyDocument::fromJson(doc, "fuzz");
+        (void)omn::report::studyFigures(*in.study);
+        break;
       case K::eval:
-        in.result = doc;
-        (void)omn::report::htmlReport(in);
-        (void)omn::report::markdownReport(in, "figs");
-        (void)omn::report::reportWarnings(in);
+        in.eval = omn::documents::EvalDocument::fromJson(doc, "fuzz");
         break;
       case K::reference_profile:
       case K::tolerance:
         break;  // fuzz_gate checks them against a real profile
       case K::train:
         break;  // not accepted above: fuzz_train reads run records the way train --resume does
+    }
+    if (in.sweep || in.study || in.eval) {
+      (void)omn::report::htmlReport(in);
+      (void)omn::report::markdownReport(in, "figs");
+      (void)omn::report::reportWarnings(in);
     }
   } catch (const std::exception&) {
   }

@@ -275,7 +275,7 @@ for c in doc["conditions"]:
     d = (sum(s["nll_sum"]) - sum(got_ctl)) / sum(s["tokens"])
     expect(abs(d - c["vs_control"]["delta_nll_per_token"]["estimate"]) <= 1e-12 * max(1, abs(d)), c["id"] + ": delta recomputes")
     expect(abs(math.exp(d) - c["vs_control"]["ppl_ratio"]["estimate"]) <= 1e-12 * math.exp(d), c["id"] + ": ratio recomputes")
-    expect(len(c["mechanism"]) == L and all(m["max_logit"] is not None for m in c["mechanism"]), c["id"] + ": mechanism recorded")
+    expect(len(c["mechanism"]) == L and all(m["max_attention_logit"] is not None for m in c["mechanism"]), c["id"] + ": mechanism recorded")
 expect(doc["gains"]["checkpoint_sha256"] != doc["gains"]["working_sha256"], "fp32 working copy of BF16 gains: digests differ")
 # provenance: the manifest's exact bytes hash to its recorded digest; paths as the manifest names them
 expect(hashlib.sha256(doc["manifest"]["bytes"].encode("utf-8")).hexdigest() == doc["manifest"]["sha256"] == sha(mpath),

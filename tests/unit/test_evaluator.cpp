@@ -1,9 +1,12 @@
 // The Evaluator's modes (eval/evaluator.h) on the tiny 2-layer model of tests/support/tiny_model.h,
-// 8 packed rows in 2 batches, fp32 on the CPU: plain scoring; the activation cache captured at a
-// layer and a pass started there (the same NLLs as a full pass, with and without a gain overlay);
-// --kl against a kept control (the control against itself: KL 0, every top-1 token agreeing); the
-// --mechanism statistics; all of them together. The NLLs are the plain pass's in every mode, bit for
-// bit (the same rows in the same batches: no rounding may differ).
+// 8 packed rows in 2 batches, fp32 on the CPU. Each mode is a subscriber or the start argument, so
+// no combination is refused at run time: plain scoring; the activation cache captured at a layer
+// (ActivationCapture) and a pass started there (Start::at: the same NLLs as a full pass, with and
+// without a gain overlay); --kl against a kept control (FinalStates, DivergenceObserver: the control
+// against itself has KL 0 and every top-1 token agreeing; a condition's KL against a float64
+// log-softmax written out in the test); the --mechanism statistics; all of them together. The NLLs
+// are the plain pass's in every mode, bit for bit (the same rows in the same batches: no rounding
+// may differ).
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -16,10 +19,15 @@
 #include "../support/tiny_model.h"
 
 using omn::eval::ActivationCache;
+using omn::eval::ActivationCapture;
 using omn::eval::Divergence;
+using omn::eval::DivergenceObserver;
+using omn::eval::FinalStates;
+using omn::eval::Start;
 using omn::eval::Evaluator;
 using omn::eval::LayerMechanism;
 using omn::eval::ScoreOptions;
+using omn::eval::Row;
 using omn::eval::SequenceScores;
 
 namespace {
@@ -50,7 +58,7 @@ omn::test::TinyModelFiles* EvaluatorModes::files_ = nullptr;
 omn::eval::Session* EvaluatorModes::session_ = nullptr;
 
 double mechanismField(const LayerMechanism& m, int k) {
-  const double fields[] = {m.mean_entropy, m.max_logit, m.q_rms, m.k_rms, m.input_kurtosis};
+  const double fields[] = {m.attention_entropy, m.max_attention_logit, m.q_rms, m.k_rms, m.input_kurtosis};
   return fields[k];
 }
 
@@ -94,49 +102,52 @@ TEST_F(EvaluatorModes, ACachedStartLayerGivesTheNllsOfAFullPass) {
   const SequenceScores changed = ev.score(with_gains);
   EXPECT_NE(changed.nll_sum, plain.nll_sum);
   for (int layer : {0, 1}) {
-    ActivationCache cache;
-    cache.layer = layer;
-    ScoreOptions capture;
-    capture.cache = &cache;
-    capture.capture = true;
-    EXPECT_EQ(ev.score(capture).nll_sum, plain.nll_sum) << "capturing at layer " << layer;
+    ActivationCapture capture(layer);
+    ScoreOptions capturing;
+    capturing.observers = {&capture};
+    EXPECT_EQ(ev.score(capturing).nll_sum, plain.nll_sum) << "capturing at layer " << layer;
+    const ActivationCache cache = capture.take();
     ASSERT_EQ(cache.inputs.size(), 2u);  // one per batch
+    EXPECT_EQ(cache.layer, layer);
     EXPECT_EQ(cache.bytes(), ev.cacheBytes());
     EXPECT_EQ(cache.bytes(), 8u * 16u * 16u * sizeof(float));  // 8 rows of 16 tokens, d 16, fp32
-    ScoreOptions from;
-    from.cache = &cache;
-    from.from_cache = true;
-    EXPECT_EQ(ev.score(from).nll_sum, plain.nll_sum) << "from layer " << layer;
-    from.gains = &overlay;
-    EXPECT_EQ(ev.score(from).nll_sum, changed.nll_sum) << "from layer " << layer << " with the overlay";
+    EXPECT_EQ(Start::at(cache).layer(), layer);
+    EXPECT_EQ(ev.score({}, Start::at(cache)).nll_sum, plain.nll_sum) << "from layer " << layer;
+    EXPECT_EQ(ev.score(with_gains, Start::at(cache)).nll_sum, changed.nll_sum) << "from layer " << layer << " with the overlay";
   }
-  // a caller's misuse is refused before any pass (std::logic_error: a bug, not a user's input)
-  ActivationCache empty;
-  ScoreOptions bad;
-  bad.cache = &empty;
-  bad.from_cache = true;
-  EXPECT_THROW(ev.score(bad), std::logic_error);  // nothing captured
-  bad.capture = true;
-  EXPECT_THROW(ev.score(bad), std::logic_error);  // both at once
+  // a pass from a cache can capture a later layer: the same inputs a full pass captures there
+  ActivationCapture at0(0), at1(1), again1(1);
+  ScoreOptions both;
+  both.observers = {&at0, &at1};
+  ev.score(both);
+  ScoreOptions later;
+  later.observers = {&again1};
+  ev.score(later, Start::at(at0.cache()));
+  ASSERT_EQ(again1.cache().inputs.size(), 2u);
+  for (std::size_t b = 0; b < 2; ++b) EXPECT_TRUE(at::equal(again1.cache().inputs[b], at1.cache().inputs[b])) << "batch " << b;
+  // a cache that is not these rows' (nothing captured) is a caller's bug: std::logic_error, no pass
+  const ActivationCache empty;
+  EXPECT_THROW(ev.score({}, Start::at(empty)), std::logic_error);
 }
 
 // --kl: the control keeps its final hidden states; the control compared with itself has KL 0, every
-// top-1 token agreeing and no change in p(correct); a condition compared with it has KL > 0. The NLLs
+// top-1 token agreeing and no change in p(correct); a condition compared with it has KL > 0, equal
+// to a float64 log-softmax of the same logits within float32's rounding of the log-sum-exp. The NLLs
 // are those of the same pass without the comparison.
 TEST_F(EvaluatorModes, KlAgainstTheControl) {
   c10::InferenceMode inference;
   const Evaluator ev = evaluator();
   const SequenceScores plain = ev.score();
-  std::vector<at::Tensor> control_final;
+  FinalStates control;
   ScoreOptions keep;
-  keep.keep_final = &control_final;
+  keep.observers = {&control};
   EXPECT_EQ(ev.score(keep).nll_sum, plain.nll_sum);
-  ASSERT_EQ(control_final.size(), 2u);
+  ASSERT_EQ(control.states().size(), 2u);
 
   Divergence self;
+  DivergenceObserver against_self(ev.model(), control.states(), self);
   ScoreOptions compare;
-  compare.reference_final = &control_final;
-  compare.divergence = &self;
+  compare.scored = &against_self;
   EXPECT_EQ(ev.score(compare).nll_sum, plain.nll_sum);
   ASSERT_EQ(self.kl_sum.size(), 8u);
   std::int64_t total = 0;
@@ -150,23 +161,58 @@ TEST_F(EvaluatorModes, KlAgainstTheControl) {
   for (float k : self.kl_tokens) EXPECT_EQ(k, 0.0f);
 
   const omn::model::GainOverlay overlay = layerOneOverlay();
+  FinalStates condition;
   ScoreOptions gains_only;
   gains_only.gains = &overlay;
+  gains_only.observers = {&condition};
   const SequenceScores changed = ev.score(gains_only);
   Divergence vs;
-  compare.divergence = &vs;
+  DivergenceObserver against_control(ev.model(), control.states(), vs);
+  compare.scored = &against_control;
   compare.gains = &overlay;
   EXPECT_EQ(ev.score(compare).nll_sum, changed.nll_sum);
   double kl = 0;
-  for (std::size_t i = 0; i < 8; ++i) {
-    EXPECT_GE(vs.kl_sum[i], 0.0) << "row " << i;
-    EXPECT_LE(vs.top1_agree[i], plain.tokens[i]) << "row " << i;
-    kl += vs.kl_sum[i];
+  for (std::size_t row = 0; row < 8; ++row) {
+    EXPECT_GE(vs.kl_sum[row], 0.0) << "row " << row;
+    EXPECT_LE(vs.top1_agree[row], plain.tokens[row]) << "row " << row;
+    kl += vs.kl_sum[row];
+  }
+  // against a float64 log-softmax written out here, per row: a reference made sharp (the control's
+  // final states x 40: KL of order 1, where a wrong direction or a missing term shows), the condition
+  // as the pass. Each float32 log-probability is within (V + 2) units of roundoff of the log-sum-exp
+  // and 2 of the largest logit; a token's KL (weights p_ref summing to 1) within twice that.
+  std::vector<at::Tensor> sharp;
+  for (const at::Tensor& st : control.states()) sharp.push_back(st * 40.0);
+  Divergence vs_sharp;
+  DivergenceObserver against_sharp(ev.model(), sharp, vs_sharp);
+  compare.scored = &against_sharp;
+  EXPECT_EQ(ev.score(compare).nll_sum, changed.nll_sum);
+  const at::Tensor head = ev.model().head().to(at::kDouble);
+  const double V = static_cast<double>(head.size(0)), u = std::ldexp(1.0, -24);
+  for (std::size_t b = 0, row = 0; b < 2; ++b) {
+    const at::Tensor z_ref = at::matmul(sharp[b].to(at::kDouble), head.t());
+    const at::Tensor z = at::matmul(condition.states()[b].to(at::kDouble), head.t());
+    const at::Tensor lp_ref = at::log_softmax(z_ref, -1), lp = at::log_softmax(z, -1);
+    const at::Tensor per_token = (lp_ref.exp() * (lp_ref - lp)).sum(-1);  // [B, T]
+    const double max_logit = std::max(z_ref.abs().max().item<double>(), z.abs().max().item<double>());
+    const double token_bound = 2.0 * 2.0 * ((V + 2.0) * u + 2.0 * u * max_logit);
+    for (std::int64_t r = 0; r < per_token.size(0); ++r, ++row) {
+      const Row& rr = ev.rows()[row];
+      double want = 0;
+      std::int64_t n = 0;
+      for (std::size_t t = 0; t + 1 < rr.doc.size(); ++t)
+        if (rr.doc[t + 1] == rr.doc[t]) want += per_token[r][static_cast<std::int64_t>(t)].item<double>(), ++n;
+      EXPECT_GT(want, 0.1 * static_cast<double>(n)) << "row " << row << ": the sharp reference is far from the pass";
+      EXPECT_NEAR(vs_sharp.kl_sum[row], want, static_cast<double>(n) * token_bound) << "row " << row;
+    }
   }
   EXPECT_GT(kl, 0.0);
-  // a reference without a divergence to fill (or of another batch count) is a caller's bug
+  // a reference of another batch count is a caller's bug, refused at that batch
+  const std::vector<at::Tensor> one_batch(control.states().begin(), control.states().begin() + 1);
+  Divergence short_of_one;
+  DivergenceObserver short_reference(ev.model(), one_batch, short_of_one);
   ScoreOptions half;
-  half.reference_final = &control_final;
+  half.scored = &short_reference;
   EXPECT_THROW(ev.score(half), std::logic_error);
 }
 
@@ -183,24 +229,20 @@ TEST_F(EvaluatorModes, MechanismStatisticsBesideTheSameNlls) {
   EXPECT_EQ(ev.score(mech).nll_sum, plain.nll_sum);
   ASSERT_EQ(full.size(), 2u);
   for (const LayerMechanism& l : full) {
-    EXPECT_GT(l.mean_entropy, 0.0);
+    EXPECT_GT(l.attention_entropy, 0.0);
     EXPECT_GT(l.q_rms, 0.0);
     EXPECT_GT(l.k_rms, 0.0);
     EXPECT_GT(l.input_kurtosis, 0.0);
-    EXPECT_TRUE(std::isfinite(l.max_logit));
+    EXPECT_TRUE(std::isfinite(l.max_attention_logit));
   }
-  ActivationCache cache;
-  cache.layer = 1;
-  ScoreOptions capture;
-  capture.cache = &cache;
-  capture.capture = true;
-  ev.score(capture);
+  ActivationCapture capture(1);
+  ScoreOptions capturing;
+  capturing.observers = {&capture};
+  ev.score(capturing);
   std::vector<LayerMechanism> from_one;
   ScoreOptions from;
-  from.cache = &cache;
-  from.from_cache = true;
   from.mech = &from_one;
-  EXPECT_EQ(ev.score(from).nll_sum, plain.nll_sum);
+  EXPECT_EQ(ev.score(from, Start::at(capture.cache())).nll_sum, plain.nll_sum);
   ASSERT_EQ(from_one.size(), 2u);
   for (int k = 0; k < 5; ++k) {
     EXPECT_EQ(mechanismField(from_one[0], k), 0.0) << "field " << k << ": layer 0 was not run";
@@ -208,7 +250,8 @@ TEST_F(EvaluatorModes, MechanismStatisticsBesideTheSameNlls) {
   }
 }
 
-// Every mode in one pass (capture, statistics, the kept control, a probe) scores what the plain pass does.
+// Every mode in one pass (capture, statistics, the kept control, a probe, from a cache, against a
+// control) scores what the plain pass does.
 TEST_F(EvaluatorModes, EveryModeAtOnceScoresThePlainNlls) {
   c10::InferenceMode inference;
   const Evaluator ev = evaluator();
@@ -218,20 +261,28 @@ TEST_F(EvaluatorModes, EveryModeAtOnceScoresThePlainNlls) {
     bool wants(omn::model::Intermediate what, int) const override { return what == omn::model::Intermediate::BlockOutput; }
     void observe(const omn::model::Announcement&) override { ++seen; }
   } probe;
-  ActivationCache cache;
-  cache.layer = 1;
+  ActivationCapture capture(1);
   std::vector<LayerMechanism> mech;
-  std::vector<at::Tensor> kept;
+  FinalStates kept;
   ScoreOptions all;
-  all.cache = &cache;
-  all.capture = true;
+  all.observers = {&capture, &kept, &probe};
   all.mech = &mech;
-  all.keep_final = &kept;
-  all.observer = &probe;
   const SequenceScores s = ev.score(all);
   EXPECT_EQ(s.nll_sum, plain.nll_sum);
   EXPECT_EQ(s.tokens, plain.tokens);
   EXPECT_EQ(probe.seen, 2 * 2);  // every block's output, in each of the 2 batches
-  EXPECT_EQ(cache.inputs.size(), 2u);
-  EXPECT_EQ(kept.size(), 2u);
+  EXPECT_EQ(capture.cache().inputs.size(), 2u);
+  EXPECT_EQ(kept.states().size(), 2u);
+  // and from the cache, against the control kept, with a probe and the statistics
+  Divergence d;
+  DivergenceObserver against(ev.model(), kept.states(), d);
+  FinalStates again;
+  ScoreOptions rest;
+  rest.observers = {&again, &probe};
+  rest.mech = &mech;
+  rest.scored = &against;
+  EXPECT_EQ(ev.score(rest, Start::at(capture.cache())).nll_sum, plain.nll_sum);
+  EXPECT_EQ(probe.seen, 2 * 2 + 2);  // from layer 1: one block per batch
+  for (std::size_t b = 0; b < 2; ++b) EXPECT_TRUE(at::equal(again.states()[b], kept.states()[b])) << "batch " << b;
+  for (double k : d.kl_sum) EXPECT_EQ(k, 0.0);
 }

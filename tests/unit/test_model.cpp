@@ -461,7 +461,12 @@ TEST(ForwardObserver, AnnouncesEachIntermediateInOrderAndChangesNothing) {
   EXPECT_TRUE(at::equal(bare, watched));
   const std::vector<Intermediate> order{Intermediate::BlockInput,      Intermediate::QNormed,         Intermediate::KNormed,
                                         Intermediate::AttentionInputs, Intermediate::AttentionOutput, Intermediate::BlockOutput};
-  ASSERT_EQ(all.seen.size(), 2 * order.size());
+  ASSERT_EQ(all.seen.size(), 2 * order.size() + 1);
+  // last, after the final norm: what run() returns, the head's input
+  EXPECT_EQ(all.seen.back(), std::make_pair(2, Intermediate::FinalHidden));
+  EXPECT_TRUE(at::equal(all.values.back(), bare));
+  EXPECT_STREQ(omn::model::intermediateName(Intermediate::FinalHidden), "final_hidden");
+  all.seen.pop_back();
   const std::int64_t hd = cfg.model.head_dim;
   for (std::size_t k = 0; k < all.seen.size(); ++k) {
     EXPECT_EQ(all.seen[k].first, static_cast<int>(k / order.size()));
@@ -479,8 +484,8 @@ TEST(ForwardObserver, AnnouncesEachIntermediateInOrderAndChangesNothing) {
     EXPECT_EQ(got.input_kurtosis, omn::eval::activationKurtosis(all.values[base]));
     EXPECT_EQ(got.q_rms, all.values[base + 1].pow(2).mean().sqrt().item<double>());
     const auto st = omn::model::attentionStats(all.values[base + 3], all.keys[base + 3], layout);
-    EXPECT_EQ(got.max_logit, st.max_logit);
-    EXPECT_EQ(got.mean_entropy, st.mean_entropy);
+    EXPECT_EQ(got.max_attention_logit, st.max_logit);
+    EXPECT_EQ(got.attention_entropy, st.mean_entropy);
     EXPECT_GT(got.k_rms, 0.0);
   }
   // an observer that wants one intermediate is told only that one

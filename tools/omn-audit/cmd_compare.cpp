@@ -8,6 +8,7 @@
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
 #include "omn/documents/document.h"
+#include "omn/documents/profile_document.h"
 #include "omn/io/json_document.h"
 #include "omn/output/json_file.h"
 #include "omn/output/table.h"
@@ -29,6 +30,8 @@ Command addCompareCommand(CLI::App& root) {
             return readingDocuments(*paths, [&] {
               const auto a = documents::readDocument((*paths)[0], "profile", {documents::DocumentKind::profile}).json;
               const auto b = documents::readDocument((*paths)[1], "profile", {documents::DocumentKind::profile}).json;
+              const auto pa = documents::ProfileDocument::fromJson(a, "profile " + (*paths)[0]);
+              const auto pb = documents::ProfileDocument::fromJson(b, "profile " + (*paths)[1]);
               std::map<std::string, double> va, vb;
               for (const auto& [p, v] : audit::comparableStatistics(a)) va[p] = v;
               for (const auto& [p, v] : audit::comparableStatistics(b)) vb[p] = v;
@@ -48,20 +51,20 @@ Command addCompareCommand(CLI::App& root) {
               }
               for (const auto& [p, v] : audit::comparableStatistics(b))
                 if (!va.count(p)) row(p, nullptr, &v);
-              std::cout << "A " << (*paths)[0] << "  sha256 " << a["checkpoint"]["sha256"].get<std::string>() << "\n"
-                        << "B " << (*paths)[1] << "  sha256 " << b["checkpoint"]["sha256"].get<std::string>() << "\n"
+              std::cout << "A " << (*paths)[0] << "  sha256 " << pa.checkpoint.sha256.value_or("-") << "\n"
+                        << "B " << (*paths)[1] << "  sha256 " << pb.checkpoint.sha256.value_or("-") << "\n"
                         << differ << " of " << total << " statistics differ\n";
               // options that change what a statistic means (profile --baseline refuses such a pair;
               // compare still shows it, saying which rows measure different things)
-              const json none = json::object();
-              const json& oa = a.contains("options") ? a["options"] : none;
-              const json& ob = b.contains("options") ? b["options"] : none;
-              for (const auto& [opt, rows] : {std::pair<const char*, const char*>{"threshold", "/statistics/*_above_threshold"},
-                                              {"hist_edges", "/histogram/*/count"},
-                                              {"pivot", "/histogram/*/count (which bin an edge belongs to)"}})
-                if (oa.value(opt, json()) != ob.value(opt, json()))
-                  std::cout << "note: A and B were computed with different /options/" << opt << " (" << oa.value(opt, json()).dump()
-                            << " and " << ob.value(opt, json()).dump() << "): " << rows << " measure different things\n";
+              auto differs = [](const char* opt, const json& x, const json& y, const char* rows) {
+                if (x != y)
+                  std::cout << "note: A and B were computed with different /options/" << opt << " (" << x.dump() << " and " << y.dump()
+                            << "): " << rows << " measure different things\n";
+              };
+              const auto &oa = pa.options, &ob = pb.options;
+              differs("threshold", oa.threshold, ob.threshold, "/statistics/*_above_threshold");
+              differs("hist_edges", oa.hist_edges, ob.hist_edges, "/histogram/*/count");
+              differs("pivot", oa.pivot, ob.pivot, "/histogram/*/count (which bin an edge belongs to)");
               if (differ || *all) t.print(std::cout);
               return 0;
             });

@@ -18,6 +18,37 @@
 
 namespace omn::cli {
 
+namespace {
+
+// The figures of a document, read as its kind's struct; a run's log beside its train.json.
+std::vector<report::Figure> figuresOf(const documents::Document& d, const std::string& path, const std::vector<std::string>& runs) {
+  using documents::DocumentKind;
+  if (!runs.empty() && d.kind != DocumentKind::study)
+    throw UsageError("--runs: only for a study document; " + path + " is " +
+                     (d.kind == DocumentKind::train ? std::string("a training run") : "\"" + std::string(documents::schemaId(d.kind)) + "\""));
+  const std::string label = "input " + path;
+  switch (d.kind) {
+    case DocumentKind::profile:
+      return report::profileFigures(documents::ProfileDocument::fromJson(d.json, label));
+    case DocumentKind::intervention:
+      return report::sweepFigures(documents::InterventionDocument::fromJson(d.json, label));
+    case DocumentKind::study:
+      return report::studyFigures(documents::StudyDocument::fromJson(d.json, label), runs);
+    case DocumentKind::track:
+      return report::trackFigures(documents::TrackDocument::fromJson(d.json, label));
+    case DocumentKind::train: {
+      const nlohmann::json& record = train::checkRunRecord(d.json, path).doc;
+      return report::runFigures(documents::TrainDocument::fromJson(record, label),
+                                documents::TrainLogRecord::fromJson(train::readRunLog(path, record), train::runLogPath(path, record)));
+    }
+    default:
+      throw UsageError(path + ": /schema: expected omn-audit/profile@1, intervention@1, study@1, track@1 or train@1, got \"" +
+                       documents::schemaId(d.kind) + "\"");
+  }
+}
+
+}  // namespace
+
 Command addPlotCommand(CLI::App& root) {
   auto* app = root.add_subcommand("plot", "write the figures (SVG) of a profile, sweep, study, track or training run");
   app->footer("Examples:\n"
@@ -39,13 +70,7 @@ Command addPlotCommand(CLI::App& root) {
               const std::string path = train::runRecordPath(*input);
               const documents::Document d = documents::readDocument(path, "input", {documents::DocumentKind::profile, documents::DocumentKind::intervention,
                                                                        documents::DocumentKind::study, documents::DocumentKind::track, documents::DocumentKind::train});
-              std::vector<report::Figure> figs;
-              if (d.kind == documents::DocumentKind::train) {
-                if (!runs->empty()) throw UsageError("--runs: only for a study document; " + path + " is a training run");
-                figs = report::runFigures(train::checkRunRecord(d.json, path).doc, train::readRunLog(path, d.json));
-              } else {
-                figs = report::figuresFor(d.json, path, *runs);
-              }
+              const std::vector<report::Figure> figs = figuresOf(d, path, *runs);
               std::error_code ec;  // created if missing, parents too (as --help says)
               std::filesystem::create_directories(*dir, ec);
               if (ec || !std::filesystem::is_directory(*dir)) throw UsageError("-o " + *dir + ": cannot create the directory" + (ec ? ": " + ec.message() : ""));

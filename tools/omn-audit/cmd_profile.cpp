@@ -78,9 +78,10 @@ Command addProfileCommand(CLI::App& root) {
             if (!baseline.is_null()) checkBaselineFirst(baseline, tolerance, a->req.options, a->baseline, a->tolerance);
             a->req.progress = output::ProgressBar::stderrIsTerminal();
             nlohmann::json doc = audit::profileCheckpoint(a->req);
-            if (!a->quiet_tables) report::printProfile(text, doc);
+            const documents::ProfileDocument profile = documents::ProfileDocument::fromJson(doc, "profile of " + a->req.checkpoint);
+            if (!a->quiet_tables) report::printProfile(text, profile);
             else if (spdlog::default_logger()->should_log(spdlog::level::info))  // what was verified is silent only with -q
-              report::printVerification(std::cerr, doc);
+              report::printVerification(std::cerr, profile);
             // with a baseline, the document carries the verdict (a CI job reads it, or the exit code)
             std::optional<audit::RegressionReport> rep;
             if (!a->baseline.empty()) {
@@ -88,7 +89,7 @@ Command addProfileCommand(CLI::App& root) {
               doc["regression"] = audit::regressionJson(*rep, a->baseline, a->tolerance);
             }
             if (!a->json_out.empty()) output::writeFileAtomic(a->json_out, output::dumpJson(doc));
-            if (!a->csv_out.empty()) output::writeFileAtomic(a->csv_out, report::profileCsv(doc));
+            if (!a->csv_out.empty()) output::writeFileAtomic(a->csv_out, report::profileCsv(profile));
             if (!rep) return 0;
             text << "\n";
             report::printRegression(text, *rep, a->all_rows);

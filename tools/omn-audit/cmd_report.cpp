@@ -1,6 +1,6 @@
 // omn-audit report INPUT... -o report.html [--markdown]: the review report of what `plot` takes: a
 // sweep, eval or study result, a track, a training run (its directory or train.json) and/or a
-// profile, at most one of each kind.
+// profile, at most one of each kind, each read as its struct (documents/).
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -16,6 +16,36 @@
 #include "omn/train/run_records.h"
 
 namespace omn::cli {
+
+namespace {
+
+// One input document in its slot of the report, read as its kind's struct; a run's log beside it
+// (and the files read: none may be an output).
+void takeDocument(report::ReportInput& in, const documents::Document& d, const std::string& p, std::vector<std::string>& read) {
+  using documents::DocumentKind;
+  const bool result = d.kind == DocumentKind::intervention || d.kind == DocumentKind::eval || d.kind == DocumentKind::study;
+  const bool taken = result ? (in.sweep || in.eval || in.study)
+                            : d.kind == DocumentKind::profile ? in.profile.has_value()
+                            : d.kind == DocumentKind::track   ? in.track.has_value()
+                                                              : in.run.has_value();
+  if (taken) throw UsageError(p + ": two documents of the same kind; give at most one of each");
+  const std::string label = "input " + p;
+  if (d.kind == DocumentKind::intervention) in.sweep = documents::InterventionDocument::fromJson(d.json, label);
+  if (d.kind == DocumentKind::eval) in.eval = documents::EvalDocument::fromJson(d.json, label);
+  if (d.kind == DocumentKind::study) in.study = documents::StudyDocument::fromJson(d.json, label);
+  if (d.kind == DocumentKind::profile) in.profile = documents::ProfileDocument::fromJson(d.json, label);
+  if (d.kind == DocumentKind::track) in.track = documents::TrackDocument::fromJson(d.json, label);
+  if (d.kind == DocumentKind::train) {
+    const nlohmann::json& record = train::checkRunRecord(d.json, p).doc;
+    const std::string log = train::runLogPath(p, record);
+    in.run_log = documents::TrainLogRecord::fromJson(train::readRunLog(p, record), log);
+    in.run = documents::TrainDocument::fromJson(record, label);
+    read.push_back(p);
+    read.push_back(log);
+  }
+}
+
+}  // namespace
 
 Command addReportCommand(CLI::App& root) {
   auto* app = root.add_subcommand("report", "one self-contained HTML report (or Markdown + SVGs) from result and profile JSON");
@@ -41,20 +71,10 @@ Command addReportCommand(CLI::App& root) {
               std::vector<std::string> read = *inputs;  // every file read, a run's log included: none may be an output
               for (const auto& given : *inputs) {
                 const std::string p = train::runRecordPath(given);
-                documents::Document d = documents::readDocument(
+                const documents::Document d = documents::readDocument(
                     p, "input", {documents::DocumentKind::intervention, documents::DocumentKind::eval, documents::DocumentKind::study,
                                  documents::DocumentKind::profile, documents::DocumentKind::track, documents::DocumentKind::train});
-                nlohmann::json& slot = d.kind == documents::DocumentKind::profile ? in.profile
-                                       : d.kind == documents::DocumentKind::track ? in.track
-                                       : d.kind == documents::DocumentKind::train ? in.run
-                                                                                  : in.result;
-                if (!slot.is_null()) throw UsageError(p + ": two documents of the same kind; give at most one of each");
-                if (d.kind == documents::DocumentKind::train) {
-                  in.run_log = train::readRunLog(p, train::checkRunRecord(d.json, p).doc);
-                  read.push_back(p);
-                  read.push_back(train::runLogPath(p, d.json));
-                }
-                slot = std::move(d.json);
+                takeDocument(in, d, p, read);
               }
               output::checkOutputPath(*out, *force, read);
               if (*markdown && output::standardStream(*out))

@@ -60,11 +60,12 @@ Command addTrackCommand(CLI::App& root) {
             if (!r->tolerance_path.empty()) r->tolerance = loadTolerance(r->tolerance_path);
             if (!r->baseline.is_null()) checkBaselineFirst(r->baseline, r->tolerance, r->options, r->baseline_path, r->tolerance_path);
             const nlohmann::json doc = audit::trackCheckpoints(*r, checkpoints);
-            report::printTrack(text, doc);
+            const documents::TrackDocument track = documents::TrackDocument::fromJson(doc, "track");
+            report::printTrack(text, track);
             if (!json_out->empty()) output::writeFileAtomic(*json_out, output::dumpJson(doc));
-            if (!csv_out->empty()) output::writeFileAtomic(*csv_out, report::trackCsv(doc));
-            if (doc["summary"]["drifted"].is_number() && doc["summary"]["drifted"].get<std::size_t>() > 0)
-              throw RegressionFound("DRIFT: " + doc["summary"]["drifted"].dump() + " checkpoint(s) outside tolerance of " +
+            if (!csv_out->empty()) output::writeFileAtomic(*csv_out, report::trackCsv(track));
+            if (track.summary.drifted.value_or(0) > 0)
+              throw RegressionFound("DRIFT: " + std::to_string(*track.summary.drifted) + " checkpoint(s) outside tolerance of " +
                                     r->baseline_path);
             return 0;
           }};

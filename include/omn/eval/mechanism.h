@@ -7,18 +7,16 @@
 
 #include <vector>
 
+#include "omn/documents/layer_metrics.h"
 #include "omn/model/forward_observer.h"
 
 namespace omn::eval {
 
-struct LayerMechanism {
-  double mean_entropy = 0, max_logit = 0, q_rms = 0, k_rms = 0, input_kurtosis = 0;
-};
-
-// One batch's statistics folded into the pass's: a running mean over batches, `weight` the batch's
-// share of the rows so far (the largest logit a maximum; `first` starts it). A new statistic is a
-// field above, its computation in observe() and its line here (mechanism.cpp).
-void foldBatch(LayerMechanism& into, const LayerMechanism& batch, double weight, bool first);
+// One layer's statistics: the one metric type (documents/layer_metrics.h), whose table names each
+// and says how a pass's batches fold into it (documents::foldBatch). A new statistic is a field and
+// a row there and its computation in MechanismObserver::observe (mechanism.cpp).
+using LayerMechanism = documents::LayerMetrics;
+using documents::foldBatch;
 
 // Activation kurtosis in IMU-1's form: the mean over tokens of m4 / m2² over the features, with no
 // mean subtraction (3 for Gaussian features; large when a few features dominate). h [..., D].

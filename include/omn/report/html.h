@@ -1,22 +1,34 @@
 // The review report: one self-contained HTML file (inline SVG and CSS, nothing fetched) or the same
-// content as Markdown with the SVGs beside it. Built from the JSON artifacts only.
+// content as Markdown with the SVGs beside it. Built from the documents alone, read as their structs
+// (documents/).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "omn/documents/eval_document.h"
+#include "omn/documents/intervention_document.h"
+#include "omn/documents/profile_document.h"
+#include "omn/documents/study_document.h"
+#include "omn/documents/track_document.h"
+#include "omn/documents/train_document.h"
 #include "omn/report/plots.h"
 
 namespace omn::report {
 
+// At most one of each kind; of the results (a sweep, an eval, a study), at most one.
 struct ReportInput {
-  nlohmann::json result;   // omn-audit/intervention@1, eval@1 or study@1, or null
-  nlohmann::json profile;  // omn-audit/profile@1, or null
-  nlohmann::json track;    // omn-audit/track@1, or null
-  nlohmann::json run;      // omn-audit/train@1 (a run's train.json), or null
-  std::vector<nlohmann::json> run_log;  // the run's log records (train::parseLog), for its figures
+  std::optional<documents::InterventionDocument> sweep;
+  std::optional<documents::EvalDocument> eval;
+  std::optional<documents::StudyDocument> study;
+  std::optional<documents::ProfileDocument> profile;
+  std::optional<documents::TrackDocument> track;
+  std::optional<documents::TrainDocument> run;     // a run's train.json
+  std::vector<documents::TrainLogRecord> run_log;  // the run's log records (train::readRunLog), for its figures
 };
+
+// The result's provenance (nullptr: no result).
+const documents::Provenance* resultProvenance(const ReportInput& in);
 
 // Warnings a reviewer must see first (NaN conditions, unverified checkpoint, a control that did
 // not reproduce, failed restores, a non-held-out historical panel, drift from the tool's build).

@@ -4,11 +4,11 @@
 #include <ostream>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "omn/documents/track_document.h"
 
 namespace omn::report {
 
-void printTrack(std::ostream& out, const nlohmann::json& track);
-std::string trackCsv(const nlohmann::json& track);
+void printTrack(std::ostream& out, const documents::TrackDocument& track);
+std::string trackCsv(const documents::TrackDocument& track);
 
 }  // namespace omn::report

@@ -1,0 +1,158 @@
+// Internal to documents/: a document's members read into typed fields through nlohmann's own
+// conversions (get_to, and a from_json/to_json pair per struct, found by ADL), with the place of a
+// failure kept. A conversion that fails throws FieldError; each enclosing member or array element it
+// passes through on the way out puts its token in front, so the error reaching `readAs` names the
+// whole JSON pointer, and readAs turns it into a FormatError naming the document too. Documents are
+// validated against their schema before they are read (document.h), so a failure here is a reader
+// that asked for more than the schema promises -- still exit 2, never undefined behaviour.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "omn/errors.h"
+#include "omn/json_pointer.h"
+
+namespace omn::documents::fields {
+
+using nlohmann::json;
+
+class FieldError : public std::runtime_error {
+ public:
+  FieldError(std::string pointer, const std::string& what) : std::runtime_error(what), pointer_(std::move(pointer)) {}
+  const std::string& pointer() const { return pointer_; }
+  void prepend(const std::string& token) { pointer_ = "/" + escapePointerToken(token) + pointer_; }
+
+ private:
+  std::string pointer_;
+};
+
+// nlohmann's message without its "[json.exception.type_error.302] " prefix.
+inline std::string plainMessage(const json::exception& e) {
+  const std::string w = e.what();
+  const auto close = w.find("] ");
+  return w.rfind("[json.exception", 0) == 0 && close != std::string::npos ? w.substr(close + 2) : w;
+}
+
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+template <class T>
+struct IsStringMap : std::false_type {};
+template <class T>
+struct IsStringMap<std::map<std::string, T>> : std::true_type {};
+
+template <class T>
+void convert(const json& v, T& out);
+
+// `v`, found at `token` of its parent, into `out`; a failure inside names the token.
+template <class T>
+void convertAt(const json& v, const std::string& token, T& out) {
+  try {
+    convert(v, out);
+  } catch (FieldError& e) {
+    e.prepend(token);
+    throw;
+  } catch (const json::exception& e) {
+    throw FieldError("/" + escapePointerToken(token), plainMessage(e));
+  }
+}
+
+// An optional is null (or, as a member, absent) when empty -- an optional of an optional tells an
+// absent member (outer empty) from a null one (inner empty); a vector and a map of strings are
+// read element by element so that a failure names its index or key; anything else is nlohmann's.
+template <class T>
+void convert(const json& v, T& out) {
+  if constexpr (IsOptional<T>::value) {
+    if (v.is_null()) {
+      // optional<optional<U>>: a member that may be absent (outer empty) or null (inner empty)
+      if constexpr (IsOptional<typename T::value_type>::value) out.emplace();
+      else out.reset();
+    } else {
+      out.emplace();
+      convert(v, *out);
+    }
+  } else if constexpr (IsVector<T>::value) {
+    if (!v.is_array()) throw FieldError("", std::string("expected an array, got ") + v.type_name());
+    out.clear();
+    out.resize(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) convertAt(v[i], std::to_string(i), out[i]);
+  } else if constexpr (IsStringMap<T>::value) {
+    if (!v.is_object()) throw FieldError("", std::string("expected an object, got ") + v.type_name());
+    out.clear();
+    for (auto it = v.begin(); it != v.end(); ++it) convertAt(it.value(), it.key(), out[it.key()]);
+  } else if constexpr (std::is_same_v<T, json>) {
+    out = v;  // a block the schema leaves free-form (a checkpoint's metadata, a manifest as parsed)
+  } else {
+    v.get_to(out);
+  }
+}
+
+// Member `key` of the object `j` into `out`: required unless `out` is an optional (then absent
+// reads as empty).
+template <class T>
+void get(const json& j, const char* key, T& out) {
+  if (!j.is_object()) throw FieldError("", std::string("expected an object, got ") + j.type_name());
+  const auto it = j.find(key);
+  if (it == j.end()) {
+    if constexpr (IsOptional<T>::value) {
+      out.reset();
+      return;
+    } else {
+      throw FieldError("/" + escapePointerToken(key), "required");
+    }
+  }
+  convertAt(*it, key, out);
+}
+
+// The writing side: an empty optional is null; vectors and maps element by element.
+template <class T>
+json write(const T& v) {
+  if constexpr (IsOptional<T>::value) {
+    return v ? write(*v) : json(nullptr);
+  } else if constexpr (IsVector<T>::value) {
+    json a = json::array();
+    for (const auto& x : v) a.push_back(write(x));
+    return a;
+  } else if constexpr (IsStringMap<T>::value) {
+    json o = json::object();
+    for (const auto& [k, x] : v) o[k] = write(x);
+    return o;
+  } else {
+    return json(v);
+  }
+}
+
+// Member `key` written unless `v` is empty (a member the schema lets a document leave out).
+template <class T>
+void putIfSet(json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = write(*v);
+}
+
+// `doc` (already checked against its schema, read from `label`) as T; FormatError naming the label
+// and the JSON pointer of the first member that does not convert.
+template <class T>
+T readAs(const json& doc, const std::string& label) {
+  T out{};
+  try {
+    convert(doc, out);
+  } catch (const FieldError& e) {
+    throw FormatError(label + ": " + (e.pointer().empty() ? "/" : e.pointer()) + ": " + e.what());
+  } catch (const json::exception& e) {
+    throw FormatError(label + ": /: " + plainMessage(e));
+  }
+  return out;
+}
+
+}  // namespace omn::documents::fields
