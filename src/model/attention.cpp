@@ -127,12 +127,6 @@ at::Tensor documentCausalTile(const at::Tensor& doc, std::int64_t first_row, std
          causalTile(first_row, rows, first_key, keys, doc.device()).unsqueeze(0);
 }
 
-// [B, rows, T]: the queries first_row .. first_row + rows - 1 (all of them by default) against every key.
-at::Tensor documentCausalMask(const at::Tensor& doc, std::int64_t first_row = 0, std::int64_t rows = -1) {
-  const std::int64_t T = doc.size(1);
-  return documentCausalTile(doc, first_row, rows < 0 ? T : rows, 0, T);
-}
-
 // softmax(q k^T · scale + causal mask) v for one [H, L, D] block. The two products run in the
 // working dtype (bf16 products as products.h chooses them), the scores and
 // the softmax in float32, as flash attention does.
@@ -235,6 +229,11 @@ at::Tensor attendFlash(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 
 }  // namespace
 
+at::Tensor documentCausalMask(const at::Tensor& doc, std::int64_t first_row, std::int64_t rows) {
+  const std::int64_t T = doc.size(1);
+  return documentCausalTile(doc, first_row, rows < 0 ? T : rows, 0, T);
+}
+
 at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                   const DocumentLayout& layout, std::int64_t block) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
@@ -250,33 +249,6 @@ at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, 
 #endif
   }
   throw UsageError("unknown attention path");
-}
-
-AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const DocumentLayout& l, std::int64_t block_bytes) {
-  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  const at::Tensor qf = q.to(at::kFloat).transpose(1, 2), kf = k.to(at::kFloat).transpose(1, 2);  // [B, H, T, hd]
-  const std::int64_t B = qf.size(0), H = qf.size(1), T = qf.size(2);
-  const at::Tensor doc = l.doc.to(q.device());
-  // Blocks of query rows, so the scores never exist as [B, H, T, T]: at 32,768 tokens and 12 heads
-  // that would be 48 GiB; a block is [B, H, rows, T] float32 within block_bytes.
-  const std::int64_t rows = std::clamp<std::int64_t>(block_bytes / std::max<std::int64_t>(1, B * H * T * 4), 1, T);
-  double max_logit = -std::numeric_limits<double>::infinity(), entropy_sum = 0;
-  for (std::int64_t r0 = 0; r0 < T; r0 += rows) {
-    const std::int64_t n = std::min(rows, T - r0);
-    at::Tensor s = at::matmul(qf.narrow(2, r0, n), kf.transpose(-2, -1)).mul_(scale);  // [B, H, n, T]
-    const at::Tensor hidden = documentCausalMask(doc, r0, n).logical_not().unsqueeze(1);  // [B, 1, n, T]
-    s.masked_fill_(hidden, -std::numeric_limits<float>::infinity());
-    max_logit = std::max(max_logit, s.max().item<double>());  // every query sees at least itself
-    // entropy = -sum p log p = lse - sum p s (sum p = 1), p = exp(s - lse): 0 on hidden keys
-    const at::Tensor lse = at::logsumexp(s, -1, /*keepdim=*/true);
-    const at::Tensor p = (s - lse).exp_();
-    const at::Tensor ps = (p * s.masked_fill_(hidden, 0)).sum(-1);
-    entropy_sum += (lse.squeeze(-1) - ps).to(at::kDouble).sum().item<double>();
-  }
-  AttentionStats st;
-  st.max_logit = max_logit;
-  st.mean_entropy = entropy_sum / static_cast<double>(B * H * T);  // every query sees at least itself
-  return st;
 }
 
 }  // namespace omn::model

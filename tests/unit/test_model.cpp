@@ -393,9 +393,9 @@ TEST(Mechanism, BlockwiseStatsEqualTheWholeMatrix) {
       }
   entropy /= static_cast<double>(B * H * T);
   for (std::int64_t block : {std::int64_t{1}, B * H * T * 4 * 5, std::int64_t{64} << 20}) {  // 1 row, 5 rows, all
-    const auto st = omn::model::attentionStats(q, k, layout, block);
-    EXPECT_NEAR(st.max_logit, max_logit, 1e-5 * std::fabs(max_logit)) << block;
-    EXPECT_NEAR(st.mean_entropy, entropy, 1e-5 * entropy) << block;
+    const auto st = omn::eval::attentionStats(q, k, layout, block);
+    EXPECT_NEAR(st.max_attention_logit, max_logit, 1e-5 * std::fabs(max_logit)) << block;
+    EXPECT_NEAR(st.attention_entropy, entropy, 1e-5 * entropy) << block;
   }
 }
 
@@ -410,11 +410,11 @@ TEST(Mechanism, DISABLED_AtTrainingLength) {
   const at::Tensor q = at::randn({1, T, H, hd}), k = at::randn({1, T, H, hd});
   const omn::model::DocumentLayout layout = omn::model::documentLayout(at::zeros({1, T}, at::kLong));
   const auto t0 = std::chrono::steady_clock::now();
-  const auto st = omn::model::attentionStats(q, k, layout);
+  const auto st = omn::eval::attentionStats(q, k, layout);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_TRUE(std::isfinite(st.mean_entropy) && std::isfinite(st.max_logit));
+  EXPECT_TRUE(std::isfinite(st.attention_entropy) && std::isfinite(st.max_attention_logit));
   std::printf("mechanism at T=%lld, H=%lld, hd=%lld: %.1f s, mean entropy %.4f nats, max logit %.3f\n", static_cast<long long>(T),
-              static_cast<long long>(H), static_cast<long long>(hd), s, st.mean_entropy, st.max_logit);
+              static_cast<long long>(H), static_cast<long long>(hd), s, st.attention_entropy, st.max_attention_logit);
 }
 
 // The forward pass's named intermediates (model/forward_observer.h): announced in the documented
@@ -483,9 +483,9 @@ TEST(ForwardObserver, AnnouncesEachIntermediateInOrderAndChangesNothing) {
     const auto& got = mech.layers()[static_cast<std::size_t>(l)];
     EXPECT_EQ(got.input_kurtosis, omn::eval::activationKurtosis(all.values[base]));
     EXPECT_EQ(got.q_rms, all.values[base + 1].pow(2).mean().sqrt().item<double>());
-    const auto st = omn::model::attentionStats(all.values[base + 3], all.keys[base + 3], layout);
-    EXPECT_EQ(got.max_attention_logit, st.max_logit);
-    EXPECT_EQ(got.attention_entropy, st.mean_entropy);
+    const auto st = omn::eval::attentionStats(all.values[base + 3], all.keys[base + 3], layout);
+    EXPECT_EQ(got.max_attention_logit, st.max_attention_logit);
+    EXPECT_EQ(got.attention_entropy, st.attention_entropy);
     EXPECT_GT(got.k_rms, 0.0);
   }
   // an observer that wants one intermediate is told only that one

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "omn/documents/layer_metrics.h"
+#include "omn/model/attention.h"
 #include "omn/model/forward_observer.h"
 
 namespace omn::eval {
@@ -21,6 +22,16 @@ using documents::foldBatch;
 // Activation kurtosis in IMU-1's form: the mean over tokens of m4 / m2² over the features, with no
 // mean subtraction (3 for Gaussian features; large when a few features dominate). h [..., D].
 double activationKurtosis(const at::Tensor& h);
+
+// The per-head softmax statistics of one layer, from its reference scores: the mean attention
+// entropy (nats) and the largest pre-softmax logit. Computed a block of query rows at a time
+// ([B, H, rows, T] float32 within block_bytes, default 64 MiB), never [B, H, T, T], so it works at
+// training length (32,768 tokens); tests pass a small block to exercise the loop. q, k [B, T, H, D].
+struct AttentionStats {
+  double attention_entropy = 0, max_attention_logit = 0;
+};
+AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const model::DocumentLayout& layout,
+                              std::int64_t block_bytes = std::int64_t{64} << 20);
 
 // One pass's statistics, per layer (layers the pass did not run stay zero).
 class MechanismObserver final : public model::ForwardObserver {

@@ -65,14 +65,9 @@ void checkAttentionRequest(AttentionRequest requested, const at::Device& device,
 at::Tensor attend(AttentionPath path, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                   const DocumentLayout& layout, std::int64_t block = 0);
 
-// The per-head softmax statistics --mechanism reports, from the reference scores of one layer:
-// mean attention entropy (nats) and the largest pre-softmax logit. Computed a block of query rows
-// at a time ([B, H, rows, T] float32 within block_bytes, default 64 MiB), never [B, H, T, T], so it
-// works at training length (32,768 tokens); tests pass a small block to exercise the loop.
-struct AttentionStats {
-  double mean_entropy = 0, max_logit = 0;
-};
-AttentionStats attentionStats(const at::Tensor& q, const at::Tensor& k, const DocumentLayout& layout,
-                              std::int64_t block_bytes = std::int64_t{64} << 20);
+// The mask of packed rows: [B, rows, T], true where query first_row + r may see key t (same
+// document, t <= query), from doc ids [B, T]; all T queries by default. Every attention path and the
+// softmax statistics (eval/mechanism.h) take it from here.
+at::Tensor documentCausalMask(const at::Tensor& doc, std::int64_t first_row = 0, std::int64_t rows = -1);
 
 }  // namespace omn::model
