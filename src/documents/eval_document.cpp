@@ -36,6 +36,12 @@ void to_json(json& j, const Products& v) { j = {{"bf16", v.bf16}, {"reason", v.r
 
 void from_json(const json& j, EvalModel& v) {
   get(j, "config", v.config);
+  try {
+    get(v.config, "preset", v.preset);
+  } catch (fields::FieldError& e) {
+    e.prepend("config");
+    throw;
+  }
   get(j, "preset_source", v.preset_source);
   get(j, "dtype", v.dtype);
   get(j, "device", v.device);
@@ -61,11 +67,6 @@ void to_json(json& j, const EvalModel& v) {
        {"head_identical_to_embedding", v.head_identical_to_embedding}};
   putIfSet(j, "blas", v.blas);
   putIfSet(j, "products", v.products);
-}
-
-std::string EvalModel::preset() const {
-  const auto it = config.is_object() ? config.find("preset") : config.end();
-  return it != config.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 std::optional<std::int64_t> EvalModel::nLayers() const {

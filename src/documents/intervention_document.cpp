@@ -77,7 +77,7 @@ void from_json(const json& j, ControlRecord& v) {
   get(j, "max_abs_nll_difference", v.max_abs_nll_difference);
 }
 void to_json(json& j, const ControlRecord& v) {
-  j = {{"open", v.open}, {"close", v.close}, {"reproduced_bitwise", v.reproduced_bitwise}, {"max_abs_nll_difference", v.max_abs_nll_difference}};
+  j = {{"open", v.open}, {"close", v.close}, {"reproduced_bitwise", v.reproduced_bitwise}, {"max_abs_nll_difference", write(v.max_abs_nll_difference)}};
 }
 
 void from_json(const json& j, Interval& v) {

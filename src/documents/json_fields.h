@@ -6,7 +6,9 @@
 // validated against their schema before they are read (document.h), so a failure here is a reader
 // that asked for more than the schema promises -- still exit 2, never undefined behaviour.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -56,6 +58,49 @@ struct IsStringMap<std::map<std::string, T>> : std::true_type {};
 template <class T>
 void convert(const json& v, T& out);
 
+// An integer member of type T: a JSON integer, or a number with no fractional part, within T's range
+// -- never nlohmann's own conversion, which truncates 128.5 to 128, wraps 2^64 - 1 to -1 and reads
+// true as 1. A seed is std::uint64_t (it may exceed 2^63), a count or a step std::int64_t.
+template <class T>
+T integerOf(const json& v) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+  using Limits = std::numeric_limits<T>;
+  auto outOfRange = [&] {
+    return FieldError("", "expected an integer from " + std::to_string(Limits::min()) + " to " + std::to_string(Limits::max()) + ", got " +
+                              v.dump());
+  };
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(Limits::max())) throw outOfRange();
+    return static_cast<T>(u);
+  }
+  if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    if constexpr (std::is_signed_v<T>) {
+      if (i < static_cast<std::int64_t>(Limits::min()) || i > static_cast<std::int64_t>(Limits::max())) throw outOfRange();
+    } else {
+      if (i < 0 || static_cast<std::uint64_t>(i) > static_cast<std::uint64_t>(Limits::max())) throw outOfRange();
+    }
+    return static_cast<T>(i);
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d != std::trunc(d)) throw FieldError("", "expected an integer, got " + v.dump());
+    // [min, max] exactly: T's range is [-2^digits, 2^digits) or [0, 2^digits), both ends representable
+    const double end = std::ldexp(1.0, Limits::digits);
+    if (d >= end || d < (std::is_signed_v<T> ? -end : 0.0)) throw outOfRange();
+    return static_cast<T>(d);
+  }
+  throw FieldError("", std::string("expected an integer, got ") + v.type_name());
+}
+
+// A number member: any JSON number (an integer read exactly as a double can hold it); nlohmann's own
+// conversion would also read true as 1.
+inline double numberOf(const json& v) {
+  if (!v.is_number()) throw FieldError("", std::string("expected a number, got ") + v.type_name());
+  return v.get<double>();
+}
+
 // `v`, found at `token` of its parent, into `out`; a failure inside names the token.
 template <class T>
 void convertAt(const json& v, const std::string& token, T& out) {
@@ -71,7 +116,8 @@ void convertAt(const json& v, const std::string& token, T& out) {
 
 // An optional is null (or, as a member, absent) when empty -- an optional of an optional tells an
 // absent member (outer empty) from a null one (inner empty); a vector and a map of strings are
-// read element by element so that a failure names its index or key; anything else is nlohmann's.
+// read element by element so that a failure names its index or key; an integer and a number as
+// integerOf and numberOf say; anything else (a string, a boolean, a struct's from_json) is nlohmann's.
 template <class T>
 void convert(const json& v, T& out) {
   if constexpr (IsOptional<T>::value) {
@@ -94,6 +140,10 @@ void convert(const json& v, T& out) {
     for (auto it = v.begin(); it != v.end(); ++it) convertAt(it.value(), it.key(), out[it.key()]);
   } else if constexpr (std::is_same_v<T, json>) {
     out = v;  // a block the schema leaves free-form (a checkpoint's metadata, a manifest as parsed)
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    out = integerOf<T>(v);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    out = static_cast<T>(numberOf(v));
   } else {
     v.get_to(out);
   }

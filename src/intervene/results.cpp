@@ -55,7 +55,7 @@ json assembleResults(const ResultsInput& in) {
   out["control"] = {{"open", controlBlock(in.control_open, in.bootstrap, in.groups)},
                     {"close", controlBlock(in.control_close, in.bootstrap, in.groups)},
                     {"reproduced_bitwise", identical},
-                    {"max_abs_nll_difference", max_diff}};
+                    {"max_abs_nll_difference", output::finiteOrNull(max_diff)}};  // null: infinite (a sum finite in one pass only)
   // multiplicity: the family is every condition of the manifest, in every shard
   const bool adjust = in.bootstrap.multiplicity != eval::Multiplicity::None;
   const std::size_t m = std::max<std::size_t>(in.family_size, in.conditions.size());
@@ -209,9 +209,11 @@ void printResultsTable(std::ostream& os, const json& r) {
   if (!below.empty())
     os << "warning: " << below << ": |ΔNLL| below the noise floor of the working dtype (" << output::general(r["noise_floor"]["nats_per_token"].get<double>())
        << " nats/token): confirm in fp32 (/model/dtype fp32)\n";
-  os << "closing control " << (r["control"]["reproduced_bitwise"].get<bool>() ? "reproduced the opening one bitwise"
-                                                                                  : "differs from the opening one by up to " +
-                                                                                        output::general(r["control"]["max_abs_nll_difference"].get<double>()))
+  const json& diff = r["control"]["max_abs_nll_difference"];  // null: infinite
+  const double largest = diff.is_number() ? diff.get<double>() : INFINITY;
+  os << "closing control "
+     << (r["control"]["reproduced_bitwise"].get<bool>() ? "reproduced the opening one bitwise"
+                                                        : "differs from the opening one by up to " + output::general(largest))
      << "\n";
 }
 

@@ -193,12 +193,14 @@ Figure histogram(const ProfileDocument& p) {
   }
   c.endSeries();
   // the threshold inside its bin, by linear interpolation between the bin's edges; named in the
-  // legend (a dashed line, as drawn), so no label in the plot competes with the bar counts
+  // legend (a dashed line, as drawn), so no label in the plot competes with the bar counts. A bin
+  // without both edges (unbounded: the schema lets lo or hi be null) holds no line.
   const double t = p.options.threshold;
   const bool drawn = drawsThreshold(p);
   c.beginSeries("threshold");
   for (int j = 1; drawn && j + 1 < n; ++j) {
-    const double a = bin(j).lo.value(), b = bin(j).hi.value();
+    if (!bin(j).lo || !bin(j).hi) continue;
+    const double a = *bin(j).lo, b = *bin(j).hi;
     if (t >= a && t <= b && b > a) {
       const double px = c.X(j + (t - a) / (b - a));
       c.svg.line(px, kTop, px, c.bottom(), "stroke:#d62728;stroke-width:2;stroke-dasharray:5,3", "threshold");

@@ -149,7 +149,7 @@ std::vector<const StudyRun*> chosenRuns(const StudyDocument& s, const std::vecto
     pick.push_back(lrs.front());
   }
   if (s.grid.seeds.empty()) return {};
-  const std::int64_t first_seed = s.grid.seeds.at(0);
+  const std::uint64_t first_seed = s.grid.seeds.at(0);
   std::vector<const StudyRun*> out;
   for (double lr : pick)
     for (const auto& arm : s.grid.arms)

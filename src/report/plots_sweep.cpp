@@ -433,8 +433,11 @@ Figure mechanism(const InterventionDocument& r, const documents::LayerMetric& me
 
 std::vector<Figure> sweepFigures(const InterventionDocument& r) {
   std::vector<Figure> figs = {pplVsConstant(r), ratios(r), divergence(r), heatmap(r)};
+  std::vector<const documents::LayerMetric*> mechanisms;  // the rows with a figure, in their sweep_place
   for (const documents::LayerMetric& m : documents::kLayerMetrics)
-    if (m.sweep_figure) figs.push_back(mechanism(r, m));
+    if (m.sweep_figure) mechanisms.push_back(&m);
+  std::stable_sort(mechanisms.begin(), mechanisms.end(), [](const auto* a, const auto* b) { return a->sweep_place < b->sweep_place; });
+  for (const documents::LayerMetric* m : mechanisms) figs.push_back(mechanism(r, *m));
   std::vector<Figure> out;
   for (Figure& f : figs)
     if (!f.name.empty()) out.push_back(std::move(f));

@@ -149,7 +149,9 @@ void printProfile(std::ostream& os, const ProfileDocument& p) {
   }
   printLayers(os, p);
   const auto& sc = p.steepest_change.all;
-  if (sc.from) os << "\nsteepest change in layer mean: layer " << *sc.from << " -> " << sc.to.value_or(0) << " (" << fixed(sc.delta.value_or(NAN), 3) << ")\n";
+  if (sc.from)  // a `to` the document leaves null printed as the document has it
+    os << "\nsteepest change in layer mean: layer " << *sc.from << " -> " << (sc.to ? std::to_string(*sc.to) : "null") << " ("
+       << fixed(sc.delta.value_or(NAN), 3) << ")\n";
   os << "\ntop " << p.top.size() << " coordinates\n";
   printCoordinates(os, p.top);
 }

@@ -25,7 +25,7 @@ Grid provenanceGrid(const documents::Provenance& pv, const documents::TokensReco
                     const documents::SelectionRecord& selection) {
   Grid g = provenanceGrid(pv);
   g.rows.push_back({"tokenizer revision", tokens.tokenizer_revision.value_or("unknown (not recorded)")});
-  g.rows.push_back({"model", model.preset() + ", " + model.attention + " attention, " + model.dtype + ", " + model.device});
+  g.rows.push_back({"model", model.preset + ", " + model.attention + " attention, " + model.dtype + ", " + model.device});
   g.rows.push_back({"rows", std::to_string(selection.num_seqs) + " × " + std::to_string(selection.seq_len) + " tokens, " +
                                 selection.row_form + ", " + selection.mode});
   return g;

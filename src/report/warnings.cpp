@@ -2,6 +2,8 @@
 // a control that did not reproduce, NaN conditions, failed restores, effects below the noise floor,
 // a shard taken for the whole, an unrecorded tokenizer, historical rows, incomplete arms, unhashed
 // checkpoints of a track, a run that diverged or did not finish, a profile of another checkpoint.
+#include <cmath>
+
 #include "omn/output/table.h"
 #include "omn/report/html.h"
 
@@ -12,7 +14,8 @@ namespace {
 
 void sweepWarnings(std::vector<std::string>& w, const documents::InterventionDocument& r) {
   if (!r.control.reproduced_bitwise)
-    w.push_back("The closing control differs from the opening one (largest NLL difference " + general(r.control.max_abs_nll_difference) + ").");
+    w.push_back("The closing control differs from the opening one (largest NLL difference " +
+                general(r.control.max_abs_nll_difference.value_or(INFINITY)) + ").");  // empty: infinite
   for (const auto& c : r.conditions) {
     if (c.result.non_finite) w.push_back("Condition " + c.id + " (" + c.label + ") has a non-finite perplexity.");
     if (!c.restore.ok) w.push_back("Condition " + c.id + ": the gains did not restore bitwise.");

@@ -4,15 +4,24 @@
 // only the struct, misses nothing. A member that does not convert names the file and the JSON
 // pointer.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <functional>
+#include <limits>
+#include <sstream>
 #include <string>
 
 #include "omn/audit/profile_run.h"
+#include "omn/audit/regression.h"
+#include "omn/audit/track.h"
 #include "omn/documents/document.h"
 #include "omn/documents/eval_document.h"
 #include "omn/documents/intervention_document.h"
@@ -23,7 +32,14 @@
 #include "omn/documents/track_document.h"
 #include "omn/documents/train_document.h"
 #include "omn/errors.h"
+#include "omn/intervene/pass_record.h"
+#include "omn/intervene/results.h"
 #include "omn/io/json_document.h"
+#include "omn/json_pointer.h"
+#include "omn/report/html.h"
+#include "omn/report/plots.h"
+#include "omn/report/profile_text.h"
+#include "omn/report/track_text.h"
 
 using nlohmann::json;
 using omn::documents::DocumentKind;
@@ -242,4 +258,358 @@ TEST(LayerMetrics, ASweepFromBeforeTheOneNameReadsAsToday) {
   mixed["conditions"][0]["mechanism"][0]["max_logit"] = 7.0;
   EXPECT_NE(formatError([&] { omn::documents::checkDocument(mixed, "mixed", {DocumentKind::intervention}); }).find("/conditions/0/mechanism/0"),
             std::string::npos);
+}
+
+// --- what a reader accepts is what the schema accepts ---------------------------------------------
+
+namespace {
+
+// A profile of the mini fixture with a regression verdict (against its perturbed copy), a track of
+// both with drift: the optional blocks no published document holds.
+json profileWithVerdict() {
+  omn::audit::ProfileRequest r;
+  r.checkpoint = std::string(OMN_FIXTURES) + "/omn1-mini-perturbed.pt";
+  json doc = omn::audit::profileCheckpoint(r);
+  r.checkpoint = std::string(OMN_FIXTURES) + "/omn1-mini.pt";
+  const json baseline = omn::audit::profileCheckpoint(r);
+  const auto rep = omn::audit::checkRegression(doc, baseline, nullptr, "mini.json", "");
+  doc["regression"] = omn::audit::regressionJson(rep, "mini.json", "");
+  return doc;
+}
+
+json trackWithDrift() {
+  omn::audit::ProfileRequest r;
+  r.checkpoint = std::string(OMN_FIXTURES) + "/omn1-mini.pt";
+  omn::audit::TrackRequest t;
+  t.inputs = {std::string(OMN_FIXTURES) + "/omn1-mini.pt", std::string(OMN_FIXTURES) + "/omn1-mini-perturbed.pt"};
+  t.order = omn::audit::TrackOrder::Given;
+  t.baseline = omn::audit::profileCheckpoint(r);
+  t.baseline_path = "mini.json";
+  return omn::audit::trackCheckpoints(t, t.inputs);
+}
+
+// `doc` with every array cut to its first `keep` elements: arrays walked in step stay in step (a
+// sweep's per-sequence arrays, a study's trajectories), and the schema is checked in a fraction of
+// the time.
+json shortened(json doc, std::size_t keep) {
+  if (doc.is_array() && doc.size() > keep) doc.erase(doc.begin() + static_cast<std::ptrdiff_t>(keep), doc.end());
+  if (doc.is_structured())
+    for (auto& v : doc) v = shortened(std::move(v), keep);
+  return doc;
+}
+
+// Every member of `doc` (an array: its first and last element), with its JSON pointer; not inside
+// the blocks the schemas leave free-form (a struct holds them as JSON), nor inside the provenance
+// block every kind shares (the first case walks it).
+void members(const json& node, const std::string& at, std::vector<std::string>& out, bool provenance) {
+  static const std::vector<std::string> free_form = {"/checkpoint/metadata", "/model/config", "/model/weights", "/model/blas",
+                                                     "/manifest/verbatim", "/options", "/config/values", "/optimizer/groups",
+                                                     "/merged_from", "/tokens/offsets", "/segments"};
+  if (std::find(free_form.begin(), free_form.end(), at) != free_form.end() || (at == "/provenance" && !provenance)) return;
+  if (node.is_object()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string p = at + "/" + omn::escapePointerToken(it.key());
+      out.push_back(p);
+      members(it.value(), p, out, provenance);
+    }
+  } else if (node.is_array() && !node.empty()) {
+    for (std::size_t i : {std::size_t{0}, node.size() - 1}) {
+      out.push_back(at + "/" + std::to_string(i));
+      members(node[i], at + "/" + std::to_string(i), out, provenance);
+      if (node.size() == 1) break;
+    }
+  }
+}
+
+}  // namespace
+
+// The schema is the one acceptance rule: each member of a document of every kind left out or
+// replaced by null, a string, a fraction, a negative or positive integer, a boolean, an array or an
+// object either fails the schema or is read by the kind's struct. A reader that asks for more than
+// the schema promises turned a document the schema passed into an error (a null where the struct
+// wants a value), or read it wrong (128.5 as 128, true as 1).
+TEST(Documents, WhatTheSchemaAcceptsTheStructReads) {
+  using omn::documents::EvalDocument;
+  using omn::documents::InterventionDocument;
+  using omn::documents::ProfileDocument;
+  using omn::documents::StudyDocument;
+  using omn::documents::TrackDocument;
+  using omn::documents::TrainDocument;
+  auto raw = [](const char* path, std::size_t keep = 3) { return shortened(omn::io::readJsonFile(repositoryFile(path), "test"), keep); };
+  struct Case {
+    std::string name;
+    json doc;
+    DocumentKind kind;
+    std::function<void(const json&)> read;
+  };
+  const std::vector<Case> cases = {
+      {"sweep (--mechanism)", raw("demo/tiny-sotu/results/sweep.json"), DocumentKind::intervention,
+       [](const json& d) { InterventionDocument::fromJson(d, "t"); }},
+      {"sweep (--kl)", raw("results/regime-c2048-g1/after/qk-on_lr-5.623e-03_seed-0.sweep.json"), DocumentKind::intervention,
+       [](const json& d) { InterventionDocument::fromJson(d, "t"); }},
+      {"eval", raw("results/ablation-small/after/qk-on_lr-1.778e-03_seed-0.eval.json"), DocumentKind::eval,
+       [](const json& d) { EvalDocument::fromJson(d, "t"); }},
+      {"study", raw("results/ablation-small-lr-1e-3/study.json"), DocumentKind::study, [](const json& d) { StudyDocument::fromJson(d, "t"); }},
+      {"study (a shard)", raw("results/routing-gain-lr-0.1/cell-002.json"), DocumentKind::study,
+       [](const json& d) { StudyDocument::fromJson(d, "t"); }},
+      {"track", trackWithDrift(), DocumentKind::track, [](const json& d) { TrackDocument::fromJson(d, "t"); }},
+      // whole: its shape rules tie the last checkpoint to last_checkpoint_step
+      {"train", raw("demo/tiny-sotu/train.json", 1000), DocumentKind::train, [](const json& d) { TrainDocument::fromJson(d, "t"); }},
+      {"profile", profileWithVerdict(), DocumentKind::profile, [](const json& d) { ProfileDocument::fromJson(d, "t"); }},
+      {"profile (old)", raw("demo/tiny-sotu/results/profile.json"), DocumentKind::profile,
+       [](const json& d) { ProfileDocument::fromJson(d, "t"); }},
+  };
+  const std::vector<std::pair<const char*, json>> replacements = {
+      {"null", nullptr}, {"a string", "x"}, {"a fraction", 0.5}, {"-1", -1}, {"7", 7}, {"true", true}, {"[]", json::array()}, {"{}", json::object()}};
+  for (const Case& c : cases) {
+    std::vector<std::string> pointers;
+    members(c.doc, "", pointers, &c == &cases.front());
+    std::vector<std::string> misread;
+    std::size_t accepted = 0;
+    // `refusal`: what the struct must say instead of reading it, where the schema cannot refuse it
+    auto attempt = [&](json d, const std::string& what, const std::string& refusal = "") {
+      try {
+        omn::documents::acceptDocument(d, "t", {c.kind});
+      } catch (const omn::FormatError&) {
+        return;  // the schema refuses it: so may the struct
+      }
+      ++accepted;
+      try {
+        c.read(d);
+        if (!refusal.empty()) misread.push_back(what + ": read, not refused with \"" + refusal + "\"");
+      } catch (const omn::FormatError& e) {
+        if (refusal.empty() || std::string(e.what()).find(refusal) == std::string::npos) misread.push_back(what + ": " + e.what());
+      }
+    };
+    json as_given = c.doc;
+    ASSERT_NO_THROW(omn::documents::acceptDocument(as_given, "t", {c.kind})) << c.name;
+    ASSERT_NO_THROW(c.read(as_given)) << c.name;
+    for (const std::string& p : pointers) {
+      if (p == "/schema") continue;
+      const json::json_pointer ptr(p);
+      if (c.doc.at(ptr.parent_pointer()).is_object()) {
+        json d = c.doc;
+        d.at(ptr.parent_pointer()).erase(ptr.back());
+        attempt(std::move(d), p + " left out");
+      }
+      for (const auto& [name, value] : replacements) {
+        json d = c.doc;
+        d.at(ptr) = value;
+        // a seed of an eval or a sweep is 0 to 2^64 - 1, and the validator reads an integer past
+        // 2^63 as negative: the schema cannot bound it below (eval.schema.json $defs/seed), the
+        // struct refuses a negative one
+        const bool seed = ptr.back() == "seed" && value == -1 && (c.kind == DocumentKind::eval || c.kind == DocumentKind::intervention);
+        attempt(std::move(d), p + " = " + name, seed ? p + ": expected an integer from 0 to 18446744073709551615, got -1" : "");
+      }
+    }
+    EXPECT_GT(accepted, 0u) << c.name;
+    std::string list;
+    for (std::size_t i = 0; i < misread.size() && i < 40; ++i) list += "\n  " + misread[i];
+    EXPECT_TRUE(misread.empty()) << c.name << ": " << misread.size() << " documents the schema accepts and the struct refuses:" << list;
+  }
+}
+
+// An integer member is a whole number in its type's range, or an error naming it: nlohmann's own
+// conversion had read 128.5 as 128, true as 1 and a seed past 2^63 as a negative number.
+TEST(Documents, AnIntegerMemberIsAWholeNumberInItsRange) {
+  const json doc = published("demo/tiny-sotu/results/sweep.json", DocumentKind::intervention);
+  auto read = [](const json& d) { return omn::documents::InterventionDocument::fromJson(d, "s.json"); };
+  auto error = [&](const std::string& pointer, const json& value) {
+    json d = doc;
+    d[json::json_pointer(pointer)] = value;
+    return formatError([&] { read(d); });
+  };
+  EXPECT_NE(error("/conditions/0/result/groups/0/count", 128.5).find("s.json: /conditions/0/result/groups/0/count: expected an integer, got 128.5"),
+            std::string::npos);
+  EXPECT_NE(error("/selection/num_seqs", true).find("s.json: /selection/num_seqs: expected an integer, got boolean"), std::string::npos);
+  EXPECT_NE(error("/conditions/0/vs_control/resamples", std::numeric_limits<std::uint64_t>::max())
+                .find("/conditions/0/vs_control/resamples: expected an integer from -9223372036854775808 to 9223372036854775807, got 18446744073709551615"),
+            std::string::npos);
+  EXPECT_NE(error("/selection/seed", -1).find("/selection/seed: expected an integer from 0 to 18446744073709551615, got -1"), std::string::npos);
+  EXPECT_NE(error("/selection/seed", 1e30).find("/selection/seed: expected an integer from 0"), std::string::npos);
+  EXPECT_NE(error("/control/open/seconds", true).find("/control/open/seconds: expected a number, got boolean"), std::string::npos);
+  // a whole number written as a float is that integer
+  json whole = doc;
+  whole["selection"]["num_seqs"] = static_cast<double>(doc["selection"]["num_seqs"].get<std::int64_t>());
+  EXPECT_EQ(read(whole).selection.num_seqs, doc["selection"]["num_seqs"].get<std::int64_t>());
+  // a seed is 64 bits unsigned: the largest reads and writes back as written
+  json seeded = doc;
+  const std::uint64_t top = std::numeric_limits<std::uint64_t>::max();
+  seeded["selection"]["seed"] = top;
+  seeded["conditions"][0]["vs_control"]["seed"] = top;
+  seeded["control"]["open"]["result"]["perplexity_ci"]["seed"] = top;
+  EXPECT_NO_THROW(omn::documents::checkDocument(seeded, "s.json", {DocumentKind::intervention}));  // a seed past 2^63 is one the tool writes
+  EXPECT_EQ(firstDifference(seeded, read(seeded).toJson()), "");
+  json study = published("results/ablation-tiny/study.json", DocumentKind::study);
+  study["grid"]["seeds"][0] = top;
+  for (auto& run : study["runs"]) run["seed"] = top;
+  const auto s = omn::documents::StudyDocument::fromJson(study, "study.json");
+  EXPECT_EQ(firstDifference(study, s.toJson()), "");
+  const auto figures = omn::report::studyFigures(s);  // the first seed's runs, by its number
+  const auto lossFigure = std::find_if(figures.begin(), figures.end(), [](const auto& f) { return f.name == "study-train-loss.svg"; });
+  ASSERT_NE(lossFigure, figures.end());
+  EXPECT_NE(lossFigure->svg.find("Seed 18446744073709551615"), std::string::npos);
+  // where the writer writes an integer the schema says so: a fraction fails it first
+  json fraction = doc;
+  fraction["conditions"][0]["result"]["groups"][0]["first"] = 0.5;
+  EXPECT_NE(formatError([&] { omn::documents::checkDocument(fraction, "s.json", {DocumentKind::intervention}); })
+                .find("/conditions/0/result/groups/0/first"),
+            std::string::npos);
+}
+
+// A sweep whose closing control scored a sequence infinite where the opening one did not: the
+// largest difference is infinite, written null (nlohmann wrote inf as null too, which the struct
+// then refused), and read back and shown as inf.
+TEST(Documents, AControlThatDiffersWithoutBoundReadsBack) {
+  const json doc = published("demo/tiny-sotu/results/sweep.json", DocumentKind::intervention);
+  omn::intervene::ResultsInput in;
+  in.base = doc;
+  for (const char* k : {"control", "conditions", "multiplicity", "noise_floor"}) in.base.erase(k);
+  in.control_open = omn::intervene::controlFromResult(doc["control"]["open"], "control_open", "t");
+  in.control_close = omn::intervene::controlFromResult(doc["control"]["close"], "control_close", "t");
+  in.control_close.scores.nll_sum.at(1) = INFINITY;
+  for (const auto& c : doc["conditions"]) in.conditions.push_back(omn::intervene::conditionFromResult(c, "t"));
+  in.bootstrap.resamples = 200;
+  in.family_size = in.conditions.size();
+  in.exact_control = false;
+  const json assembled = omn::intervene::assembleResults(in);
+  std::ostringstream table;
+  omn::intervene::printResultsTable(table, assembled);
+  EXPECT_NE(table.str().find("differs from the opening one by up to inf"), std::string::npos) << table.str();
+  json written = json::parse(assembled.dump());  // as the file holds it
+  EXPECT_TRUE(written["control"]["max_abs_nll_difference"].is_null());
+  omn::documents::acceptDocument(written, "s.json", {DocumentKind::intervention});
+  omn::report::ReportInput report;
+  report.sweep = omn::documents::InterventionDocument::fromJson(written, "s.json");
+  const auto warnings = omn::report::reportWarnings(report);
+  EXPECT_NE(std::find(warnings.begin(), warnings.end(), "The closing control differs from the opening one (largest NLL difference inf)."),
+            warnings.end());
+  EXPECT_EQ(firstDifference(written, report.sweep->toJson()), "");
+}
+
+// A model config without its preset name: refused naming the member, never shown as "".
+TEST(Documents, AModelWithoutItsPresetNameIsRefused) {
+  json doc = published("results/ablation-small/after/qk-on_lr-1.778e-03_seed-0.eval.json", DocumentKind::eval);
+  omn::report::ReportInput in;
+  in.eval = omn::documents::EvalDocument::fromJson(doc, "e.json");
+  const std::string model_row = doc["model"]["config"]["preset"].get<std::string>() + ", " + doc["model"]["attention"].get<std::string>();
+  EXPECT_NE(omn::report::htmlReport(in).find(model_row), std::string::npos) << model_row;
+  doc["model"]["config"].erase("preset");
+  EXPECT_NE(formatError([&] { omn::documents::checkDocument(doc, "e.json", {DocumentKind::eval}); }).find("/model/config"), std::string::npos);
+  EXPECT_NE(formatError([&] { omn::documents::EvalDocument::fromJson(doc, "e.json"); }).find("e.json: /model/config/preset: required"),
+            std::string::npos);
+  doc["model"]["config"]["preset"] = nullptr;
+  EXPECT_NE(formatError([&] { omn::documents::checkDocument(doc, "e.json", {DocumentKind::eval}); }).find("/model/config"), std::string::npos);
+}
+
+// --- the report of a document as the struct holds it ----------------------------------------------
+
+// The sweep's --mechanism figures in the report in the order they always came: the attention
+// entropy, then the largest logit (the metric table lists the logit first, for the study's figures).
+TEST(DocumentsReport, TheSweepsMechanismFiguresComeInTheirOrder) {
+  const json doc = published("demo/tiny-sotu/results/sweep.json", DocumentKind::intervention);
+  const auto r = omn::documents::InterventionDocument::fromJson(doc, "sweep.json");
+  std::vector<std::string> names;
+  for (const auto& f : omn::report::sweepFigures(r)) names.push_back(f.name);
+  const auto entropy = std::find(names.begin(), names.end(), "sweep-mechanism-entropy.svg");
+  const auto logit = std::find(names.begin(), names.end(), "sweep-mechanism-max-logit.svg");
+  ASSERT_NE(entropy, names.end());
+  ASSERT_NE(logit, names.end());
+  EXPECT_LT(entropy, logit);
+  EXPECT_EQ(logit, names.end() - 1);
+  // and the study's: the largest logit, the entropy, the kurtosis
+  const auto s = omn::documents::StudyDocument::fromJson(published("results/ablation-tiny/study.json", DocumentKind::study), "study.json");
+  names.clear();
+  for (const auto& f : omn::report::studyFigures(s)) names.push_back(f.name);
+  const std::vector<std::string> study_order = {"study-max-logit.svg", "study-entropy.svg", "study-kurtosis.svg"};
+  std::vector<std::string> drawn;
+  for (const auto& n : names)
+    if (std::find(study_order.begin(), study_order.end(), n) != study_order.end()) drawn.push_back(n);
+  EXPECT_EQ(drawn, study_order);
+}
+
+// A histogram bin without an edge (the schema lets lo and hi be null: the first and last bins are
+// unbounded) is not where the threshold line goes; it had stopped the figure with "bad optional access".
+TEST(DocumentsReport, AHistogramBinWithoutAnEdgeHoldsNoThreshold) {
+  json doc = published("demo/tiny-sotu/results/profile.json", DocumentKind::profile);
+  ASSERT_FALSE(doc.contains("distribution"));  // the configured bins are drawn
+  doc["options"]["threshold"] = 1.5;             // not the default: the line is drawn
+  auto histogram = [](const json& d) {
+    for (const auto& f : omn::report::profileFigures(omn::documents::ProfileDocument::fromJson(d, "p.json")))
+      if (f.name == "profile-histogram.svg") return f.svg;
+    return std::string();
+  };
+  const std::string drawn = histogram(doc);
+  ASSERT_NE(drawn.find("class=\"threshold\""), std::string::npos);  // in [1,2]
+  for (auto& b : doc["histogram"])
+    if (b["label"] == "[0,1)") b["lo"] = nullptr, b["hi"] = nullptr;
+  omn::documents::acceptDocument(doc, "p.json", {DocumentKind::profile});
+  std::string without_edges;
+  ASSERT_NO_THROW(without_edges = histogram(doc));
+  EXPECT_EQ(without_edges, drawn);  // the bins are drawn by their labels, the line where it was
+}
+
+// The steepest change between layers as it was printed: a `to` the document leaves null is "null".
+TEST(DocumentsReport, TheSteepestChangePrintsAnEmptyEndAsNull) {
+  json doc = published("demo/tiny-sotu/results/profile.json", DocumentKind::profile);
+  auto text = [](const json& d) {
+    std::ostringstream os;
+    omn::report::printProfile(os, omn::documents::ProfileDocument::fromJson(d, "p.json"));
+    return os.str();
+  };
+  EXPECT_NE(text(doc).find("steepest change in layer mean: layer 0 -> 1 ("), std::string::npos);
+  doc["steepest_change"]["all"]["to"] = nullptr;
+  omn::documents::checkDocument(doc, "p.json", {DocumentKind::profile});
+  EXPECT_NE(text(doc).find("steepest change in layer mean: layer 0 -> null ("), std::string::npos) << text(doc);
+}
+
+namespace {
+
+// A copy of the Qwen3 interop fixture whose layer 0 Q and K gains are all NaN.
+std::string qwenWithNanGains(const std::string& dir) {
+  std::ifstream in(std::string(OMN_FIXTURES) + "/interop/qwen3.safetensors", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), sizeof n);  // little-endian, as safetensors writes it
+  const json header = json::parse(bytes.substr(8, n));
+  const std::size_t data = 8 + n;
+  for (const char* name : {"model.layers.0.self_attn.q_norm.weight", "model.layers.0.self_attn.k_norm.weight"}) {
+    const json& t = header.at(name);
+    EXPECT_EQ(t.at("dtype"), "F32");
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (std::size_t o = t.at("data_offsets")[0].get<std::size_t>(); o < t.at("data_offsets")[1].get<std::size_t>(); o += sizeof nan)
+      std::memcpy(&bytes[data + o], &nan, sizeof nan);
+  }
+  const std::string path = dir + "/qwen3-nan.safetensors";
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+}  // namespace
+
+// A track of a checkpoint whose layer has no finite gain: its Q and K statistics are null, as track
+// writes them, and the document reads back into the report and the figures (the schema had required
+// numbers there, so plot and report refused track's own output).
+TEST(DocumentsReport, ATrackOfNanGainsReadsBackIntoTheReport) {
+  const std::string dir = testing::TempDir() + "/omn-track-nan-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string ckpt = qwenWithNanGains(dir);
+  omn::audit::TrackRequest t;
+  t.inputs = {std::string(OMN_FIXTURES) + "/interop/qwen3.safetensors", ckpt};
+  t.order = omn::audit::TrackOrder::Given;
+  json doc = json::parse(omn::audit::trackCheckpoints(t, t.inputs).dump());  // as written
+  ASSERT_TRUE(doc["checkpoints"][1]["layers"][0]["q"]["mean"].is_null());
+  omn::documents::acceptDocument(doc, "track.json", {DocumentKind::track});
+  omn::report::ReportInput in;
+  in.track = omn::documents::TrackDocument::fromJson(doc, "track.json");
+  EXPECT_FALSE(in.track->checkpoints[1].layers[0].q.mean.has_value());
+  EXPECT_TRUE(in.track->checkpoints[0].layers[0].q.mean.has_value());
+  EXPECT_EQ(firstDifference(doc, in.track->toJson()), "");
+  EXPECT_FALSE(omn::report::trackFigures(*in.track).empty());
+  std::ostringstream text;
+  omn::report::printTrack(text, *in.track);
+  EXPECT_FALSE(omn::report::trackCsv(*in.track).empty());
+  EXPECT_NE(omn::report::htmlReport(in).find("id=\"track\""), std::string::npos);
+  EXPECT_FALSE(omn::report::markdownReport(in, "figures").empty());
+  std::filesystem::remove_all(dir);
 }

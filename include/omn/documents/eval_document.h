@@ -31,14 +31,14 @@ struct Products {
 
 struct EvalModel {
   nlohmann::json config;  // the model's config (model/config.h) as written
+  std::string preset;     // its preset's name (config/preset, which the schema requires)
   std::string preset_source, dtype, device, attention, attention_requested;
   std::int64_t threads = 0, batch = 0;
   nlohmann::json weights;  // how the weights are held (zero-copy, copied)
   bool head_identical_to_embedding = false;
   std::optional<nlohmann::json> blas;
   std::optional<Products> products;  // absent before 2026-12-02
-  // The config's preset name ("" when it has none) and layer count (empty when absent).
-  std::string preset() const;
+  // The config's layer count (empty when absent).
   std::optional<std::int64_t> nLayers() const;
 };
 
@@ -67,7 +67,8 @@ struct SelectionRecord {
   std::optional<std::int64_t> num_seqs_requested;
   std::optional<bool> up_to;
   std::string mode;  // "first" or "seeded"
-  std::int64_t seed = 0, rows_available = 0;
+  std::uint64_t seed = 0;
+  std::int64_t rows_available = 0;
   std::vector<std::int64_t> row_indices, row_token_offsets;
 };
 
@@ -79,7 +80,8 @@ struct SequenceScores {
 struct PerplexityInterval {
   std::optional<double> low, high;
   double confidence = 0;
-  std::int64_t resamples = 0, seed = 0;
+  std::int64_t resamples = 0;
+  std::uint64_t seed = 0;
   std::string method;
 };
 

@@ -59,7 +59,7 @@ struct ControlPass {
 struct ControlRecord {
   ControlPass open, close;
   bool reproduced_bitwise = false;
-  double max_abs_nll_difference = 0;
+  std::optional<double> max_abs_nll_difference;  // empty: infinite (a sequence's sum finite in one pass only)
 };
 
 struct Interval {
@@ -82,7 +82,7 @@ struct VsControl {
   std::string method;
   std::int64_t resamples = 0;
   double confidence = 0;
-  std::int64_t seed = 0;
+  std::uint64_t seed = 0;
   std::optional<double> p_value;
   std::optional<bool> below_noise_floor;
   std::optional<std::optional<double>> p_value_adjusted;  // absent without multiplicity; null: Holm in a shard

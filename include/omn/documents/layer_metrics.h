@@ -48,19 +48,20 @@ struct LayerMetric {
   const char* unit;  // of a difference from the control ("" for a ratio)
   bool ratio;        // the change from the control as log2(condition / control), else the difference
   const char* over;  // what one value summarises, for the caption
+  int sweep_place;   // where the figure comes among the sweep's (the report's order: the entropy, then the logit)
 };
 
 inline constexpr std::array<LayerMetric, 5> kLayerMetrics{{
     {"max_attention_logit", &LayerMetrics::max_attention_logit, AcrossBatches::Max, true, AcrossLayers::Max, "study-max-logit.svg",
      "Largest attention logit over training", "max pre-softmax logit (all layers)", true, "sweep-mechanism-max-logit.svg",
-     "Largest pre-softmax attention logit per layer", "", true, "Each value is the largest logit over all the scored sequences"},
+     "Largest pre-softmax attention logit per layer", "", true, "Each value is the largest logit over all the scored sequences", 1},
     {"attention_entropy", &LayerMetrics::attention_entropy, AcrossBatches::Mean, true, AcrossLayers::Mean, "study-entropy.svg", "Attention entropy over training",
      "mean attention entropy (nats)", false, "sweep-mechanism-entropy.svg", "Mean attention entropy per layer", "nats", false,
-     "Each value is the mean over the scored sequences"},
-    {"q_rms", &LayerMetrics::q_rms, AcrossBatches::Mean, false, AcrossLayers::Mean, nullptr, nullptr, nullptr, false, nullptr, nullptr, "", true, nullptr},
-    {"k_rms", &LayerMetrics::k_rms, AcrossBatches::Mean, false, AcrossLayers::Mean, nullptr, nullptr, nullptr, false, nullptr, nullptr, "", true, nullptr},
+     "Each value is the mean over the scored sequences", 0},
+    {"q_rms", &LayerMetrics::q_rms, AcrossBatches::Mean, false, AcrossLayers::Mean, nullptr, nullptr, nullptr, false, nullptr, nullptr, "", true, nullptr, 0},
+    {"k_rms", &LayerMetrics::k_rms, AcrossBatches::Mean, false, AcrossLayers::Mean, nullptr, nullptr, nullptr, false, nullptr, nullptr, "", true, nullptr, 0},
     {"input_kurtosis", &LayerMetrics::input_kurtosis, AcrossBatches::Mean, true, AcrossLayers::Max, "study-kurtosis.svg", "Activation kurtosis over training",
-     "max kurtosis of layer inputs", true, nullptr, nullptr, "", true, nullptr},
+     "max kurtosis of layer inputs", true, nullptr, nullptr, "", true, nullptr, 0},
 }};
 
 // The rows the trainer records, in the table's order (train::kLayerMetrics).

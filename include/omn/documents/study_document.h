@@ -47,7 +47,7 @@ struct StudyRun {
   std::string optimizer;
   double lr = 0;
   std::optional<double> muon_lr;
-  std::int64_t seed = 0;
+  std::uint64_t seed = 0;
   std::string dir, config_sha256, train_json_sha256;
   std::optional<std::string> final_checkpoint_sha256;
   std::int64_t parameters = 0;
@@ -78,7 +78,7 @@ struct ArmLr {
 };
 
 struct SeedSensitivity {
-  std::int64_t seed = 0;
+  std::uint64_t seed = 0;
   std::optional<double> lr_sensitivity;
 };
 
@@ -105,7 +105,7 @@ struct OnOffCount {
   std::int64_t on = 0, off = 0;
 };
 struct SeedPair {
-  std::int64_t seed = 0;
+  std::uint64_t seed = 0;
   std::optional<double> on, off, difference;
 };
 struct ComparedLr {
@@ -131,7 +131,7 @@ struct StudyCorpus {
 struct StudyGrid {
   std::vector<std::string> arms;
   std::vector<double> lrs;
-  std::vector<std::int64_t> seeds;
+  std::vector<std::uint64_t> seeds;
   std::int64_t cells = 0;
 };
 struct ShardOf {
