@@ -78,7 +78,7 @@ bool sameTensorBytes(const Checkpoint& ck, const TensorRef& a, const TensorRef& 
   std::uint64_t left = static_cast<std::uint64_t>(a.numel()) * item;
   std::uint64_t at_a = a.storage_file_offset + static_cast<std::uint64_t>(a.storage_offset) * item;
   std::uint64_t at_b = b.storage_file_offset + static_cast<std::uint64_t>(b.storage_offset) * item;
-  constexpr std::size_t kPiece = std::size_t{4} << 20;
+  constexpr std::size_t kPiece = kStreamPiece / 2;  // two buffers: together one piece
   std::vector<std::uint8_t> pa(static_cast<std::size_t>(std::min<std::uint64_t>(left, kPiece))), pb(pa.size());
   while (left > 0) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, kPiece));

@@ -57,7 +57,7 @@ std::string sha256File(const std::string& path, const ProgressFn& progress) {
   const std::uint64_t total = static_cast<std::uint64_t>(st.st_size);
   ::posix_fadvise(f.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   auto ctx = newSha256();
-  constexpr std::size_t kChunk = 4u << 20;  // 4 MiB: large enough for full speed, small in RSS
+  constexpr std::size_t kChunk = kStreamPiece;
   std::vector<unsigned char> buf(kChunk);
   std::uint64_t done = 0;
   for (;;) {

@@ -151,7 +151,8 @@ TEST(TensorIndex, SameBytesComparesLogicalValues) {
 // the mapping touched), with pieces smaller than the tensor so the loop runs, on a real file.
 TEST(Checkpoint, SameTensorBytesReadsThroughTheFile) {
   TempDir d;
-  const std::size_t n = (std::size_t{5} << 20) / 4 + 3;  // 5 MiB + 12 bytes of F32: two 4 MiB pieces
+  const std::size_t n = (std::size_t{5} << 20) / 4 + 3;  // 5 MiB + 12 bytes of F32: many pieces, the last one partial
+  static_assert((std::size_t{5} << 20) % (omn::io::kStreamPiece / 2) == 0, "the last piece is the 12 bytes");
   std::string a(n * 4, '\0');
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<char>(i * 7 % 251);
   std::string c = a;
