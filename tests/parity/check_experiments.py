@@ -384,7 +384,8 @@ check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "cell-001.json")) 
 # second study's cells in B's hands; whichever lane completes the grid merges and runs the analysis
 json.dump(dict(manifest, grid={"qk_norm": [True, False], "lr": [0.06], "seeds": [0, 1]},
                output={"json": "runs/toy-hi/study.json", "runs": "runs/toy-hi/runs"}), open(os.path.join(work, "toy-hi-study.json"), "w"))
-experiments["experiments"]["toy-wide"] = {"studies": ["toy-study", "toy-hi-study"], "sweep": "full", "track": True, "analysis": "ablation"}
+experiments["experiments"]["toy-wide"] = {"studies": ["toy-study", "toy-hi-study"], "sweep": "full", "track": True, "analysis": "ablation",
+                                          "compare_with": "toy"}
 json.dump(experiments, open(econf, "w"))
 os.remove(os.path.join(sdir, "cell-003.json"))
 os.remove(os.path.join(sdir, "study.json"))
@@ -439,6 +440,61 @@ for qk, key in ((True, "qk_on"), (False, "qk_off")):
     check(wide["best_lr"][key] == min(means, key=means.get),
           "%s: the best LR over both studies is the lowest mean held-out loss (training-time rows) among LRs where every run "
           "finished (%s of %s)" % (key, wide["best_lr"][key], means))
+# removal minus training without at every LR, paired by seed, from the rows' own per-seed values
+for row in wide["by_lr"]:
+    want = [None if None in (r, d) else r - d for r, d in zip(row["gains_to_1"]["values"], row["off_minus_on"]["values"])]
+    check(row["removal_minus_training_without"]["values"] == want,
+          "LR %g: removal − training without is gains → 1.0 minus off − on, seed by seed (%s)" % (row["lr"], want))
+# beside another experiment (compare_with): at the LRs both trained, the other's rows as its own
+# analysis has them (here the same study, so the two sides agree)
+toy_rows = {r["lr"]: r for r in json.load(open(os.path.join(store, "toy", "analysis.json")))["by_lr"]}
+m = wide["matched_lrs"]
+check([r["lr"] for r in m["rows"]] == [0.003, 0.03] and all(
+    r["there"]["off_minus_on"]["values"] == toy_rows[r["lr"]]["off_minus_on"]["values"] == r["here"]["off_minus_on"]["values"]
+    for r in m["rows"]), "compare_with: the LRs both grids trained, each side's off − on its own analysis's (%s)" % [r["lr"] for r in m["rows"]])
+# the pre-registered equivalence test: TOST at alpha 0.05 over the seeds at each arm's best LR; its
+# extra studies join the lookups, not the grid (toy-hi's LR is not a best LR, so no seed comes from it)
+experiments["experiments"]["toy-tost"] = {"studies": ["toy-study", "toy-hi-study"], "sweep": "full", "track": True, "analysis": "ablation",
+                                          "equivalence": {"stated": "in this test", "measure": "removal_minus_training_without",
+                                                          "secondary": ["off_minus_on"], "margin": 0.05, "alpha": 0.05, "seeds": [0, 1, 7],
+                                                          "studies": ["toy-hi-study"]}}
+json.dump(experiments, open(econf, "w"))
+a = subprocess.run([sys.executable, os.path.join(root, "tools", "experiments", "analyse.py"), "ablation", "toy-tost",
+                    os.path.join(sdir, "study.json"), "--equivalence", os.path.join(hi_dir, "study.json")], env=env, capture_output=True, text=True)
+tst = json.load(open(os.path.join(store, "toy-tost", "analysis.json"))) if a.returncode == 0 else {"lrs": None, "equivalence": {}}
+eq = tst["equivalence"]
+check(a.returncode == 0 and tst["lrs"] == [0.003, 0.03] and eq["missing_seeds"] == [7] and eq["seeds"] == [0, 1],
+      "an equivalence study stays out of the grid's LRs; a seed no study trained is named missing (%s %s)" % (a.stderr[-200:], eq))
+if a.returncode == 0:
+    best_on = tst["best_lr"]["qk_on"]
+    brow = next(r for r in tst["by_lr"] if r["lr"] == best_on)
+    t = eq["tests"]["removal_minus_training_without"]
+    v = [x for x in t["values"] if x is not None]
+    if tst["best_lr"]["qk_on"] == tst["best_lr"]["qk_off"]:
+        check(t["values"] == brow["removal_minus_training_without"]["values"], "the test's values are the best LR's removal − training without")
+    if len(v) >= 2:
+        try:
+            from scipy import stats  # the independent quantile where scipy is installed
+            q = stats.t.ppf(0.95, len(v) - 1)
+        except ImportError:
+            q = {1: 6.314, 2: 2.920, 3: 2.353}[len(v) - 1]
+        mv = float(np.mean(v))
+        se = float(np.std(v, ddof=1)) / np.sqrt(len(v))
+        check(abs(t["low"] - (mv - q * se)) < 1e-3 * max(se, 1e-9) * q + 1e-12 and abs(t["high"] - (mv + q * se)) < 1e-3 * max(se, 1e-9) * q + 1e-12,
+              "TOST: the 90 %% interval is mean ± t(0.95, n−1)·se (%.6f, %.6f)" % (t["low"], t["high"]))
+    check(t["verdict"].startswith("not read: seed(s) 7"), "a test with a seed missing is not read (%s)" % t["verdict"])
+sys.path.insert(0, os.path.join(root, "tools", "experiments"))
+from analysis_common import T95, tost  # noqa: E402
+try:
+    from scipy import stats
+    check(all(abs(T95[k - 1] - stats.t.ppf(0.95, k)) < 6e-4 for k in range(1, 31)), "T95 is the one-sided 95 % t quantile, df 1..30")
+except ImportError:
+    pass
+check(tost([0.001, -0.002, 0.0015, 0.0005], 0.01)["verdict"] == "equivalent within ±0.01" and
+      tost([0.02, 0.018, 0.021], 0.01)["verdict"] == "equivalence not shown" and
+      tost([0.001, 0.2, -0.19], 0.01)["verdict"] == "equivalence not shown" and tost([0.001], 0.01)["verdict"] == "too few values",
+      "TOST: small scatter inside the margin is equivalent; a shifted mean or a wide scatter is not shown; one value is too few")
+
 # the choice reads both studies: the added study's arm made the best (its training-time loss lowered
 # in a copy of its document), the analysis picks its LR
 hi_study = os.path.join(hi_dir, "study.json")

@@ -1,7 +1,12 @@
 #!/usr/bin/python3
 """The analysis of one of issue 29's experiments, from the raw documents alone:
 
-  analyse.py ablation|routing|depth|regime|qk-lr EXPERIMENT STUDY_JSON...
+  analyse.py ablation|routing|depth|regime|qk-lr EXPERIMENT STUDY_JSON... [--equivalence STUDY_JSON...]
+             [--compare-with OTHER_EXPERIMENT STUDY_JSON...]
+
+(an ablation's pre-registered equivalence test reads the studies after --equivalence as more seeds,
+and --compare-with sets another ablation's grid beside this one; the runner passes both from
+configs/experiments.json)
 
 Reads each study document (the merged cells in the store, results/STUDY/study.json), its runs'
 train.json (through the study) and what after_training.py wrote (STUDY_DIR/after/: eval, sweep, track
@@ -26,7 +31,21 @@ from analysis_qk_lr import qk_lr
 from analysis_regime import regime
 
 kinds = {"ablation": ablation, "routing": routing, "depth": depth, "regime": regime, "qk-lr": qk_lr}
+usage = "usage: analyse.py %s EXPERIMENT STUDY_JSON... [--equivalence STUDY_JSON...] [--compare-with EXPERIMENT STUDY_JSON...]" % "|".join(kinds)
 if len(sys.argv) < 4 or sys.argv[1] not in kinds:
-    sys.exit("usage: analyse.py %s EXPERIMENT STUDY_JSON..." % "|".join(kinds))
-job = Job(sys.argv[1], sys.argv[2], sys.argv[3:])
+    sys.exit(usage)
+parts, at = {"": []}, ""
+for a in sys.argv[3:]:
+    if a in ("--equivalence", "--compare-with"):
+        if a in parts:
+            sys.exit("analyse.py: %s given twice\n%s" % (a, usage))
+        parts[a], at = [], a
+    else:
+        parts[at].append(a)
+if not parts[""] or parts.get("--equivalence") == [] or parts.get("--compare-with", ["x", "y"])[1:] == []:
+    sys.exit(usage)
+compare = (parts["--compare-with"][0], parts["--compare-with"][1:]) if "--compare-with" in parts else None
+if sys.argv[1] != "ablation" and len(parts) > 1:
+    sys.exit("analyse.py: --equivalence and --compare-with are an ablation's, not %s's\n%s" % (sys.argv[1], usage))
+job = Job(sys.argv[1], sys.argv[2], parts[""], parts.get("--equivalence", []), compare)
 kinds[job.kind](job)

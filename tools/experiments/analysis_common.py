@@ -26,6 +26,9 @@ partial_root = os.path.abspath(os.environ.get("OMN_ANALYSIS_PARTIAL_OUT", "/tmp/
 # two-sided 95 % Student-t quantiles, df 1..30
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+# one-sided 95 % Student-t quantiles, df 1..30: the 90 % interval of two one-sided tests at alpha 0.05
+T95 = [6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753,
+       1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697]
 plt.rcParams.update({"font.size": 9, "svg.hashsalt": "omn-audit", "svg.fonttype": "none"})
 COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]  # Okabe-Ito
 
@@ -42,6 +45,33 @@ def interval(values):
     sd = math.sqrt(sum((x - m) ** 2 for x in v) / (n - 1))
     h = (T975[n - 2] if n - 1 <= 30 else 1.96) * sd / math.sqrt(n)
     return {"n": n, "mean": m, "low": m - h, "high": m + h, "sd": sd, "values": values}
+
+
+def tost(values, margin, alpha=0.05):
+    """Two one-sided t-tests of |mean| < margin (an equivalence test): equivalent where the (1 − 2α)
+    interval of the mean lies inside (−margin, +margin). Only α = 0.05 is tabled (T95)."""
+    if alpha != 0.05:
+        sys.exit("analysis: the equivalence test is tabled for alpha 0.05 only, not %r" % alpha)
+    v = [x for x in values if x is not None]
+    n = len(v)
+    if n < 2:
+        return {"n": n, "margin": margin, "alpha": alpha, "values": values, "verdict": "too few values"}
+    m = sum(v) / n
+    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (n - 1))
+    se = sd / math.sqrt(n)
+    q = T95[n - 2] if n - 1 <= 30 else 1.645
+    low, high = m - q * se, m + q * se
+    return {"n": n, "mean": m, "sd": sd, "low": low, "high": high, "margin": margin, "alpha": alpha, "df": n - 1,
+            "t_lower": (m + margin) / se if se > 0 else None, "t_upper": (m - margin) / se if se > 0 else None,
+            "critical_t": q, "values": values,
+            "verdict": "equivalent within ±%g" % margin if -margin < low and high < margin else "equivalence not shown"}
+
+
+def experiment_config(name):
+    """The experiment's entry of configs/experiments.json (OMN_EXPERIMENTS_CONFIG, as the runner reads);
+    an empty one for an experiment it does not name (a test's)."""
+    path = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_CONFIG", os.path.join(root, "configs", "experiments.json")))
+    return json.load(open(path))["experiments"].get(name, {})
 
 
 def paired(a, b, f=lambda x, y: x - y):
@@ -205,8 +235,9 @@ class Job:
     and docs/figures/experiments/EXPERIMENT.svg (with OMN_ANALYSIS_PARTIAL, the same paths under
     OMN_ANALYSIS_PARTIAL_OUT, each marked partial)."""
 
-    def __init__(self, kind, experiment, study_paths):
+    def __init__(self, kind, experiment, study_paths, extra_paths=(), compare=None):
         self.kind, self.experiment, self.study_paths = kind, experiment, study_paths
+        self.extra_paths, self.compare = list(extra_paths), compare  # analyse.py --equivalence, --compare-with (name, paths)
         self.out_root, self.store_root = out_root, store_root
         self.partial = {} if partial else None  # with OMN_ANALYSIS_PARTIAL: each study's cells (mark_partial)
         if partial:

@@ -43,13 +43,10 @@ def qk_lr(job):
     best = {qk: s.best_lr(qk) for qk in (True, False)}
     rows = []
     for lr in lrs:
-        on = [s.panel_loss((True, lr, sd)) for sd in seeds]
-        off = [s.panel_loss((False, lr, sd)) for sd in seeds]
-        d = interval(paired(off, on))
-        rows.append({"lr": lr, "on": interval(on), "off": interval(off), "off_minus_on": d,
-                     "verdict": off_verdict(d),
-                     "diverged_on": sum(s.run((True, lr, sd))["status"] != "finished" for sd in seeds),
-                     "diverged_off": sum(s.run((False, lr, sd))["status"] != "finished" for sd in seeds),
+        a = s.arms_at(lr, seeds)
+        d = interval(a["off_minus_on"])
+        rows.append({"lr": lr, "on": interval(a["on"]), "off": interval(a["off"]), "off_minus_on": d, "verdict": off_verdict(d),
+                     "diverged_on": a["diverged_on"], "diverged_off": a["diverged_off"],
                      "best": [k for k, qk in (("qk_on", True), ("qk_off", False)) if lr == best[qk]]})
     on_best = [s.panel_loss((True, best[True], sd)) for sd in seeds]
     off_best = [s.panel_loss((False, best[False], sd)) for sd in seeds]

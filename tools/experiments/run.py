@@ -79,6 +79,16 @@ def need(doc, path, pointer, kind, what):
 
 
 ANALYSES = ("ablation", "routing", "depth", "regime", "qk-lr")  # analyse.py's kinds
+EQUIVALENCE_MEASURES = ("removal_minus_training_without", "off_minus_on")  # analysis_ablation.equivalence
+
+
+def equivalence_ok(q):
+    """an ablation's pre-registered equivalence test (analysis_ablation.equivalence reads it)"""
+    return (isinstance(q, dict) and q.get("measure") in EQUIVALENCE_MEASURES
+            and all(m in EQUIVALENCE_MEASURES for m in q.get("secondary", [])) and isinstance(q.get("stated"), str) and q["stated"]
+            and isinstance(q.get("margin"), (int, float)) and not isinstance(q.get("margin"), bool) and q["margin"] > 0
+            and q.get("alpha") == 0.05 and isinstance(q.get("seeds"), list) and all(type(x) is int for x in q["seeds"])
+            and isinstance(q.get("studies"), list) and all(isinstance(x, str) and x for x in q["studies"]))
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 os.chdir(root)
 conf_path = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_CONFIG", "configs/experiments.json"))
@@ -94,13 +104,20 @@ for _name, _e in conf["experiments"].items():  # checked before anything runs
                       ("track", isinstance(_e.get("track"), bool)),
                       ("openblas_coretype", isinstance(_e.get("openblas_coretype", {}), dict) and all(
                           k in _e.get("studies", []) and isinstance(v, str) and v.isalnum()
-                          for k, v in _e.get("openblas_coretype", {}).items()))):
+                          for k, v in _e.get("openblas_coretype", {}).items())),
+                      ("compare_with", "compare_with" not in _e or (_e["compare_with"] != _name and conf["experiments"].get(
+                          _e["compare_with"], {}).get("analysis") == _e.get("analysis"))),
+                      ("equivalence", "equivalence" not in _e or equivalence_ok(_e["equivalence"]))):
         if not _ok:
             fail("run-experiments: %s: /experiments/%s/%s: expected %s, got %r" % (
                 conf_path, _name, _key, {"studies": "a list of manifest names", "sweep": "one of /sweeps (%s)" % ", ".join(conf.get("sweeps", {})),
                                          "analysis": ", ".join(ANALYSES), "track": "true or false",
                                          "panel": "an object of rows or tokens (positive integers)",
-                                         "openblas_coretype": "an object of OpenBLAS core types (Haswell, SkylakeX) by study of the experiment"}[_key],
+                                         "openblas_coretype": "an object of OpenBLAS core types (Haswell, SkylakeX) by study of the experiment",
+                                         "compare_with": "another experiment of the same analysis",
+                                         "equivalence": "an object with stated (when, in words), measure and optional secondary (of %s), "
+                                                        "margin > 0, alpha 0.05, seeds (integers) and studies (manifest names)"
+                                                        % ", ".join(EQUIVALENCE_MEASURES)}[_key],
                 _e.get(_key)))
 runs_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_RUNS", "runs"))
 store_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_STORE", "results"))
@@ -497,9 +514,21 @@ def run_experiment(n, e):
         merge(n, s, s.pin())  # a study another lane completed (a merged study is left alone)
     with open(os.path.join(runs_root, n + ".analysis.lock"), "a") as lk:  # one lane writes the analysis at a time
         fcntl.flock(lk, fcntl.LOCK_EX)
-        step(n, "analysis", "-", ["/usr/bin/python3", "tools/experiments/analyse.py", e["analysis"], n,
-                                  *[shown(os.path.join(s.store, "study.json")) for s in studies]])
+        step(n, "analysis", "-", ["/usr/bin/python3", "tools/experiments/analyse.py", *analysis_arguments(n, e, studies)])
         results_page(n)
+
+
+def analysis_arguments(n, e, studies):
+    """analyse.py's arguments: the kind, the experiment, its study documents; after --equivalence those
+    of its equivalence test's studies, after --compare-with the experiment it is set beside and its own."""
+    doc = lambda s: shown(os.path.join(s.store, "study.json"))  # noqa: E731
+    extra = e.get("equivalence", {}).get("studies", [])
+    args = [e["analysis"], n, *[doc(s) for s in studies if s.name not in extra]]
+    if any(s.name in extra for s in studies):
+        args += ["--equivalence", *[doc(s) for s in studies if s.name in extra]]
+    if "compare_with" in e:
+        args += ["--compare-with", e["compare_with"], *[doc(Study(x)) for x in conf["experiments"][e["compare_with"]]["studies"]]]
+    return args
 
 
 def plan(names):
