@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "omn/errors.h"
@@ -11,8 +12,6 @@
 
 namespace omn::audit {
 namespace {
-
-using nlohmann::json;
 
 constexpr std::size_t kNonFiniteListed = 100;  // the count has them all
 
@@ -51,12 +50,16 @@ Moments moments(const std::vector<const std::vector<double>*>& parts) {
   return m;
 }
 
-// count: every value; mean/std/min/max: of the finite ones, null when there is none.
-json momentsJson(const Moments& m) {
-  auto stat = [&](double v) { return m.n ? json(v) : json(nullptr); };
-  return {{"count", m.n + m.non_finite}, {"count_non_finite", m.non_finite}, {"mean", stat(m.mean)},
-          {"std", stat(m.std)}, {"min", stat(m.min)}, {"max", stat(m.max)}};
+// count: every value; mean/std/min/max: of the finite ones, empty (null) when there is none.
+documents::Moments momentsRecord(const Moments& m) {
+  documents::Moments r;
+  r.count = static_cast<std::int64_t>(m.n + m.non_finite);
+  r.count_non_finite = static_cast<std::int64_t>(m.non_finite);
+  if (m.n) r.mean = m.mean, r.std = m.std, r.min = m.min, r.max = m.max;
+  return r;
 }
+
+std::optional<double> finiteOrEmpty(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
 
 const char* nonFiniteName(double x) { return std::isnan(x) ? "nan" : x > 0 ? "inf" : "-inf"; }
 
@@ -78,7 +81,7 @@ std::size_t binOf(double x, const ProfileOptions& o) {
   return e.size();
 }
 
-json rotaryAsymmetry(const std::vector<double>& g, std::int64_t head_dim, const std::string& style) {
+documents::RopePairAsymmetry rotaryAsymmetry(const std::vector<double>& g, std::int64_t head_dim, const std::string& style) {
   double sum = 0, mx = 0;
   std::size_t pairs = 0;
   const std::size_t hd = static_cast<std::size_t>(head_dim);
@@ -92,18 +95,18 @@ json rotaryAsymmetry(const std::vector<double>& g, std::int64_t head_dim, const 
       mx = std::max(mx, d);
       ++pairs;
     }
-  return {{"pairs", pairs}, {"mean_abs_diff", pairs ? sum / static_cast<double>(pairs) : 0.0}, {"max_abs_diff", mx}};
+  return {static_cast<std::int64_t>(pairs), pairs ? sum / static_cast<double>(pairs) : 0.0, mx};
 }
 
-json steepest(const std::vector<double>& means) {
-  json out = {{"from", nullptr}, {"to", nullptr}, {"delta", nullptr}};
+documents::Change steepest(const std::vector<double>& means) {
+  documents::Change out;  // empty: no finite pair of layer means
   double best = -1;
   for (std::size_t i = 0; i + 1 < means.size(); ++i) {
     const double d = means[i + 1] - means[i];
     if (!std::isfinite(d)) continue;  // a layer without one finite gain has no mean
     if (std::fabs(d) > best) {
       best = std::fabs(d);
-      out = {{"from", i}, {"to", i + 1}, {"delta", d}};
+      out = {static_cast<std::int64_t>(i), static_cast<std::int64_t>(i + 1), d};
     }
   }
   return out;
@@ -195,10 +198,10 @@ std::vector<std::string> histogramLabels(const ProfileOptions& o) {
   return labels;
 }
 
-json optionsJson(const ProfileOptions& o) {
-  json ranges = json::array();
+documents::ProfileOptionsRecord optionsRecord(const ProfileOptions& o) {
+  std::vector<std::string> ranges;
   for (const auto& r : o.count_ranges) ranges.push_back(r.label());
-  return {{"threshold", o.threshold}, {"hist_edges", o.hist_edges}, {"pivot", o.pivot}, {"top_k", o.top_k}, {"count_ranges", ranges}};
+  return {o.threshold, o.hist_edges, o.pivot, o.top_k, ranges};
 }
 
 namespace {
@@ -207,22 +210,21 @@ namespace {
 // equal-width bins over [min, max] of the finite gains, as many as Rice's rule gives
 // (ceil(2 n^(1/3))), between 8 and 40; each bin [lo, hi), the last [lo, max].
 template <class Coords>
-json distributionJson(const Coords& coords) {
-  json out = {{"rule", "equal width over [min, max], ceil(2 n^(1/3)) bins (Rice), 8 to 40"}, {"bins", json::array()}};
+documents::Distribution distributionOf(const Coords& coords) {
+  documents::Distribution out{"equal width over [min, max], ceil(2 n^(1/3)) bins (Rice), 8 to 40", {}};
   if (coords.empty()) return out;
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& c : coords) lo = std::min(lo, c.v), hi = std::max(hi, c.v);
   const double n = static_cast<double>(coords.size());
   const std::size_t k = hi > lo ? std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(2 * std::cbrt(n))), 8, 40) : 1;
   const double w = hi > lo ? (hi - lo) / static_cast<double>(k) : 0;
-  std::vector<std::size_t> count(k, 0);
+  std::vector<std::int64_t> count(k, 0);
   for (const auto& c : coords) {
     std::size_t j = w > 0 ? static_cast<std::size_t>((c.v - lo) / w) : 0;
     ++count[std::min(j, k - 1)];
   }
   for (std::size_t j = 0; j < k; ++j)
-    out["bins"].push_back({{"lo", lo + w * static_cast<double>(j)}, {"hi", j + 1 == k ? hi : lo + w * static_cast<double>(j + 1)},
-                           {"count", count[j]}});
+    out.bins.push_back({lo + w * static_cast<double>(j), j + 1 == k ? hi : lo + w * static_cast<double>(j + 1), count[j]});
   return out;
 }
 
@@ -234,12 +236,15 @@ struct GainCoord {
   std::size_t idx;
 };
 
+documents::Coordinate coordinateRecord(const GainCoord& c) { return {c.layer, roleName(c.role), static_cast<std::int64_t>(c.idx), c.v}; }
+
 // One pass over every gain: the finite ones counted against the threshold, the count ranges and
 // the histogram's bins, the negative ones listed, the non-finite ones listed (the first few).
 struct GainTally {
   std::size_t above = 0;
   std::vector<std::size_t> in_range, hist;
-  json negatives = json::array(), non_finite = json::array();
+  std::vector<documents::Coordinate> negatives;
+  std::vector<documents::NonFiniteCoordinate> non_finite;
   std::vector<GainCoord> coords;
 };
 
@@ -252,52 +257,61 @@ GainTally tallyGains(const GainSet& gains, const ProfileOptions& o) {
       const double x = v.values[i];
       if (!std::isfinite(x)) {  // counted in the moments' non_finite; the first few listed with their place
         if (t.non_finite.size() < kNonFiniteListed)
-          t.non_finite.push_back({{"layer", v.layer}, {"role", roleName(v.role)}, {"index", i}, {"value", nonFiniteName(x)}});
+          t.non_finite.push_back({v.layer, roleName(v.role), static_cast<std::int64_t>(i), nonFiniteName(x)});
         continue;
       }
       t.above += x > o.threshold;
       for (std::size_t r = 0; r < t.in_range.size(); ++r) t.in_range[r] += o.count_ranges[r].contains(x);
       ++t.hist[binOf(x, o)];
-      if (x < 0) t.negatives.push_back({{"layer", v.layer}, {"role", roleName(v.role)}, {"index", i}, {"value", x}});
-      t.coords.push_back({x, v.layer, v.role, i});
+      const GainCoord c{x, v.layer, v.role, i};
+      if (x < 0) t.negatives.push_back(coordinateRecord(c));
+      t.coords.push_back(c);
     }
   return t;
 }
 
 // The whole set's moments, the share above the threshold (of the finite gains), and each count range.
-json statisticsJson(const Moments& m, const GainTally& t, const ProfileOptions& o) {
-  json stats = momentsJson(m);
-  stats["share_above_threshold"] = m.n ? static_cast<double>(t.above) / static_cast<double>(m.n) : 0.0;  // of the finite
-  stats["count_above_threshold"] = t.above;
-  stats["count_negative"] = t.negatives.size();
-  json counts = json::object();
+documents::ProfileStatistics statisticsRecord(const Moments& m, const GainTally& t, const ProfileOptions& o) {
+  documents::ProfileStatistics stats;
+  static_cast<documents::Moments&>(stats) = momentsRecord(m);
+  stats.share_above_threshold = m.n ? static_cast<double>(t.above) / static_cast<double>(m.n) : 0.0;  // of the finite
+  stats.count_above_threshold = static_cast<std::int64_t>(t.above);
+  stats.count_negative = static_cast<std::int64_t>(t.negatives.size());
   for (std::size_t r = 0; r < t.in_range.size(); ++r) {
-    const CountRange& cr = o.count_ranges[r];
-    auto end = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };  // null: unbounded
-    counts[cr.label()] = {{"lo", end(cr.lo)}, {"hi", end(cr.hi)}, {"lo_closed", cr.lo_closed},
-                          {"hi_closed", cr.hi_closed}, {"count", t.in_range[r]}};
+    const CountRange& cr = o.count_ranges[r];  // an unbounded end is empty (null)
+    stats.counts[cr.label()] = {finiteOrEmpty(cr.lo), finiteOrEmpty(cr.hi), cr.lo_closed, cr.hi_closed,
+                                static_cast<std::int64_t>(t.in_range[r])};
   }
-  stats["counts"] = counts;
   return stats;
 }
 
 // The bins of --hist-edges with their labels; the outer two are unbounded (null).
-json histogramJson(const std::vector<std::size_t>& hist, const ProfileOptions& o) {
-  json histogram = json::array();
+std::vector<documents::HistogramBin> histogramOf(const std::vector<std::size_t>& hist, const ProfileOptions& o) {
+  std::vector<documents::HistogramBin> histogram;
   const auto labels = histogramLabels(o);
   for (std::size_t j = 0; j < hist.size(); ++j) {
-    json bin = {{"label", labels[j]}, {"count", hist[j]}};
-    bin["lo"] = j == 0 ? json(nullptr) : json(o.hist_edges[j - 1]);
-    bin["hi"] = j == hist.size() - 1 ? json(nullptr) : json(o.hist_edges[j]);
+    documents::HistogramBin bin{labels[j], std::nullopt, std::nullopt, static_cast<std::int64_t>(hist[j])};
+    if (j > 0) bin.lo = o.hist_edges[j - 1];
+    if (j + 1 < hist.size()) bin.hi = o.hist_edges[j];
     histogram.push_back(bin);
   }
   return histogram;
 }
 
-// Each layer's Q and K moments, tensors, dtypes and RoPE pair asymmetry, and the layer means (NaN
-// for a layer without a finite gain) the steepest change is found in.
+// One Q or K vector of a layer: its moments, tensor, dtype and RoPE pair asymmetry.
+documents::GainVector vectorRecord(const GainVector& v, const Moments& m, const GainSet& gains) {
+  documents::GainVector r;
+  static_cast<documents::Moments&>(r) = momentsRecord(m);
+  r.tensor = v.tensor;
+  r.dtype = io::dtypeName(v.dtype);
+  r.rope_pair_asymmetry = rotaryAsymmetry(v.values, gains.head_dim, gains.rope_style);
+  return r;
+}
+
+// Each layer's Q and K vectors, and the layer means (NaN for a layer without a finite gain) the
+// steepest change is found in.
 struct LayerTable {
-  json layers = json::array();
+  std::vector<documents::ProfileLayer> layers;
   std::vector<double> mean_all, mean_q, mean_k;
 };
 
@@ -307,17 +321,9 @@ LayerTable layerTable(const GainSet& gains) {
     const GainVector& q = gains.at(l, Role::Q);
     const GainVector& k = gains.at(l, Role::K);
     const Moments mq = moments({&q.values}), mk = moments({&k.values}), ma = moments({&q.values, &k.values});
-    json lq = momentsJson(mq), lk = momentsJson(mk);
-    lq["tensor"] = q.tensor;
-    lk["tensor"] = k.tensor;
-    lq["dtype"] = io::dtypeName(q.dtype);
-    lk["dtype"] = io::dtypeName(k.dtype);
-    lq["rope_pair_asymmetry"] = rotaryAsymmetry(q.values, gains.head_dim, gains.rope_style);
-    lk["rope_pair_asymmetry"] = rotaryAsymmetry(k.values, gains.head_dim, gains.rope_style);
     const double mean = ma.n ? ma.mean : NAN, mean_q_l = mq.n ? mq.mean : NAN, mean_k_l = mk.n ? mk.mean : NAN;
-    auto finiteOrNull = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-    t.layers.push_back({{"layer", l}, {"q", lq}, {"k", lk}, {"mean", finiteOrNull(mean)},
-                        {"q_minus_k", finiteOrNull(mean_q_l - mean_k_l)}});
+    t.layers.push_back(
+        {l, vectorRecord(q, mq, gains), vectorRecord(k, mk, gains), finiteOrEmpty(mean), finiteOrEmpty(mean_q_l - mean_k_l)});
     t.mean_all.push_back(mean);
     t.mean_q.push_back(mean_q_l);
     t.mean_k.push_back(mean_k_l);
@@ -326,48 +332,46 @@ LayerTable layerTable(const GainSet& gains) {
 }
 
 // The top_k largest finite gains, largest first (ties in the gains' order).
-json topGains(std::vector<GainCoord> coords, int top_k) {
+std::vector<documents::Coordinate> topGains(std::vector<GainCoord> coords, int top_k) {
   std::stable_sort(coords.begin(), coords.end(), [](const GainCoord& a, const GainCoord& b) { return a.v > b.v; });
-  json top = json::array();
-  for (std::size_t i = 0; i < coords.size() && i < static_cast<std::size_t>(top_k); ++i)
-    top.push_back({{"layer", coords[i].layer}, {"role", roleName(coords[i].role)}, {"index", coords[i].idx},
-                   {"value", coords[i].v}});
+  std::vector<documents::Coordinate> top;
+  for (std::size_t i = 0; i < coords.size() && i < static_cast<std::size_t>(top_k); ++i) top.push_back(coordinateRecord(coords[i]));
   return top;
 }
 
 // What the preset says of the gains: how they are stored and laid out.
-json gainSetJson(const GainSet& gains) {
-  return {{"preset", gains.preset},
-          {"parametrisation", gains.parametrisation == model::GainParametrisation::OnePlus ? "one_plus" : "direct"},
-          {"effective", gains.parametrisation == model::GainParametrisation::OnePlus ? "1 + stored weight" : "stored weight"},
-          {"layout", gains.layout == model::GainLayout::Head ? "head" : "projection"},
-          {"head_dim", gains.head_dim},
-          {"rope_style", gains.rope_style},
-          {"n_layers", gains.n_layers},
-          {"vectors", gains.vectors.size()}};
+documents::GainLayout gainLayoutOf(const GainSet& gains) {
+  const bool one_plus = gains.parametrisation == model::GainParametrisation::OnePlus;
+  return {gains.preset,
+          one_plus ? "one_plus" : "direct",
+          one_plus ? "1 + stored weight" : "stored weight",
+          gains.layout == model::GainLayout::Head ? "head" : "projection",
+          gains.head_dim,
+          gains.rope_style,
+          gains.n_layers,
+          static_cast<std::int64_t>(gains.vectors.size())};
 }
 }  // namespace
 
-json computeProfile(const GainSet& gains, const ProfileOptions& o) {
+documents::ProfileDocument computeProfile(const GainSet& gains, const ProfileOptions& o) {
   validate(o);
   std::vector<const std::vector<double>*> all;
   for (const auto& v : gains.vectors) all.push_back(&v.values);
   const Moments m = moments(all);
-  const GainTally tally = tallyGains(gains, o);
-  const json distribution = distributionJson(tally.coords);
-  const LayerTable per_layer = layerTable(gains);
-  return {
-      {"options", optionsJson(o)},
-      {"gains", gainSetJson(gains)},
-      {"statistics", statisticsJson(m, tally, o)},
-      {"histogram", histogramJson(tally.hist, o)},
-      {"distribution", distribution},
-      {"negatives", tally.negatives},
-      {"non_finite", tally.non_finite},
-      {"layers", per_layer.layers},
-      {"steepest_change", {{"all", steepest(per_layer.mean_all)}, {"q", steepest(per_layer.mean_q)}, {"k", steepest(per_layer.mean_k)}}},
-      {"top", topGains(tally.coords, o.top_k)},
-  };
+  GainTally tally = tallyGains(gains, o);
+  LayerTable per_layer = layerTable(gains);
+  documents::ProfileDocument p;
+  p.options = optionsRecord(o);
+  p.gains = gainLayoutOf(gains);
+  p.statistics = statisticsRecord(m, tally, o);
+  p.histogram = histogramOf(tally.hist, o);
+  p.distribution = distributionOf(tally.coords);
+  p.layers = std::move(per_layer.layers);
+  p.steepest_change = {steepest(per_layer.mean_all), steepest(per_layer.mean_q), steepest(per_layer.mean_k)};
+  p.top = topGains(tally.coords, o.top_k);
+  p.negatives = std::move(tally.negatives);
+  p.non_finite = std::move(tally.non_finite);
+  return p;
 }
 
 }  // namespace omn::audit

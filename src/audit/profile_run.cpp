@@ -10,6 +10,7 @@
 
 #include "omn/audit/digest_list.h"
 #include "omn/audit/gain_set.h"
+#include "omn/audit/run_directory.h"
 #include "omn/errors.h"
 #include "omn/io/checkpoint.h"
 #include "omn/io/hash_beside.h"
@@ -28,21 +29,20 @@ namespace {
 // The model's size (every tensor of the state dict; names that view one storage region, tied
 // weights, counted once) and whether its output head is a byte-for-byte copy of the embedding:
 // what the sweep reports of a model, without loading it.
-nlohmann::json parameterSummary(const io::Checkpoint& ck, const model::Preset& preset) {
+documents::ParameterSummary parameterSummary(const io::Checkpoint& ck, const model::Preset& preset) {
   std::int64_t count = 0;
   std::set<std::tuple<std::string, std::int64_t, std::int64_t>> seen;
   for (const auto& t : ck.index.tensors())
     if (seen.emplace(t.storage_key, t.storage_offset, t.numel()).second) count += t.numel();
-  nlohmann::json head = nullptr;  // null: the preset names no separate head (tied by construction) or a tensor is absent
+  std::optional<bool> head;  // empty: the preset names no separate head (tied by construction) or a tensor is absent
   const std::string e = preset.tensorName("embedding", -1), o = preset.tensorName("output", -1);
   const io::TensorRef* ei = e.empty() ? nullptr : ck.index.find(e);
   const io::TensorRef* oi = o.empty() ? nullptr : ck.index.find(o);
   if (ei && oi) head = io::sameTensorBytes(ck, *ei, *oi);
-  return {{"count", count}, {"head_identical_to_embedding", head}};
+  return {count, head};
 }
 }  // namespace
 
-using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -135,8 +135,8 @@ void logHowProfileRead(const ProfileRequest& req, const io::ModelLocation& loc, 
 
 // The profile of the checkpoint's gains, with the preset that found them, how the tensors matched
 // its patterns and (when asked) the model's size.
-json profileOfGains(const ProfileRequest& req, const io::ModelLocation& loc, const std::optional<model::HfArchitecture>& hf,
-                    const io::Checkpoint& ck) {
+documents::ProfileDocument profileOfGains(const ProfileRequest& req, const io::ModelLocation& loc,
+                                          const std::optional<model::HfArchitecture>& hf, const io::Checkpoint& ck) {
   const bool detected = req.preset.empty() && !hf;  // a model folder's model_type names it: not detected
   const model::Preset preset = model::resolvePreset(req.preset, ck.index, ck.metadata, req.checkpoint, hf ? &*hf : nullptr);
   if (hf && req.preset.empty()) model::requireModelTypeAgreesWithTensors(preset, ck.index, *hf);  // the tensors decide
@@ -144,10 +144,10 @@ json profileOfGains(const ProfileRequest& req, const io::ModelLocation& loc, con
   const GainSet gains = loadGains(ck, preset);
   const model::TensorMatch match = model::matchTensors(preset, ck.index, gains.n_layers);
   logHowProfileRead(req, loc, hf.has_value(), ck, preset, gains, match);
-  json doc = computeProfile(gains, req.options);
-  doc["preset"] = {{"name", preset.name}, {"source", preset.source}, {"detected", detected}};
-  doc["tensors"] = {{"matched", match.matched}, {"unmatched", match.unmatched}, {"missing", match.missing}};
-  if (req.parameters) doc["parameters"] = parameterSummary(ck, preset);
+  documents::ProfileDocument doc = computeProfile(gains, req.options);
+  doc.preset = {preset.name, preset.source, detected};
+  doc.tensors = {static_cast<std::int64_t>(match.matched), match.unmatched, match.missing};
+  if (req.parameters) doc.parameters = parameterSummary(ck, preset);
   return doc;
 }
 
@@ -175,7 +175,7 @@ void requireDigestsNameFiles(const ProfileRequest& req, const io::ModelLocation&
 }
 
 struct ProfiledShards {
-  json files = json::array();  // path, sha256 (null when not hashed), sha256_verified
+  std::vector<documents::ShardFile> files;  // path, sha256 (empty when not hashed), sha256_verified
   std::size_t verified = 0;    // how many --digests pinned (and so checked)
 };
 
@@ -189,24 +189,89 @@ ProfiledShards profiledShards(const ProfileRequest& req, const io::Checkpoint& c
     const std::string got = hash || !want.empty() ? io::sha256File(path) : "";
     if (!want.empty()) io::requireSha256(path, want, got);
     shards.verified += !want.empty();
-    shards.files.push_back({{"path", path}, {"sha256", got.empty() ? json(nullptr) : json(got)}, {"sha256_verified", !want.empty()}});
+    shards.files.push_back({path, got.empty() ? std::nullopt : std::optional<std::string>(got), !want.empty()});
   }
   return shards;
 }
 
 // What a model folder adds to the checkpoint block: where its config is, and whether it was pinned.
-json modelFolderJson(const io::ModelLocation& loc, const std::string& config_pin, const model::HfArchitecture& hf) {
-  return {{"path", loc.given}, {"config", loc.config_path}, {"config_sha256", loc.config_sha256},
-          {"config_verified", !config_pin.empty()}, {"model_type", hf.model_type}};
+documents::ModelFolder modelFolderRecord(const io::ModelLocation& loc, const std::string& config_pin, const model::HfArchitecture& hf) {
+  return {loc.given, loc.config_path, loc.config_sha256, !config_pin.empty(), hf.model_type};
+}
+
+// The checkpoint parsed and its gains profiled while the hash streams the whole file beside it;
+// nothing is released until the digest is checked, and a wrong digest outranks a parse error.
+struct ParsedCheckpoint {
+  std::unique_ptr<io::Checkpoint> ck;
+  documents::ProfileDocument doc;
+  std::string digest;  // "" when not hashed
+};
+
+ParsedCheckpoint parseBesideHash(const ProfileRequest& req, const io::ModelLocation& loc, const std::optional<model::HfArchitecture>& hf,
+                                 const std::string& expected, bool hash) {
+  std::unique_ptr<output::ProgressBar> bar;  // made and used on the hashing thread only
+  io::HashBeside hashing(req.checkpoint, expected, hash, [&](std::uint64_t done, std::uint64_t total) {
+    if (!bar) bar = std::make_unique<output::ProgressBar>("sha256", total, req.progress && total >= (256u << 20));
+    bar->update(done);
+  });
+  ParsedCheckpoint out;
+  try {
+    io::OpenOptions oo;
+    oo.state_key = req.state_key;
+    out.ck = io::openCheckpoint(req.checkpoint, oo);
+    out.doc = profileOfGains(req, loc, hf, *out.ck);
+  } catch (...) {
+    requireDigestsBeforeParseError(hashing, req, loc);
+    throw;
+  }
+  requireDigestsNameFiles(req, loc, *out.ck);
+  out.digest = hashing.verify();
+  if (bar) bar->finish();
+  // the digest was read by path beside the parse of the mapping: both describe one file only if
+  // it did not change meanwhile
+  io::requireUnchanged(*out.ck, "after profiling");
+  return out;
+}
+
+// The checkpoint block: the file, its digest and which bytes a pinned digest checked ("all",
+// "partial": an index without its shards, "none"), its format, layout and metadata.
+documents::ProfileCheckpoint checkpointRecord(const ProfileRequest& req, const io::Checkpoint& ck, const std::string& digest,
+                                              bool pinned, ProfiledShards shards) {
+  const std::size_t verified = shards.verified + (pinned ? 1u : 0u);
+  documents::ProfileCheckpoint c;
+  c.path = req.checkpoint;
+  if (!digest.empty()) c.sha256 = digest;
+  c.sha256_verified = pinned;
+  c.verified = verified == ck.files.size() ? "all" : verified ? "partial" : "none";
+  if (!req.digests_path.empty()) c.digests = req.digests_path;
+  c.format = ck.format;
+  c.size_bytes = static_cast<std::int64_t>(ck.files[0]->size());
+  c.shards = std::move(shards.files);
+  c.tensor_count = static_cast<std::int64_t>(ck.index.size());
+  c.state_key = ck.state_key;
+  c.shared_storage = ck.shared_storage;
+  c.metadata = ck.metadata;
+  return c;
+}
+
+// The inputs the provenance names: every file whose digest was computed.
+std::vector<output::InputHash> hashedInputs(const documents::ProfileCheckpoint& c) {
+  std::vector<output::InputHash> inputs;
+  if (c.sha256) inputs.push_back({"checkpoint", c.path, *c.sha256, c.sha256_verified});
+  if (c.folder) inputs.push_back({"model-config", c.folder->config, c.folder->config_sha256, c.folder->config_verified});
+  for (const auto& f : c.shards)
+    if (f.sha256) inputs.push_back({"checkpoint-shard", f.path, *f.sha256, f.sha256_verified});
+  return inputs;
 }
 
 }  // namespace
 
-json profileCheckpoint(const ProfileRequest& request) {
+documents::ProfileDocument profileCheckpoint(const ProfileRequest& request) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
   validate(request.options);  // before the first byte is hashed
   // a Hugging Face model folder: its weights file is the checkpoint, its config.json the architecture
+  refuseRunDirectory(request.checkpoint);
   const io::ModelLocation loc = io::locateModel(request.checkpoint);
   std::optional<model::HfArchitecture> hf;
   if (loc.isFolder()) hf = model::readHfConfig(loc.config, loc.config_path);
@@ -215,56 +280,15 @@ json profileCheckpoint(const ProfileRequest& request) {
   const std::string expected = expectedDigest(req, loc);
   const std::string config_pin = checkedConfigPin(req, loc);
 
-  // The hash streams the whole file while the parser touches only the directory, the pickle and
-  // the gain records: run it beside the parse, and release nothing until it is checked.
-  std::unique_ptr<output::ProgressBar> bar;  // made and used on the hashing thread only
   const bool hash = req.hash || !expected.empty();
-  io::HashBeside hashing(req.checkpoint, expected, hash, [&](std::uint64_t done, std::uint64_t total) {
-    if (!bar) bar = std::make_unique<output::ProgressBar>("sha256", total, req.progress && total >= (256u << 20));
-    bar->update(done);
-  });
-  std::unique_ptr<io::Checkpoint> ck;
-  json doc;
-  try {
-    io::OpenOptions oo;
-    oo.state_key = req.state_key;
-    ck = io::openCheckpoint(req.checkpoint, oo);
-    doc = profileOfGains(req, loc, hf, *ck);
-  } catch (...) {
-    requireDigestsBeforeParseError(hashing, req, loc);
-    throw;
-  }
-  requireDigestsNameFiles(req, loc, *ck);
-  const std::string digest = hashing.verify();
-  if (bar) bar->finish();
-  // the digest was read by path beside the parse of the mapping: both describe one file only if
-  // it did not change meanwhile
-  io::requireUnchanged(*ck, "after profiling");
-  const ProfiledShards shards = profiledShards(req, *ck, hash);
-  const std::size_t verified = shards.verified + (expected.empty() ? 0u : 1u);
-
-  if (hash) prov.inputs.push_back({"checkpoint", req.checkpoint, digest, !expected.empty()});
-  if (loc.isFolder()) prov.inputs.push_back({"model-config", loc.config_path, loc.config_sha256, !config_pin.empty()});
-  for (const auto& f : shards.files)
-    if (f["sha256"].is_string()) prov.inputs.push_back({"checkpoint-shard", f["path"], f["sha256"], f["sha256_verified"]});
+  ParsedCheckpoint parsed = parseBesideHash(req, loc, hf, expected, hash);
+  documents::ProfileDocument& doc = parsed.doc;
+  doc.checkpoint = checkpointRecord(req, *parsed.ck, hash ? parsed.digest : "", !expected.empty(), profiledShards(req, *parsed.ck, hash));
+  if (loc.isFolder()) doc.checkpoint.folder = modelFolderRecord(loc, config_pin, *hf);
+  prov.inputs = hashedInputs(doc.checkpoint);
   prov.finished_utc = output::utcNow();
-
-  json out = {{"schema", "omn-audit/profile@1"}, {"provenance", output::provenance(prov)}};
-  out["checkpoint"] = {{"path", req.checkpoint},
-                       {"sha256", hash ? json(digest) : json(nullptr)},
-                       {"sha256_verified", !expected.empty()},
-                       {"verified", verified == ck->files.size() ? "all" : verified ? "partial" : "none"},
-                       {"digests", req.digests_path.empty() ? json(nullptr) : json(req.digests_path)},
-                       {"format", ck->format},
-                       {"size_bytes", ck->files[0]->size()},
-                       {"shards", shards.files},
-                       {"tensor_count", ck->index.size()},
-                       {"state_key", ck->state_key},
-                       {"shared_storage", ck->shared_storage},
-                       {"metadata", ck->metadata}};
-  if (loc.isFolder()) out["checkpoint"]["folder"] = modelFolderJson(loc, config_pin, *hf);
-  for (auto it = doc.begin(); it != doc.end(); ++it) out[it.key()] = it.value();
-  return out;
+  doc.provenance = output::provenanceRecord(prov);
+  return std::move(doc);
 }
 
 }  // namespace omn::audit

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <string_view>
 
 #include "omn/audit/profile.h"
@@ -10,12 +11,9 @@
 #include "omn/json_pointer.h"
 #include "omn/documents/document.h"
 #include "omn/documents/legacy_documents.h"
-#include "omn/io/json_document.h"
 
 namespace omn::audit {
 namespace {
-
-using nlohmann::json;
 
 struct Rule {
   std::string pattern;
@@ -82,28 +80,34 @@ struct Tolerances {
   }
 };
 
-Tolerances parseTolerance(const json& t, const std::string& file) {
+// An absent allowance allows nothing.
+Tolerances tolerancesOf(const std::optional<documents::ToleranceDocument>& t) {
   Tolerances tol;
-  if (t.is_null()) return tol;
+  if (!t) return tol;
   tol.given = true;
-  documents::checkDocument(t, "tolerance " + file, {documents::DocumentKind::tolerance});  // every field below is present and typed
-  tol.def_abs = t.value("default", json::object()).value("abs", 0.0);
-  tol.def_rel = t.value("default", json::object()).value("rel", 0.0);
-  for (const json& r : t.value("rules", json::array()))
-    tol.rules.push_back({r["pointer"].get<std::string>(), r.value("abs", 0.0), r.value("rel", 0.0)});
+  if (t->fallback) tol.def_abs = t->fallback->abs.value_or(0.0), tol.def_rel = t->fallback->rel.value_or(0.0);
+  if (t->rules)
+    for (const auto& r : *t->rules) tol.rules.push_back({r.pointer, r.abs.value_or(0.0), r.rel.value_or(0.0)});
   return tol;
+}
+
+// An option's value as the document writes it: what a message shows the two of.
+template <class T>
+std::string asWritten(const T& v) {
+  return nlohmann::json(v).dump();
 }
 
 // A baseline statistic on a count range this profile does not count is a usage error that names
 // the flag, not drift: "--count-range '(32,inf)'" brings it back.
-void requireCountRange(const std::string& ptr, const json& options, const std::string& baseline_path) {
+void requireCountRange(const std::string& ptr, const documents::ProfileOptionsRecord& options, const std::string& baseline_path) {
   const std::string prefix = "/statistics/counts/";
   if (ptr.rfind(prefix, 0) != 0) return;
   const auto slash = ptr.find('/', prefix.size());
-  json::json_pointer range;
+  const std::string token = ptr.substr(prefix.size(), slash == std::string::npos ? std::string::npos : slash - prefix.size());
+  nlohmann::json::json_pointer range;  // the range's token, unescaped (RFC 6901)
   try {
-    range = json::json_pointer("/" + ptr.substr(prefix.size(), slash == std::string::npos ? std::string::npos : slash - prefix.size()));
-  } catch (const json::exception&) {
+    range = nlohmann::json::json_pointer("/" + token);
+  } catch (const nlohmann::json::exception&) {
     return;  // not a pointer any profile could hold: the check reports it absent
   }
   const std::string label = range.back();
@@ -117,19 +121,10 @@ void requireCountRange(const std::string& ptr, const json& options, const std::s
   if (canonical != label)
     throw FormatError(baseline_path + ": " + ptr + ": the count range '" + label + "' is written '" + canonical +
                       "' in a profile: use that");
-  const json ranges = options.value("count_ranges", json::array());
-  if (std::find(ranges.begin(), ranges.end(), json(label)) != ranges.end()) return;
+  const std::vector<std::string> ranges = options.count_ranges.value_or(std::vector<std::string>{});
+  if (std::find(ranges.begin(), ranges.end(), label) != ranges.end()) return;
   throw UsageError(baseline_path + ": " + ptr + ": the baseline counts the gains in " + label +
                    ", this profile does not: add --count-range '" + label + "'");
-}
-
-const json* at(const json& doc, const std::string& ptr) {
-  try {
-    const json& v = doc.at(json::json_pointer(ptr));
-    return v.is_number() ? &v : nullptr;
-  } catch (const json::exception&) {
-    return nullptr;
-  }
 }
 
 }  // namespace
@@ -140,117 +135,147 @@ std::string countPointer(const std::string& range_label) {
 
 bool Check::ok() const { return present && std::fabs(actual - baseline) <= allowed; }
 
-nlohmann::json regressionJson(const RegressionReport& r, const std::string& baseline_path, const std::string& tolerance_path) {
-  nlohmann::json drifts = nlohmann::json::array();
-  for (const auto& c : r.checks)
-    if (!c.ok())
-      drifts.push_back({{"pointer", c.pointer}, {"label", c.label}, {"baseline", c.baseline},
-                        {"actual", c.present ? nlohmann::json(c.actual) : nlohmann::json(nullptr)}, {"allowed", c.allowed}});
-  const bool pass = r.drifted() == 0;
-  return {{"baseline", baseline_path}, {"baseline_kind", r.baseline_kind},
-          {"tolerance", tolerance_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(tolerance_path)},
-          {"verdict", pass ? "pass" : "drift"}, {"exit_code", pass ? 0 : 3},
-          {"checked", r.checks.size()}, {"drifted", r.drifted()}, {"drifts", drifts}};
-}
-
 std::size_t RegressionReport::drifted() const {
   std::size_t n = 0;
   for (const auto& c : checks) n += !c.ok();
   return n;
 }
 
-std::vector<std::pair<std::string, double>> comparableStatistics(const json& p) {
+std::vector<documents::Drift> RegressionReport::drifts() const {
+  std::vector<documents::Drift> out;
+  for (const auto& c : checks)
+    if (!c.ok()) out.push_back({c.pointer, c.label, c.baseline, c.present ? std::optional<double>(c.actual) : std::nullopt, c.allowed});
+  return out;
+}
+
+documents::RegressionVerdict regressionVerdict(const RegressionReport& r, const std::string& baseline_path,
+                                               const std::string& tolerance_path) {
+  const bool pass = r.drifted() == 0;
+  documents::RegressionVerdict v;
+  v.baseline = baseline_path;
+  v.baseline_kind = r.baseline_kind;
+  if (!tolerance_path.empty()) v.tolerance = tolerance_path;
+  v.verdict = pass ? "pass" : "drift";
+  v.exit_code = pass ? 0 : 3;
+  v.checked = static_cast<std::int64_t>(r.checks.size());
+  v.drifted = static_cast<std::int64_t>(r.drifted());
+  v.drifts = r.drifts();
+  return v;
+}
+
+Baseline readBaseline(nlohmann::json doc, const std::string& label) {
+  const auto kind = documents::acceptDocument(doc, label, {documents::DocumentKind::profile, documents::DocumentKind::reference_profile});
+  if (kind == documents::DocumentKind::reference_profile) return documents::ReferenceProfileDocument::fromJson(doc, label);
+  return documents::ProfileDocument::fromJson(doc, label);
+}
+
+std::vector<std::pair<std::string, double>> comparableStatistics(const documents::ProfileDocument& p) {
   std::vector<std::pair<std::string, double>> out;
-  auto add = [&](const std::string& ptr) {
-    if (const json* v = at(p, ptr)) out.emplace_back(ptr, v->get<double>());
+  auto add = [&](const std::string& ptr, std::optional<double> v) {
+    if (v) out.emplace_back(ptr, *v);
   };
-  for (const char* k : {"count", "count_non_finite", "mean", "std", "min", "max", "share_above_threshold",
-                        "count_above_threshold", "count_negative"})
-    add(std::string("/statistics/") + k);
-  if (const json* counts = p.contains("statistics") ? &p["statistics"] : nullptr; counts && counts->contains("counts"))
-    for (const auto& [label, range] : (*counts)["counts"].items()) add(countPointer(label));
-  if (p.contains("histogram"))
-    for (std::size_t j = 0; j < p["histogram"].size(); ++j) add("/histogram/" + std::to_string(j) + "/count");
-  if (p.contains("layers"))
-    for (std::size_t l = 0; l < p["layers"].size(); ++l)
-      for (const char* r : {"q", "k"})
-        for (const char* k : {"count", "mean", "std", "min", "max"})
-          add("/layers/" + std::to_string(l) + "/" + r + "/" + k);
-  for (const char* r : {"all", "q", "k"}) {
-    add(std::string("/steepest_change/") + r + "/from");
-    add(std::string("/steepest_change/") + r + "/to");
+  auto whole = [](std::optional<std::int64_t> n) { return n ? std::optional<double>(static_cast<double>(*n)) : std::nullopt; };
+  const documents::ProfileStatistics& s = p.statistics;
+  const std::pair<const char*, std::optional<double>> headline[] = {
+      {"count", whole(s.count)},       {"count_non_finite", whole(s.count_non_finite)},
+      {"mean", s.mean},                {"std", s.std},
+      {"min", s.min},                  {"max", s.max},
+      {"share_above_threshold", s.share_above_threshold}, {"count_above_threshold", whole(s.count_above_threshold)},
+      {"count_negative", whole(s.count_negative)}};
+  for (const auto& [k, v] : headline) add(std::string("/statistics/") + k, v);
+  for (const auto& [label, range] : s.counts) add(countPointer(label), whole(range.count));
+  for (std::size_t j = 0; j < p.histogram.size(); ++j) add("/histogram/" + std::to_string(j) + "/count", whole(p.histogram[j].count));
+  for (std::size_t l = 0; l < p.layers.size(); ++l)
+    for (const char r : {'q', 'k'}) {
+      const documents::GainVector& v = p.layers[l].role(r);
+      const std::string at = "/layers/" + std::to_string(l) + "/" + r + "/";
+      for (const auto& [k, x] : {std::pair<const char*, std::optional<double>>{"count", whole(v.count)}, {"mean", v.mean}, {"std", v.std},
+                                 {"min", v.min}, {"max", v.max}})
+        add(at + k, x);
+    }
+  const std::pair<const char*, const documents::Change*> changes[] = {
+      {"all", &p.steepest_change.all}, {"q", &p.steepest_change.q}, {"k", &p.steepest_change.k}};
+  for (const auto& [r, c] : changes) {
+    add(std::string("/steepest_change/") + r + "/from", whole(c->from));
+    add(std::string("/steepest_change/") + r + "/to", whole(c->to));
   }
   return out;
 }
 
 namespace {
 
-bool isReference(const json& baseline) {
-  return baseline.value("schema", "") == documents::schemaId(documents::DocumentKind::reference_profile);
-}
-
 // The pointers a baseline is checked at: a reference's figures, or a profile's statistics.
-std::vector<std::string> baselinePointers(const json& baseline) {
+std::vector<std::string> baselinePointers(const Baseline& baseline) {
   std::vector<std::string> pointers;
-  if (isReference(baseline)) {
-    for (const auto& f : baseline.value("figures", json::array()))
-      if (f.contains("pointer") && f["pointer"].is_string()) pointers.push_back(f["pointer"]);
+  if (const auto* ref = std::get_if<documents::ReferenceProfileDocument>(&baseline)) {
+    for (const auto& f : ref->figures) pointers.push_back(f.pointer);
   } else {
-    for (const auto& [ptr, v] : comparableStatistics(baseline)) pointers.push_back(ptr);
+    for (const auto& [ptr, v] : comparableStatistics(std::get<documents::ProfileDocument>(baseline))) pointers.push_back(ptr);
   }
   return pointers;
 }
 
+// A profile baseline's threshold, histogram edges and pivot are this profile's: else the numbers
+// would not mean the same thing.
+void requireSameOptions(const documents::ProfileOptionsRecord& base, const documents::ProfileOptionsRecord& mine,
+                        const std::string& baseline_path) {
+  auto differ = [&](const char* opt, const std::string& b, const std::string& m) {
+    throw UsageError(baseline_path + ": /options/" + opt + ": the baseline was computed with " + b + ", this profile with " + m +
+                     "; use the same options");
+  };
+  if (base.threshold != mine.threshold) differ("threshold", asWritten(base.threshold), asWritten(mine.threshold));
+  if (base.hist_edges != mine.hist_edges) differ("hist_edges", asWritten(base.hist_edges), asWritten(mine.hist_edges));
+  if (base.pivot != mine.pivot) differ("pivot", asWritten(base.pivot), asWritten(mine.pivot));
+}
+
+// The deepest layer a reference's figure names (-1: none), and that figure's pointer.
+std::pair<std::int64_t, std::string> deepestLayerNamed(const documents::ReferenceProfileDocument& ref) {
+  std::int64_t need = -1;
+  std::string which;
+  for (const auto& f : ref.figures) {
+    const std::string& ptr = f.pointer;
+    if (ptr.rfind("/layers/", 0) != 0) continue;
+    std::int64_t l = 0;
+    std::size_t i = 8;
+    for (; i < ptr.size() && i < 14 && std::isdigit(static_cast<unsigned char>(ptr[i])); ++i) l = l * 10 + (ptr[i] - '0');
+    if (i > 8 && l > need) need = l, which = ptr;
+  }
+  return {need, which};
+}
+
 }  // namespace
 
-void checkComparable(const json& baseline, const json& options, const std::string& baseline_path) {
-  const json none = json::object();
-  const json& bo = baseline.contains("options") && baseline["options"].is_object() ? baseline["options"] : none;
-  if (isReference(baseline)) {
-    if (bo.contains("threshold") && bo["threshold"] != options.value("threshold", json()))
-      throw UsageError(baseline_path + ": /options/threshold: the reference's figures use threshold " + bo["threshold"].dump() +
-                       ", this profile " + options.value("threshold", json()).dump() + ": pass --threshold " + bo["threshold"].dump());
+void checkComparable(const Baseline& baseline, const documents::ProfileOptionsRecord& options, const std::string& baseline_path) {
+  if (const auto* ref = std::get_if<documents::ReferenceProfileDocument>(&baseline)) {
+    const std::optional<double> t = ref->options ? ref->options->threshold : std::nullopt;
+    if (t && *t != options.threshold)
+      throw UsageError(baseline_path + ": /options/threshold: the reference's figures use threshold " + asWritten(*t) + ", this profile " +
+                       asWritten(options.threshold) + ": pass --threshold " + asWritten(*t));
   } else {
-    for (const char* opt : {"threshold", "hist_edges", "pivot"})
-      if (bo.contains(opt) && bo[opt] != options.value(opt, json()))
-        throw UsageError(baseline_path + ": /options/" + opt + ": the baseline was computed with " + bo[opt].dump() +
-                         ", this profile with " + options.value(opt, json()).dump() + "; use the same options");
+    requireSameOptions(std::get<documents::ProfileDocument>(baseline).options, options, baseline_path);
   }
   for (const auto& ptr : baselinePointers(baseline)) requireCountRange(ptr, options, baseline_path);
 }
 
-void checkSameArchitecture(const json& profile, const json& baseline, const std::string& baseline_path) {
-  const json* layers = at(profile, "/gains/n_layers");
-  if (layers == nullptr || !layers->is_number_integer()) return;  // a profile without them: compared statistic by statistic
-  const std::int64_t n = layers->get<std::int64_t>();
-  const std::string here = " (this checkpoint: " + std::to_string(n) + " layers";
-  const json* hd = at(profile, "/gains/head_dim");
-  const std::string here_hd = hd != nullptr ? ", head_dim " + hd->dump() + ")" : ")";
-  if (isReference(baseline)) {
+void checkSameArchitecture(const documents::ProfileDocument& profile, const Baseline& baseline, const std::string& baseline_path) {
+  const std::int64_t n = profile.gains.n_layers, hd = profile.gains.head_dim;
+  const std::string here = " (this checkpoint: " + std::to_string(n) + " layers, head_dim " + std::to_string(hd) + ")";
+  if (const auto* ref = std::get_if<documents::ReferenceProfileDocument>(&baseline)) {
     // a reference records figures, not its shape: the deepest layer a figure names is the least it needs
-    std::int64_t need = -1;
-    std::string which;
-    for (const auto& ptr : baselinePointers(baseline)) {
-      if (ptr.rfind("/layers/", 0) != 0) continue;
-      std::int64_t l = 0;
-      std::size_t i = 8;
-      for (; i < ptr.size() && i < 14 && std::isdigit(static_cast<unsigned char>(ptr[i])); ++i) l = l * 10 + (ptr[i] - '0');
-      if (i > 8 && l > need) need = l, which = ptr;
-    }
+    const auto [need, which] = deepestLayerNamed(*ref);
     if (need >= n)
-      throw UsageError(baseline_path + ": another architecture: its figure " + which + " is of layer " + std::to_string(need) +
-                       here + here_hd + "; compare a checkpoint of the reference's shape, or against a profile of its own kind");
+      throw UsageError(baseline_path + ": another architecture: its figure " + which + " is of layer " + std::to_string(need) + here +
+                       "; compare a checkpoint of the reference's shape, or against a profile of its own kind");
     return;
   }
-  const json* bl = at(baseline, "/gains/n_layers");
-  const json* bh = at(baseline, "/gains/head_dim");
-  if ((bl != nullptr && *bl != *layers) || (bh != nullptr && hd != nullptr && *bh != *hd))
-    throw UsageError(baseline_path + ": another architecture: the baseline has " + (bl ? bl->dump() : "?") + " layers, head_dim " +
-                     (bh ? bh->dump() : "?") + here + here_hd + "; a drift check compares checkpoints of one shape");
+  const documents::GainLayout& b = std::get<documents::ProfileDocument>(baseline).gains;
+  if (b.n_layers != n || b.head_dim != hd)
+    throw UsageError(baseline_path + ": another architecture: the baseline has " + std::to_string(b.n_layers) + " layers, head_dim " +
+                     std::to_string(b.head_dim) + here + "; a drift check compares checkpoints of one shape");
 }
 
-std::vector<std::string> unmatchedRules(const json& baseline, const json& tolerance, const std::string& tolerance_path) {
-  const Tolerances tol = parseTolerance(tolerance, tolerance_path);
+std::vector<std::string> unmatchedRules(const Baseline& baseline, const std::optional<documents::ToleranceDocument>& tolerance) {
+  const Tolerances tol = tolerancesOf(tolerance);
   const std::vector<std::string> pointers = baselinePointers(baseline);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < tol.rules.size(); ++i)
@@ -259,13 +284,13 @@ std::vector<std::string> unmatchedRules(const json& baseline, const json& tolera
   return out;
 }
 
-RegressionReport checkRegression(const json& profile, const json& baseline, const json& tolerance,
-                                 const std::string& baseline_path, const std::string& tolerance_path) {
-  const Tolerances tol = parseTolerance(tolerance, tolerance_path);
+RegressionReport checkRegression(const documents::ProfileDocument& profile, const Baseline& baseline,
+                                 const std::optional<documents::ToleranceDocument>& tolerance, const std::string& baseline_path) {
+  const Tolerances tol = tolerancesOf(tolerance);
+  checkComparable(baseline, profile.options, baseline_path);
+  checkSameArchitecture(profile, baseline, baseline_path);
+  const std::map<std::string, double> actual = profile.numbers();
   RegressionReport rep;
-  // validated on entry: a baseline that is not a whole profile or reference is exit 2 here
-  const auto kind = documents::checkDocument(baseline, "baseline " + baseline_path,
-                                      {documents::DocumentKind::profile, documents::DocumentKind::reference_profile});
   // `floor`: a deviation always allowed, whatever the tolerance file says (a published figure's rounding)
   auto check = [&](const std::string& ptr, const std::string& label, double b, double fallback, double floor = 0) {
     Check c;
@@ -273,34 +298,29 @@ RegressionReport checkRegression(const json& profile, const json& baseline, cons
     c.label = label;
     c.baseline = b;
     c.allowed = std::max(tol.allowed(ptr, b, fallback), floor);
-    if (const json* v = at(profile, ptr)) c.actual = v->get<double>();
+    const auto it = actual.find(ptr);
+    if (it != actual.end()) c.actual = it->second;
     else c.present = false;
     rep.checks.push_back(c);
   };
-  checkComparable(baseline, profile.value("options", json::object()), baseline_path);
-  checkSameArchitecture(profile, baseline, baseline_path);
-  if (kind == documents::DocumentKind::reference_profile) {
+  if (const auto* ref = std::get_if<documents::ReferenceProfileDocument>(&baseline)) {
     rep.baseline_kind = "reference";
-    const json& figs = baseline["figures"];
-    for (std::size_t i = 0; i < figs.size(); ++i) {
-      const json& f = figs[i];
-      const double b = f["value"].get<double>();
-      const int d = f["decimals"].get<int>();
+    for (const auto& f : ref->figures) {
       // the published figure is the true value rounded to d decimals: half a unit either way,
       // plus a hair for the binary representation of both numbers. A tolerance file may widen
       // that, never narrow it: a figure cannot be checked closer than it was published
-      const double half = 0.5 * std::pow(10.0, -d) * (1 + 1e-9) + 1e-12 * std::fabs(b);
-      check(f["pointer"].get<std::string>(), f.value("label", f["pointer"].get<std::string>()), b, half, half);
+      const double half = 0.5 * std::pow(10.0, -static_cast<int>(f.decimals)) * (1 + 1e-9) + 1e-12 * std::fabs(f.value);
+      check(f.pointer, f.label.value_or(f.pointer), f.value, half, half);
     }
   } else {
     rep.baseline_kind = "profile";
-    for (const auto& [ptr, b] : comparableStatistics(baseline)) check(ptr, ptr, b, 1e-12 * std::fabs(b));
+    for (const auto& [ptr, b] : comparableStatistics(std::get<documents::ProfileDocument>(baseline)))
+      check(ptr, ptr, b, 1e-12 * std::fabs(b));
   }
   // NaN or infinite gains are drift from any baseline that does not have them itself (a reference,
   // or a profile written before they were counted): the statistics leave them out, the gate must not
   const std::string nf = "/statistics/count_non_finite";
-  const json* actual_nf = at(profile, nf);
-  if (actual_nf && actual_nf->get<double>() > 0 &&
+  if (profile.statistics.count_non_finite.value_or(0) > 0 &&
       std::none_of(rep.checks.begin(), rep.checks.end(), [&](const Check& c) { return c.pointer == nf; }))
     check(nf, "non-finite gains (NaN, inf)", 0, 0);
   // a gate that checks nothing must not pass

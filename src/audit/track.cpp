@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 
 #include "omn/audit/profile_run.h"
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
 #include "omn/documents/document.h"
+#include "omn/documents/train_document.h"
 #include "omn/io/json_document.h"
 #include "omn/io/model_folder.h"
 #include "omn/output/provenance.h"
@@ -62,13 +65,22 @@ bool naturalLess(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j || (a.size() - i == b.size() - j && a < b);
 }
 
-// A Trainer checkpoint folder's step: trainer_state.json /global_step (null when absent).
-json trainerStep(const std::string& dir) {
+// An integer step of a checkpoint's metadata or a Trainer's state: empty when there is none (or one
+// beyond a 64-bit step).
+std::optional<std::int64_t> integerStep(const json& record, const char* key) {
+  if (!record.is_object()) return std::nullopt;
+  const auto it = record.find(key);
+  if (it == record.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+  return it->get<std::int64_t>();
+}
+
+// A Trainer checkpoint folder's step: trainer_state.json /global_step (empty when absent).
+std::optional<std::int64_t> trainerStep(const std::string& dir) {
   const fs::path f = fs::path(dir) / "trainer_state.json";
   std::error_code ec;
-  if (!fs::is_regular_file(f, ec)) return nullptr;
-  const json j = io::readJsonFile(f.string(), "trainer state");
-  return j.is_object() && j.contains("global_step") && j["global_step"].is_number_integer() ? j["global_step"] : json(nullptr);
+  if (!fs::is_regular_file(f, ec)) return std::nullopt;
+  return integerStep(io::readJsonFile(f.string(), "trainer state"), "global_step");
 }
 
 // The --digests lines for one tracked checkpoint: its own, or for a model folder (a directory
@@ -98,29 +110,28 @@ void addRecordedDigests(const std::string& dir, std::map<std::string, std::vecto
   if (!fs::exists(train, ec)) throw FormatError("run record " + train.string() + ": a link to nothing");
   const json doc = io::readJsonFile(train.string(), "run record");
   documents::checkDocument(doc, train.string(), {documents::DocumentKind::train});
-  auto add = [&](const json& entry, const std::string& pointer) {
-    const fs::path p = fs::path(dir) / entry.at("path").get<std::string>();
-    out[digestKey(p.string())].push_back({entry.at("sha256").get<std::string>(), train.string() + " " + pointer + "/sha256"});
+  const documents::TrainDocument run = documents::TrainDocument::fromJson(doc, train.string());
+  auto add = [&](const std::string& path, const std::string& sha256, const std::string& pointer) {
+    const fs::path p = fs::path(dir) / path;
+    out[digestKey(p.string())].push_back({sha256, train.string() + " " + pointer + "/sha256"});
   };
-  for (std::size_t i = 0; i < doc["checkpoints"].size(); ++i) add(doc["checkpoints"][i], "/checkpoints/" + std::to_string(i));
-  if (doc.contains("final_checkpoint") && doc["final_checkpoint"].is_object()) add(doc["final_checkpoint"], "/final_checkpoint");
+  for (std::size_t i = 0; i < run.checkpoints.size(); ++i)
+    add(run.checkpoints[i].path, run.checkpoints[i].sha256, "/checkpoints/" + std::to_string(i));
+  if (run.final_checkpoint) add(run.final_checkpoint->path, run.final_checkpoint->sha256, "/final_checkpoint");
 }
 
 // The file's digest against every run record that names it (IntegrityError naming the record).
-void requireRecorded(const std::string& path, const json& sha256, const std::vector<Recorded>& records, const std::string& digests_path) {
+void requireRecorded(const std::string& path, const std::string& sha256, const std::vector<Recorded>& records,
+                     const std::string& digests_path) {
   for (const auto& rec : records) {
     if (sha256 == rec.sha256) continue;
     std::error_code ec;
     const std::string resolved = fs::weakly_canonical(path, ec).string();
     throw IntegrityError(path + (ec || resolved == fs::absolute(path, ec).lexically_normal().string() ? "" : " (" + resolved + ")") +
-                         (digests_path.empty() ? ": its SHA-256 " + sha256.get<std::string>() + " is not"
+                         (digests_path.empty() ? ": its SHA-256 " + sha256 + " is not"
                                                : ": matches --digests " + digests_path + " but not") +
                          " the SHA-256 " + rec.where + " records (" + rec.sha256 + "): the run's record and the file disagree");
   }
-}
-
-json roleStats(const json& r) {
-  return {{"mean", r.at("mean")}, {"std", r.at("std")}, {"min", r.at("min")}, {"max", r.at("max")}};
 }
 
 using PinnedDigests = std::map<std::string, std::string>;              // digestKey(path) -> digest
@@ -158,7 +169,7 @@ void requireDigestsNameCheckpoints(const TrackRequest& req, const std::vector<st
 }
 
 struct TrackedProfile {
-  json profile;
+  documents::ProfileDocument profile;
   bool hashed = false;  // its digest was computed (pinned, recorded, or a folder's file pinned)
 };
 
@@ -179,76 +190,78 @@ TrackedProfile profileTracked(const TrackRequest& req, const std::string& p, con
   else if (r != recorded.end()) pr.expected_sha256 = r->second.front().sha256;
   for (const auto& [lp, ld] : req.digests)  // a model folder's files, pinned line by line
     if (namesFileIn(p, lp)) pr.digests.emplace(lp, ld), pr.digests_path = req.digests_path, pr.hash = true;
-  json prof;
+  TrackedProfile tracked;
   try {
-    prof = profileCheckpoint(pr);  // IntegrityError on a mismatch
+    tracked.profile = profileCheckpoint(pr);  // IntegrityError on a mismatch
   } catch (const IntegrityError& e) {
     if (d != digests.end() || r == recorded.end()) throw;
     throw IntegrityError(std::string(e.what()) + " (the digest " + r->second.front().where + " records)");
   }
   // pinned by --digests and recorded by the run, or recorded by several runs: the file must be
   // what each says
-  if (r != recorded.end()) requireRecorded(p, prof["checkpoint"]["sha256"], r->second, d != digests.end() ? req.digests_path : "");
-  return {std::move(prof), pr.hash};
+  if (r != recorded.end())
+    requireRecorded(p, tracked.profile.checkpoint.sha256.value_or(""), r->second, d != digests.end() ? req.digests_path : "");
+  tracked.hashed = pr.hash;
+  return tracked;
 }
 
 // The checkpoint's training step: its metadata's integer "step", else (a model folder, as profile
-// read it) its trainer_state.json's; null when neither says.
-json checkpointStep(const std::string& p, json& prof) {
-  const json& meta = prof["checkpoint"]["metadata"];
-  json step = meta.is_object() && meta.contains("step") && meta["step"].is_number_integer() ? meta["step"] : json(nullptr);
-  if (step.is_null() && prof["checkpoint"].contains("folder")) step = trainerStep(p);
+// read it) its trainer_state.json's; empty when neither says.
+std::optional<std::int64_t> checkpointStep(const std::string& p, const documents::ProfileCheckpoint& checkpoint) {
+  std::optional<std::int64_t> step = integerStep(checkpoint.metadata, "step");
+  if (!step && checkpoint.folder) step = trainerStep(p);
   return step;
 }
 
+documents::RoleSummary roleSummary(const documents::GainVector& v) { return {v.mean, v.std, v.min, v.max}; }
+
 // One point of the trajectory: what the profile says of the file, its statistics and each layer's
-// Q and K summary; "drift" is null until a baseline is checked.
-json trackPoint(const std::string& p, const json& step, json& prof) {
-  json layers = json::array();
-  for (const auto& l : prof["layers"])
-    layers.push_back({{"layer", l["layer"]}, {"q", roleStats(l["q"])}, {"k", roleStats(l["k"])}});
-  return {{"path", p},
-          {"step", step},
-          {"sha256", prof["checkpoint"]["sha256"]},
-          {"sha256_verified", prof["checkpoint"]["sha256_verified"]},
-          {"size_bytes", prof["checkpoint"]["size_bytes"]},
-          {"preset", prof["preset"]["name"]},
-          {"statistics", prof["statistics"]},
-          {"layers", layers},
-          {"drift", nullptr}};
+// Q and K summary; no drift until a baseline is checked.
+documents::TrackPoint trackPoint(const std::string& p, const documents::ProfileDocument& prof) {
+  documents::TrackPoint point;
+  point.path = p;
+  point.step = checkpointStep(p, prof.checkpoint);
+  point.sha256 = prof.checkpoint.sha256;
+  point.sha256_verified = prof.checkpoint.sha256_verified;
+  point.size_bytes = prof.checkpoint.size_bytes;
+  point.preset = prof.preset.name;
+  point.statistics = prof.statistics;
+  for (const auto& l : prof.layers) point.layers.push_back({l.layer, roleSummary(l.q), roleSummary(l.k)});
+  return point;
 }
 
 // The profile against --baseline: how many statistics were checked, and the ones that drifted.
-json driftFromBaseline(const TrackRequest& req, const json& prof) {
-  const RegressionReport rep = checkRegression(prof, req.baseline, req.tolerance, req.baseline_path, req.tolerance_path);
-  json drifted = json::array();
-  for (const auto& c : rep.checks)
-    if (!c.ok()) drifted.push_back({{"pointer", c.pointer}, {"label", c.label}, {"baseline", c.baseline},
-                                    {"actual", c.present ? json(c.actual) : json(nullptr)}, {"allowed", c.allowed}});
-  return {{"checked", rep.checks.size()}, {"drifted", rep.drifted()}, {"statistics", drifted}};
+documents::TrackDrift driftFromBaseline(const TrackRequest& req, const documents::ProfileDocument& prof) {
+  const RegressionReport rep = checkRegression(prof, *req.baseline, req.tolerance, req.baseline_path);
+  return {static_cast<std::int64_t>(rep.checks.size()), static_cast<std::int64_t>(rep.drifted()), rep.drifts()};
 }
 
-struct TrackEntry {
-  std::string path;
-  json step;  // from the metadata, or null
-  json point;
-};
-
 // --order step: by the recorded step, which every checkpoint must have; ties keep the given order.
-void orderBySteps(std::vector<TrackEntry>& entries) {
-  for (const auto& e : entries)
-    if (e.step.is_null())
+void orderBySteps(std::vector<documents::TrackPoint>& points) {
+  for (const auto& e : points)
+    if (!e.step)
       throw UsageError(e.path + ": no integer \"step\" in its metadata to order by: give the order yourself with --order given");
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const TrackEntry& a, const TrackEntry& b) { return a.step.get<std::int64_t>() < b.step.get<std::int64_t>(); });
+  std::stable_sort(points.begin(), points.end(),
+                   [](const documents::TrackPoint& a, const documents::TrackPoint& b) { return *a.step < *b.step; });
 }
 
 // Every checkpoint must be the same model: the same layers.
-void requireOneModel(const std::vector<TrackEntry>& entries) {
-  for (const auto& e : entries)
-    if (e.point["layers"].size() != entries.front().point["layers"].size())
-      throw UsageError(e.path + ": " + std::to_string(e.point["layers"].size()) + " layers, but " + entries.front().path + " has " +
-                       std::to_string(entries.front().point["layers"].size()) + ": not the checkpoints of one model");
+void requireOneModel(const std::vector<documents::TrackPoint>& points) {
+  for (const auto& e : points)
+    if (e.layers.size() != points.front().layers.size())
+      throw UsageError(e.path + ": " + std::to_string(e.layers.size()) + " layers, but " + points.front().path + " has " +
+                       std::to_string(points.front().layers.size()) + ": not the checkpoints of one model");
+}
+
+// The trajectory's counts: checkpoints, how many were verified whole, and (with a baseline) how many drifted.
+documents::TrackSummary trackSummary(const std::vector<documents::TrackPoint>& points, std::int64_t verified, bool baseline) {
+  documents::TrackSummary s;
+  s.checkpoints = static_cast<std::int64_t>(points.size());
+  s.verified = verified;
+  s.unverified = s.checkpoints - verified;
+  if (baseline)
+    s.drifted = std::count_if(points.begin(), points.end(), [](const documents::TrackPoint& e) { return e.drift && e.drift->drifted > 0; });
+  return s;
 }
 
 }  // namespace
@@ -301,46 +314,36 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
   return unique;
 }
 
-json trackCheckpoints(const TrackRequest& req, const std::vector<std::string>& paths) {
+documents::TrackDocument trackCheckpoints(const TrackRequest& req, const std::vector<std::string>& paths) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
   const PinnedDigests digests = pinnedDigests(req);
   const RecordedDigests recorded = recordedDigests(req.inputs);
   requireDigestsNameCheckpoints(req, paths);
 
-  std::vector<TrackEntry> entries;
-  std::size_t verified = 0;
+  documents::TrackDocument doc;
+  std::int64_t verified = 0;
   for (const auto& p : paths) {
-    TrackedProfile tracked = profileTracked(req, p, digests, recorded);
-    json& prof = tracked.profile;
-    verified += prof["checkpoint"]["verified"] == "all";  // an index alone is not its shards
-    const json step = checkpointStep(p, prof);
-    json point = trackPoint(p, step, prof);
-    if (!req.baseline.is_null()) point["drift"] = driftFromBaseline(req, prof);
-    if (tracked.hashed)
-      prov.inputs.push_back({"checkpoint", prof["checkpoint"]["path"].get<std::string>(), prof["checkpoint"]["sha256"].get<std::string>(),
-                             prof["checkpoint"]["sha256_verified"].get<bool>()});
-    entries.push_back({p, step, std::move(point)});
+    const TrackedProfile tracked = profileTracked(req, p, digests, recorded);
+    const documents::ProfileCheckpoint& c = tracked.profile.checkpoint;
+    verified += c.verified.value_or("") == "all";  // an index alone is not its shards
+    documents::TrackPoint point = trackPoint(p, tracked.profile);
+    if (req.baseline) point.drift = driftFromBaseline(req, tracked.profile);
+    if (tracked.hashed) prov.inputs.push_back({"checkpoint", c.path, c.sha256.value_or(""), c.sha256_verified});
+    doc.checkpoints.push_back(std::move(point));
   }
-  if (req.order == TrackOrder::Step) orderBySteps(entries);
-  requireOneModel(entries);
-
-  json points = json::array();
-  std::size_t drifted_steps = 0;
-  for (auto& e : entries) {
-    if (e.point["drift"].is_object() && e.point["drift"]["drifted"].get<std::size_t>() > 0) ++drifted_steps;
-    points.push_back(std::move(e.point));
-  }
+  if (req.order == TrackOrder::Step) orderBySteps(doc.checkpoints);
+  requireOneModel(doc.checkpoints);
   prov.finished_utc = output::utcNow();
-  return {{"schema", "omn-audit/track@1"},
-          {"provenance", output::provenance(prov)},
-          {"order", req.order == TrackOrder::Step ? "step" : "given"},
-          {"options", {{"threshold", req.options.threshold}}},
-          {"digests", req.digests_path.empty() ? json(nullptr) : json(req.digests_path)},
-          {"baseline", req.baseline.is_null() ? json(nullptr) : json{{"path", req.baseline_path}, {"tolerance", req.tolerance_path.empty() ? json(nullptr) : json(req.tolerance_path)}}},
-          {"summary", {{"checkpoints", points.size()}, {"verified", verified}, {"unverified", points.size() - verified},
-                       {"drifted", req.baseline.is_null() ? json(nullptr) : json(drifted_steps)}}},
-          {"checkpoints", points}};
+  doc.provenance = output::provenanceRecord(prov);
+  doc.order = req.order == TrackOrder::Step ? "step" : "given";
+  doc.options.threshold = req.options.threshold;
+  if (!req.digests_path.empty()) doc.digests = req.digests_path;
+  if (req.baseline)
+    doc.baseline = documents::TrackBaseline{req.baseline_path,
+                                            req.tolerance_path.empty() ? std::nullopt : std::optional<std::string>(req.tolerance_path)};
+  doc.summary = trackSummary(doc.checkpoints, verified, req.baseline.has_value());
+  return doc;
 }
 
 }  // namespace omn::audit

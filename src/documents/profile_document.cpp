@@ -273,4 +273,12 @@ json ProfileDocument::toJson() const {
   return j;
 }
 
+std::map<std::string, double> ProfileDocument::numbers() const {
+  std::map<std::string, double> out;
+  const json flat = toJson().flatten();  // keys are JSON pointers, each token escaped
+  for (auto it = flat.begin(); it != flat.end(); ++it)
+    if (it.value().is_number()) out.emplace(it.key(), it.value().get<double>());
+  return out;
+}
+
 }  // namespace omn::documents

@@ -33,43 +33,8 @@ void from_json(const json& j, RunTrajectory& v) {
 }
 void to_json(json& j, const RunTrajectory& v) { j = {{"train", v.train}, {"eval", v.eval}}; }
 
-namespace {
-
-void readStudyRunOutcome(const json& j, StudyRun& v) {
-  get(j, "status", v.status);
-  get(j, "diverged", v.diverged);
-  get(j, "divergence", v.divergence);
-  get(j, "initial_loss", v.initial_loss);
-  v.has_initial_train_loss = j.contains("initial_train_loss");
-  get(j, "initial_train_loss", v.initial_train_loss);
-  get(j, "final_train_loss", v.final_train_loss);
-  get(j, "final_heldout_loss", v.final_heldout_loss);
-  get(j, "best_heldout_loss", v.best_heldout_loss);
-  get(j, "steps", v.steps);
-  get(j, "steps_done", v.steps_done);
-  get(j, "steps_to_threshold", v.steps_to_threshold);
-  get(j, "seconds", v.seconds);
-}
-
-json studyRunOutcomeJson(const StudyRun& v) {
-  json j = {{"status", v.status},
-            {"diverged", v.diverged},
-            {"divergence", write(v.divergence)},
-            {"initial_loss", write(v.initial_loss)},
-            {"final_train_loss", write(v.final_train_loss)},
-            {"final_heldout_loss", write(v.final_heldout_loss)},
-            {"best_heldout_loss", write(v.best_heldout_loss)},
-            {"steps", v.steps},
-            {"steps_done", v.steps_done},
-            {"steps_to_threshold", write(v.steps_to_threshold)},
-            {"seconds", write(v.seconds)}};
-  if (v.has_initial_train_loss) j["initial_train_loss"] = write(v.initial_train_loss);
-  return j;
-}
-
-}  // namespace
-
 void from_json(const json& j, StudyRun& v) {
+  from_json(j, static_cast<RunOutcome&>(v));
   get(j, "id", v.id);
   get(j, "index", v.index);
   get(j, "arm", v.arm);
@@ -84,11 +49,11 @@ void from_json(const json& j, StudyRun& v) {
   get(j, "train_json_sha256", v.train_json_sha256);
   get(j, "final_checkpoint_sha256", v.final_checkpoint_sha256);
   get(j, "parameters", v.parameters);
-  readStudyRunOutcome(j, v);
+  get(j, "seconds", v.seconds);
   get(j, "trajectory", v.trajectory);
 }
 void to_json(json& j, const StudyRun& v) {
-  j = studyRunOutcomeJson(v);
+  j = static_cast<const RunOutcome&>(v);
   j.update({{"id", v.id},
             {"index", v.index},
             {"arm", v.arm},
@@ -103,6 +68,7 @@ void to_json(json& j, const StudyRun& v) {
             {"train_json_sha256", v.train_json_sha256},
             {"final_checkpoint_sha256", write(v.final_checkpoint_sha256)},
             {"parameters", v.parameters},
+            {"seconds", write(v.seconds)},
             {"trajectory", v.trajectory}});
 }
 

@@ -61,6 +61,9 @@ void to_json(json& j, const TrackSummary& v) {
   j = {{"checkpoints", v.checkpoints}, {"verified", v.verified}, {"unverified", v.unverified}, {"drifted", write(v.drifted)}};
 }
 
+void from_json(const json& j, TrackOptions& v) { get(j, "threshold", v.threshold); }
+void to_json(json& j, const TrackOptions& v) { j = {{"threshold", v.threshold}}; }
+
 void from_json(const json& j, TrackDocument& v) {
   get(j, "provenance", v.provenance);
   get(j, "order", v.order);

@@ -1,5 +1,7 @@
 #include "omn/documents/train_document.h"
 
+#include <cmath>
+
 #include "json_fields.h"
 
 namespace omn::documents {
@@ -8,6 +10,10 @@ using fields::get;
 using fields::putIfSet;
 using fields::write;
 using nlohmann::json;
+
+namespace {
+std::optional<double> finiteValue(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+}  // namespace
 
 void from_json(const json& j, TrainConfigRecord& v) {
   get(j, "path", v.path);
@@ -53,20 +59,6 @@ void from_json(const json& j, TrainSchedule& v) {
 }
 void to_json(json& j, const TrainSchedule& v) { j = {{"warmup_steps", v.warmup_steps}, {"decay", v.decay}, {"min_lr_ratio", v.min_lr_ratio}}; }
 
-void from_json(const json& j, Divergence& v) {
-  get(j, "step", v.step);
-  get(j, "reason", v.reason);
-}
-void to_json(json& j, const Divergence& v) { j = {{"step", v.step}, {"reason", v.reason}}; }
-
-std::string jsonText(const std::optional<Divergence>& divergence) { return write(divergence).dump(); }
-
-void from_json(const json& j, ThresholdStep& v) {
-  get(j, "threshold", v.threshold);
-  get(j, "step", v.step);
-}
-void to_json(json& j, const ThresholdStep& v) { j = {{"threshold", v.threshold}, {"step", write(v.step)}}; }
-
 void from_json(const json& j, EvalLoss& v) {
   get(j, "step", v.step);
   get(j, "heldout_loss", v.heldout_loss);
@@ -94,6 +86,39 @@ void from_json(const json& j, FileDigest& v) {
 }
 void to_json(json& j, const FileDigest& v) { j = {{"path", v.path}, {"sha256", v.sha256}}; }
 
+void from_json(const json& j, RunSegment& v) {
+  get(j, "start_step", v.start_step);
+  get(j, "end_step", v.end_step);
+  get(j, "tokens", v.tokens);
+  get(j, "end", v.end);
+  get(j, "started_utc", v.started_utc);
+  get(j, "finished_utc", v.finished_utc);
+  get(j, "seconds", v.seconds);
+  get(j, "threads", v.threads);
+  get(j, "cpu", v.cpu);
+  get(j, "openblas", v.openblas);
+  get(j, "openblas_coretype", v.openblas_coretype);
+  get(j, "bf16_products", v.bf16_products);
+  get(j, "git_revision", v.git_revision);
+  get(j, "model_code_fingerprint", v.model_code_fingerprint);
+}
+void to_json(json& j, const RunSegment& v) {
+  j = {{"start_step", v.start_step},
+       {"end_step", v.end_step},
+       {"tokens", v.tokens},
+       {"end", v.end},
+       {"started_utc", write(v.started_utc)},
+       {"finished_utc", write(v.finished_utc)},
+       {"seconds", write(v.seconds)},
+       {"threads", write(v.threads)},
+       {"cpu", write(v.cpu)},
+       {"openblas", write(v.openblas)},
+       {"openblas_coretype", write(v.openblas_coretype)},
+       {"bf16_products", write(v.bf16_products)},
+       {"git_revision", write(v.git_revision)},
+       {"model_code_fingerprint", write(v.model_code_fingerprint)}};
+}
+
 void from_json(const json& j, TrainTiming& v) {
   get(j, "seconds", v.seconds);
   get(j, "tokens_per_second", v.tokens_per_second);
@@ -108,48 +133,10 @@ void to_json(json& j, const TrainTiming& v) {
   putIfSet(j, "unrecorded_steps", v.unrecorded_steps);
 }
 
-namespace {
-
-void readRunOutcome(const json& j, TrainDocument& v) {
-  get(j, "steps", v.steps);
-  get(j, "steps_done", v.steps_done);
-  get(j, "tokens_seen", v.tokens_seen);
-  get(j, "initial_loss", v.initial_loss);
-  v.has_initial_train_loss = j.contains("initial_train_loss");
-  get(j, "initial_train_loss", v.initial_train_loss);
-  get(j, "final_train_loss", v.final_train_loss);
-  get(j, "final_heldout_loss", v.final_heldout_loss);
-  get(j, "best_heldout_loss", v.best_heldout_loss);
-  get(j, "heldout_unigram_cross_entropy", v.heldout_unigram_cross_entropy);
-  get(j, "diverged", v.diverged);
-  get(j, "divergence", v.divergence);
-  get(j, "steps_to_threshold", v.steps_to_threshold);
-  get(j, "evals", v.evals);
-}
-
-json runOutcomeJson(const TrainDocument& v) {
-  json j = {{"steps", v.steps},
-            {"steps_done", v.steps_done},
-            {"tokens_seen", v.tokens_seen},
-            {"initial_loss", write(v.initial_loss)},
-            {"final_train_loss", write(v.final_train_loss)},
-            {"final_heldout_loss", write(v.final_heldout_loss)},
-            {"best_heldout_loss", write(v.best_heldout_loss)},
-            {"heldout_unigram_cross_entropy", v.heldout_unigram_cross_entropy},
-            {"diverged", v.diverged},
-            {"divergence", write(v.divergence)},
-            {"steps_to_threshold", write(v.steps_to_threshold)},
-            {"evals", write(v.evals)}};
-  if (v.has_initial_train_loss) j["initial_train_loss"] = write(v.initial_train_loss);
-  return j;
-}
-
-}  // namespace
-
 void from_json(const json& j, TrainDocument& v) {
+  from_json(j, static_cast<RunOutcome&>(v));
   get(j, "provenance", v.provenance);
   get(j, "name", v.name);
-  get(j, "status", v.status);
   get(j, "config", v.config);
   get(j, "corpus", v.corpus);
   get(j, "model", v.model);
@@ -157,7 +144,9 @@ void from_json(const json& j, TrainDocument& v) {
   get(j, "schedule", v.schedule);
   get(j, "threads", v.threads);
   get(j, "dtype", v.dtype);
-  readRunOutcome(j, v);
+  get(j, "tokens_seen", v.tokens_seen);
+  get(j, "heldout_unigram_cross_entropy", v.heldout_unigram_cross_entropy);
+  get(j, "evals", v.evals);
   get(j, "last_checkpoint_step", v.last_checkpoint_step);
   get(j, "checkpoints", v.checkpoints);
   get(j, "final_checkpoint", v.final_checkpoint);
@@ -168,12 +157,13 @@ void from_json(const json& j, TrainDocument& v) {
 
 TrainDocument TrainDocument::fromJson(const json& doc, const std::string& label) { return fields::readAs<TrainDocument>(doc, label); }
 
+void to_json(json& j, const TrainDocument& v) { j = v.toJson(); }
+
 json TrainDocument::toJson() const {
-  json j = runOutcomeJson(*this);
+  json j = static_cast<const RunOutcome&>(*this);
   j.update({{"schema", "omn-audit/train@1"},
             {"provenance", provenance},
             {"name", name},
-            {"status", status},
             {"config", config},
             {"corpus", corpus},
             {"model", model},
@@ -181,6 +171,9 @@ json TrainDocument::toJson() const {
             {"schedule", schedule},
             {"threads", threads},
             {"dtype", dtype},
+            {"tokens_seen", tokens_seen},
+            {"heldout_unigram_cross_entropy", heldout_unigram_cross_entropy},
+            {"evals", write(evals)},
             {"last_checkpoint_step", write(last_checkpoint_step)},
             {"checkpoints", write(checkpoints)},
             {"log", log}});
@@ -203,6 +196,12 @@ void from_json(const json& j, EvalLayer& v) {
   get(j, "q_gain", v.q_gain);
   get(j, "k_gain", v.k_gain);
 }
+void to_json(json& j, const EvalLayer& v) {
+  j = {{"layer", v.layer}};
+  for (const LayerMetric& row : trainedLayerMetrics()) j[row.key] = write(finiteValue(v.metrics.*row.value));
+  putIfSet(j, "q_gain", v.q_gain);
+  putIfSet(j, "k_gain", v.k_gain);
+}
 
 void from_json(const json& j, LogEvaluation& v) {
   get(j, "heldout_loss", v.heldout_loss);
@@ -213,14 +212,35 @@ void from_json(const json& j, LogEvaluation& v) {
   get(j, "layers", layers);
   v.layers = layers.value_or(std::vector<EvalLayer>{});
 }
+void to_json(json& j, const LogEvaluation& v) {
+  j = {{"heldout_loss", write(v.heldout_loss)}, {"heldout_tokens", v.heldout_tokens}, {"layers", write(v.layers)}};
+}
 
 void from_json(const json& j, TrainLogRecord& v) {
   get(j, "step", v.step);
+  get(j, "tokens_seen", v.tokens_seen);
+  v.trained = j.contains("train_loss");
   get(j, "train_loss", v.train_loss);
   get(j, "grad_norm", v.grad_norm);
   get(j, "lr", v.lr);
   get(j, "muon_lr", v.muon_lr);
+  get(j, "tokens_per_second", v.tokens_per_second);
+  get(j, "batch_offsets", v.batch_offsets);
   get(j, "eval", v.eval);
+}
+
+json TrainLogRecord::toJson() const {
+  json j = {{"step", step}};
+  putIfSet(j, "tokens_seen", tokens_seen);
+  if (trained)
+    j.update({{"train_loss", write(train_loss)},
+              {"grad_norm", write(grad_norm)},
+              {"lr", write(lr)},
+              {"muon_lr", write(muon_lr)},
+              {"tokens_per_second", write(tokens_per_second)},
+              {"batch_offsets", write(batch_offsets)}});
+  putIfSet(j, "eval", eval);
+  return j;
 }
 
 TrainLogRecord TrainLogRecord::fromJson(const json& record, const std::string& label) { return fields::readAs<TrainLogRecord>(record, label); }

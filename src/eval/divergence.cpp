@@ -6,48 +6,56 @@
 
 namespace omn::eval {
 
-using nlohmann::json;
+namespace {
+// NaN/inf as empty (null), as the NLL sums are journaled
+std::vector<std::optional<double>> finiteSums(const std::vector<double>& v) {
+  std::vector<std::optional<double>> out;
+  out.reserve(v.size());
+  for (double x : v) out.push_back(std::isfinite(x) ? std::optional<double>(x) : std::nullopt);
+  return out;
+}
+}  // namespace
 
-json divergenceRaw(const Divergence& d) {
+documents::DivergenceSums divergenceSums(const Divergence& d) {
   // quantiles over the finite values (a non-finite one would make the sort undefined), the others counted
   std::vector<float> k;
   k.reserve(d.kl_tokens.size());
   for (float v : d.kl_tokens)
     if (std::isfinite(v)) k.push_back(v);
-  const std::size_t non_finite = d.kl_tokens.size() - k.size();
   std::sort(k.begin(), k.end());
-  auto rank = [&](double q) -> json {  // nearest rank: the smallest value with at least q of them at or below
-    if (k.empty()) return nullptr;
+  auto rank = [&](double q) -> std::optional<double> {  // nearest rank: the smallest value with at least q of them at or below
+    if (k.empty()) return std::nullopt;
     const auto i = static_cast<std::size_t>(std::max(1.0, std::ceil(q * static_cast<double>(k.size())))) - 1;
     return static_cast<double>(k[std::min(i, k.size() - 1)]);
   };
-  auto finite = [](const std::vector<double>& v) {  // NaN/inf as null, as the NLL sums are journaled
-    json a = json::array();
-    for (double x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
-    return a;
-  };
-  return {{"kl_sum", finite(d.kl_sum)},
-          {"top1_agree", d.top1_agree},
-          {"dp_correct_sum", finite(d.dp_correct_sum)},
-          {"kl_quantiles", {{"p50", rank(0.5)}, {"p90", rank(0.9)}, {"p99", rank(0.99)}, {"max", rank(1.0)}}},
-          {"non_finite_tokens", non_finite}};
+  documents::DivergenceSums s;
+  s.kl_sum = finiteSums(d.kl_sum);
+  s.top1_agree = d.top1_agree;
+  s.dp_correct_sum = finiteSums(d.dp_correct_sum);
+  s.kl_quantiles = {rank(0.5), rank(0.9), rank(0.99), rank(1.0)};
+  s.non_finite_tokens = static_cast<std::int64_t>(d.kl_tokens.size() - k.size());
+  return s;
 }
 
-json divergenceSummary(const json& raw, const std::vector<std::int64_t>& tokens) {
+documents::DivergenceSummary divergenceSummary(const documents::DivergenceSums& raw, const std::vector<std::int64_t>& tokens) {
   const double n = static_cast<double>(std::accumulate(tokens.begin(), tokens.end(), std::int64_t{0}));
-  auto total = [&](const char* key) {  // a non-finite sequence (null) makes the total non-finite
+  auto total = [](const std::vector<std::optional<double>>& sums) {  // a non-finite sequence (null) makes the total non-finite
     double t = 0;
-    for (const json& v : raw.at(key)) t += v.is_null() ? std::nan("") : v.get<double>();
+    for (const auto& v : sums) t += v ? *v : std::nan("");
     return t;
   };
-  auto per = [&](double v) -> json { return n > 0 && std::isfinite(v) ? json(v / n) : json(nullptr); };
-  return {{"kl_per_token", per(total("kl_sum"))},
-          {"top1_agreement", per(total("top1_agree"))},
-          {"delta_p_correct", per(total("dp_correct_sum"))},
-          {"kl_quantiles", raw.at("kl_quantiles")},
-          {"method", "per token against the control on the same positions: KL(control || condition) in nats over the full "
-                     "vocabulary (float32 log-softmax), argmax agreement, p(correct) - p_control(correct); means over scored "
-                     "tokens, quantiles by nearest rank"}};
+  double agree = 0;
+  for (const std::int64_t v : raw.top1_agree) agree += static_cast<double>(v);
+  auto per = [&](double v) -> std::optional<double> { return n > 0 && std::isfinite(v) ? std::optional<double>(v / n) : std::nullopt; };
+  documents::DivergenceSummary s;
+  s.kl_per_token = per(total(raw.kl_sum));
+  s.top1_agreement = per(agree);
+  s.delta_p_correct = per(total(raw.dp_correct_sum));
+  s.kl_quantiles = raw.kl_quantiles;
+  s.method = "per token against the control on the same positions: KL(control || condition) in nats over the full "
+             "vocabulary (float32 log-softmax), argmax agreement, p(correct) - p_control(correct); means over scored "
+             "tokens, quantiles by nearest rank";
+  return s;
 }
 
 }  // namespace omn::eval

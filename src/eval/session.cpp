@@ -15,6 +15,7 @@
 
 #include <ATen/Parallel.h>
 
+#include "omn/audit/run_directory.h"
 #include "omn/errors.h"
 #include "omn/eval/memory_preflight.h"
 #include "omn/io/hash_beside.h"
@@ -110,6 +111,7 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   s->threads = at::get_num_threads();  // set by the command (model::useThreads), recorded here
 
   // a Hugging Face model folder: its weights file is the checkpoint, its config.json the architecture
+  audit::refuseRunDirectory(spec.checkpoint);
   s->location = io::locateModel(spec.checkpoint);
   s->spec.checkpoint = s->location.weights;
   if (!spec.config_sha256.empty()) {  // config.json gives the architecture: pinned, it is checked first
@@ -188,25 +190,26 @@ bool allShardsVerified(const Session& s) {
   return std::all_of(s.shards.begin(), s.shards.end(), [](const io::ShardDigest& d) { return d.verified; });
 }
 
-nlohmann::json checkpointJson(const Session& s) {
-  nlohmann::json j = {{"path", s.spec.checkpoint},
-                      {"sha256", s.checkpoint_sha256},
-                      {"sha256_verified", !s.spec.sha256.empty() && allShardsVerified(s)},  // never said of an unpinned shard
-                      {"format", s.ck->format},
-                      {"state_key", s.ck->state_key},
-                      {"metadata", s.ck->metadata}};
+documents::EvalCheckpoint checkpointRecord(const Session& s) {
+  documents::EvalCheckpoint c;
+  c.path = s.spec.checkpoint;
+  c.sha256 = s.checkpoint_sha256;
+  c.sha256_verified = !s.spec.sha256.empty() && allShardsVerified(s);  // never said of an unpinned shard
+  c.format = s.ck->format;
+  c.state_key = s.ck->state_key;
+  c.metadata = s.ck->metadata;
   if (!s.shards.empty()) {  // a sharded set: each shard's digest, and how much of the set was verified
-    nlohmann::json shards = nlohmann::json::array();
+    c.shards.emplace();
     std::size_t verified = !s.spec.sha256.empty();
-    for (const auto& d : s.shards) shards.push_back({{"path", d.path}, {"sha256", d.sha256}, {"sha256_verified", d.verified}}), verified += d.verified;
-    j["shards"] = shards;
-    j["verified"] = verified == s.shards.size() + 1 ? "all" : verified ? "partial" : "none";
+    for (const auto& d : s.shards) c.shards->push_back({d.path, d.sha256, d.verified}), verified += d.verified;
+    c.verified = verified == s.shards.size() + 1 ? "all" : verified ? "partial" : "none";
   }
-  if (s.location.isFolder())  // config.json chose the architecture: its digest is part of the result
-    j["folder"] = {{"path", s.location.given}, {"config", s.location.config_path}, {"config_sha256", s.location.config_sha256},
-                   {"config_verified", !s.spec.config_sha256.empty()},
-                   {"model_type", s.location.config.contains("model_type") ? s.location.config["model_type"] : nlohmann::json(nullptr)}};
-  return j;
+  if (s.location.isFolder()) {  // config.json chose the architecture: its digest is part of the result
+    const auto type = s.location.config.find("model_type");
+    c.folder = documents::ModelFolder{s.location.given, s.location.config_path, s.location.config_sha256, !s.spec.config_sha256.empty(),
+                                      type != s.location.config.end() && type->is_string() ? std::optional<std::string>(*type) : std::nullopt};
+  }
+  return c;
 }
 
 namespace {
@@ -229,57 +232,61 @@ std::string dtypeName(at::ScalarType t) {
   }
 }
 
-nlohmann::json modelJson(const Session& s) {
+documents::EvalModel modelRecord(const Session& s) {
   const auto& w = s.model->weights();
-  return {{"config", model::toJson(s.config)},
-          {"preset_source", s.preset.source},
-          {"dtype", dtypeName(s.dtype)},
-          {"device", s.device.str()},
-          {"attention", model::attentionName(s.path)},
-          {"attention_requested", io::choiceName(model::kAttentionRequests, s.spec.attention)},
-          {"threads", s.threads},
-          {"batch", s.spec.batch},
-          {"weights", {{"zero_copy", w.zero_copy}, {"copied", w.copied}}},
-          {"head_identical_to_embedding", w.head_identical_to_embedding},
-          {"blas", blasJson(s.spec)},
-          {"products", model::productsJson(s.dtype, s.device)}};
+  const nlohmann::json products = model::productsJson(s.dtype, s.device);
+  documents::EvalModel m;
+  m.config = model::toJson(s.config);
+  m.preset = s.preset.name;
+  m.preset_source = s.preset.source;
+  m.dtype = dtypeName(s.dtype);
+  m.device = s.device.str();
+  m.attention = model::attentionName(s.path);
+  m.attention_requested = io::choiceName(model::kAttentionRequests, s.spec.attention);
+  m.threads = s.threads;
+  m.batch = s.spec.batch;
+  m.weights = {{"zero_copy", w.zero_copy}, {"copied", w.copied}};
+  m.head_identical_to_embedding = w.head_identical_to_embedding;
+  m.blas = blasJson(s.spec);
+  m.products = documents::Products{products.at("bf16").get<std::string>(), products.at("reason").get<std::string>()};
+  return m;
 }
 
-nlohmann::json tokensJson(const Session& s) {
-  nlohmann::json j = {{"path", s.tokens.path},
-                      {"sha256", s.tokens.sha256},
-                      {"format", io::choiceName(kTokenFormats, s.tokens.format)},
-                      {"tokenizer_revision", s.spec.tokenizer_revision.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.spec.tokenizer_revision)},
-                      {"n_tokens", s.tokens.tokens.size()},
-                      {"n_documents", s.tokens.doc_starts.size()},
-                      {"out_of_vocabulary", {{"policy", io::choiceName(kOutOfVocabulary, s.spec.out_of_vocab)},
-                                             {"dropped", s.tokens.dropped_out_of_vocab < 0 ? nlohmann::json(nullptr)
-                                                                                            : nlohmann::json(s.tokens.dropped_out_of_vocab)},
-                                             {"vocab_size", s.config.vocab_size}}}};
-  j["eos"] = s.tokens.eos ? nlohmann::json(*s.tokens.eos) : nlohmann::json(nullptr);
-  j["offsets"] = s.tokens.offsets_path.empty() ? nlohmann::json(nullptr)
-                                               : nlohmann::json{{"path", s.tokens.offsets_path}, {"sha256", s.tokens.offsets_sha256}};
-  return j;
+documents::TokensRecord tokensRecord(const Session& s) {
+  documents::TokensRecord t;
+  t.path = s.tokens.path;
+  t.sha256 = s.tokens.sha256;
+  t.format = io::choiceName(kTokenFormats, s.tokens.format);
+  if (!s.spec.tokenizer_revision.empty()) t.tokenizer_revision = s.spec.tokenizer_revision;
+  t.n_tokens = static_cast<std::int64_t>(s.tokens.tokens.size());
+  t.n_documents = static_cast<std::int64_t>(s.tokens.doc_starts.size());
+  t.eos = s.tokens.eos;
+  t.offsets = s.tokens.offsets_path.empty() ? nlohmann::json(nullptr)
+                                            : nlohmann::json{{"path", s.tokens.offsets_path}, {"sha256", s.tokens.offsets_sha256}};
+  t.out_of_vocabulary = documents::OutOfVocabulary{
+      io::choiceName(kOutOfVocabulary, s.spec.out_of_vocab),
+      s.tokens.dropped_out_of_vocab < 0 ? std::nullopt : std::optional<std::int64_t>(s.tokens.dropped_out_of_vocab), s.config.vocab_size};
+  return t;
 }
 
-nlohmann::json selectionJson(const Session& s) {
-  nlohmann::json offsets = nlohmann::json::array();
-  for (const auto& r : s.rows) offsets.push_back(r.offset);
-  return {{"row_form", rowFormName(s.row_form)},
-          {"seq_len", s.spec.seq_len},
-          {"seq_len_source", s.seq_len_source},
-          {"training_seq_len", s.trained_seq_len > 0 ? nlohmann::json(s.trained_seq_len) : nlohmann::json(nullptr)},
-          {"model_max_positions", s.max_positions > 0 ? nlohmann::json(s.max_positions) : nlohmann::json(nullptr)},
-          {"past_training_length", (s.trained_seq_len > 0 && s.spec.seq_len > s.trained_seq_len) ||
-                                       (s.max_positions > 0 && s.spec.seq_len > s.max_positions)},
-          {"num_seqs", s.rows.size()},
-          {"num_seqs_requested", s.spec.num_seqs},
-          {"up_to", s.spec.up_to},
-          {"mode", io::choiceName(kSelectionModes, s.selection.mode)},
-          {"seed", s.selection.seed},
-          {"rows_available", s.rows_available},
-          {"row_indices", s.selection.indices},
-          {"row_token_offsets", offsets}};
+documents::SelectionRecord selectionRecord(const Session& s) {
+  auto known = [](std::int64_t n) { return n > 0 ? std::optional<std::int64_t>(n) : std::nullopt; };  // -1: not recorded
+  documents::SelectionRecord r;
+  r.row_form = rowFormName(s.row_form);
+  r.seq_len = s.spec.seq_len;
+  r.seq_len_source = s.seq_len_source;
+  r.training_seq_len = known(s.trained_seq_len);
+  r.model_max_positions = known(s.max_positions);
+  r.past_training_length = (s.trained_seq_len > 0 && s.spec.seq_len > s.trained_seq_len) || (s.max_positions > 0 && s.spec.seq_len > s.max_positions);
+  r.num_seqs = static_cast<std::int64_t>(s.rows.size());
+  r.num_seqs_requested = static_cast<std::int64_t>(s.spec.num_seqs);
+  r.up_to = s.spec.up_to;
+  r.mode = io::choiceName(kSelectionModes, s.selection.mode);
+  r.seed = s.selection.seed;
+  r.rows_available = static_cast<std::int64_t>(s.rows_available);
+  r.row_indices.assign(s.selection.indices.begin(), s.selection.indices.end());
+  for (const auto& row : s.rows) r.row_token_offsets.push_back(static_cast<std::int64_t>(row.offset));
+  return r;
 }
 
 }  // namespace omn::eval

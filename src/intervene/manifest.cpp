@@ -158,7 +158,7 @@ namespace {
 // --- one function per block of the manifest (docs/manifest.md) --------------------------------------
 
 // /checkpoint/shards: a sharded set's shards pinned by file name ({"model-00001-of-00002.safetensors": hex});
-// /checkpoint/sha256 pins the index only (io::hashShards checks these, eval::checkpointJson records them)
+// /checkpoint/sha256 pins the index only (io::hashShards checks these, eval::checkpointRecord records them)
 void parseShardDigests(const Reader& r, const json& v, const std::string& path, eval::SessionSpec& s) {
   if (!v.is_object()) r.fail("/checkpoint/shards", std::string("expected an object mapping each shard's file name to its SHA-256, got ") + v.type_name());
   s.shard_sha256_where = "manifest " + path + ": /checkpoint/shards";
@@ -376,7 +376,7 @@ std::vector<std::optional<double>> reportedValues(const Reader& r, const json& c
   const json* v = r.opt(c, "reported_perplexity");
   if (!v) return out;
   const std::string ptr = p + "/reported_perplexity";
-  if (m.reported.is_null() && !reported_failed) r.fail(ptr, "needs /reported: say where the reported values come from");
+  if (!m.reported && !reported_failed) r.fail(ptr, "needs /reported: say where the reported values come from");
   if (v->is_array() && v->size() != n)
     r.fail(ptr, "expected " + std::to_string(n) + " values, one per condition the entry expands to, got " + std::to_string(v->size()));
   if (!v->is_array() && n != 1) r.fail(ptr, "the entry expands to " + std::to_string(n) + " conditions: give a list of " + std::to_string(n));
@@ -397,11 +397,11 @@ void parseReported(const Reader& r, const json& j, Manifest& m) {
   r.object(*rep, "/reported", {"source", "control_perplexity"});
   const std::string source = r.str(r.need(*rep, "/reported", "source"), "/reported/source");
   if (source.empty()) r.fail("/reported/source", "must not be empty");
-  m.reported = {{"source", source}, {"control_perplexity", nullptr}};
+  m.reported = documents::ReportedSource{source, std::nullopt};
   if (const json* v = r.opt(*rep, "control_perplexity")) {
     const double d = r.num(*v, "/reported/control_perplexity");
     if (!(d > 0) || !std::isfinite(d)) r.fail("/reported/control_perplexity", "expected a perplexity > 0");
-    m.reported["control_perplexity"] = d;
+    m.reported->control_perplexity = d;
   }
 }
 
@@ -530,10 +530,10 @@ Manifest loadManifest(const std::string& path, bool allow_unverified) {
   return m;
 }
 
-std::optional<Manifest> confirmationManifest(const Manifest& m, const json& result) {
+std::optional<Manifest> confirmationManifest(const Manifest& m, const documents::InterventionDocument& result) {
   std::set<std::string> below;
-  for (const json& c : result.at("conditions"))
-    if (c.at("vs_control").value("below_noise_floor", false)) below.insert(c.at("id").get<std::string>());
+  for (const documents::SweepCondition& c : result.conditions)
+    if (c.vs_control.below_noise_floor.value_or(false)) below.insert(c.id);
   if (below.empty()) return std::nullopt;
   Manifest c = m;
   c.session.dtype = model::DtypeRequest::FP32;

@@ -292,14 +292,10 @@ AppliedGains GainState::apply(const Condition& c) {
                    cur.bypassed[slot(l, q)]);
       a.touched.push_back(config_.name(q ? "q_norm" : "k_norm", l));
       const at::Tensor eff = effective(st).to(at::kDouble);
-      a.vectors.push_back({{"layer", l},
-                           {"role", q ? "q" : "k"},
-                           {"bypassed", static_cast<bool>(cur.bypassed[slot(l, q)])},
-                           {"coordinates", cur.chosen[slot(l, q)]},
-                           {"changed", st.ne(stored(l, q)).sum().item<std::int64_t>()},
-                           {"mean", eff.mean().item<double>()},
-                           {"min", eff.min().item<double>()},
-                           {"max", eff.max().item<double>()}});
+      auto finiteGain = [](double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; };
+      a.vectors.push_back({l, q ? "q" : "k", static_cast<bool>(cur.bypassed[slot(l, q)]), static_cast<std::int64_t>(cur.chosen[slot(l, q)]),
+                           st.ne(stored(l, q)).sum().item<std::int64_t>(), finiteGain(eff.mean().item<double>()),
+                           finiteGain(eff.min().item<double>()), finiteGain(eff.max().item<double>())});
     }
   return a;
 }

@@ -3,19 +3,13 @@
 #include <cmath>
 #include <limits>
 
+#include "omn/documents/read_block.h"
 #include "omn/io/json_reader.h"
-#include "omn/output/json_file.h"
 #include "omn/output/table.h"
 
 namespace omn::intervene {
 
 using nlohmann::json;
-
-json scoresRaw(const eval::SequenceScores& s) {
-  json nll = json::array();
-  for (double x : s.nll_sum) nll.push_back(output::finiteOrNull(x));
-  return {{"nll_sum", nll}, {"tokens", s.tokens}};
-}
 
 eval::SequenceScores recordedScores(eval::SequenceScores s) {
   for (double& x : s.nll_sum)
@@ -25,8 +19,20 @@ eval::SequenceScores recordedScores(eval::SequenceScores s) {
 
 namespace {
 
-json restoreJson(const PassRecord& r) {
-  return {{"sha256", r.restore_sha256}, {"expected", r.restore_expected}, {"ok", r.restored()}};
+// {nll_sum: [number|null], tokens: [integer]} as the journal and the document write them (NaN: null)
+documents::SequenceScores rawScores(const eval::SequenceScores& s) {
+  documents::SequenceScores raw;
+  for (double x : s.nll_sum) raw.nll_sum.push_back(std::isfinite(x) ? std::optional<double>(x) : std::nullopt);
+  raw.tokens = s.tokens;
+  return raw;
+}
+
+// A result's per-sequence scores as a record holds them (null: NaN)
+eval::SequenceScores recordScores(const documents::SequenceScores& raw) {
+  eval::SequenceScores s;
+  for (const auto& x : raw.nll_sum) s.nll_sum.push_back(x ? *x : std::nan(""));
+  s.tokens = raw.tokens;
+  return s;
 }
 
 // {nll_sum: [number|null], tokens: [integer]}, one of each per sequence (null: a NaN sum)
@@ -51,27 +57,21 @@ const json& objectAt(const io::JsonReader& rd, const json& j, const std::string&
   return j;
 }
 
-// A result document's block (a control's, or a condition): an object whose /result/sequences holds
-// the raw scores
-const json& resultSequences(const io::JsonReader& rd, const json& block) {
-  return rd.need(objectAt(rd, rd.need(objectAt(rd, block, ""), "", "result"), "/result"), "/result", "sequences");
-}
-
 // --mechanism's table: null, or one object per layer
-json readMechanism(const io::JsonReader& rd, const json& j) {
+documents::MechanismTable readMechanism(const io::JsonReader& rd, const std::string& label, const json& j) {
   const json m = j.value("mechanism", json());
-  if (m.is_null()) return m;
+  if (m.is_null()) return std::nullopt;
   if (!m.is_array()) rd.fail("/mechanism", std::string("expected null or an array of layers, got ") + m.type_name());
-  for (std::size_t l = 0; l < m.size(); ++l)
-    objectAt(rd, m[l], "/mechanism/" + std::to_string(l));
-  return m;
+  for (std::size_t l = 0; l < m.size(); ++l) objectAt(rd, m[l], "/mechanism/" + std::to_string(l));
+  return documents::readBlock<documents::MechanismTable>(m, label, "/mechanism");
 }
 
-// --kl's per-sequence sums (eval::divergenceRaw): null, or one number (or null) per sequence in
+// --kl's per-sequence sums (eval::divergenceSums): null, or one number (or null) per sequence in
 // each of kl_sum, top1_agree and dp_correct_sum, and the quantiles
-json readDivergence(const io::JsonReader& rd, const json& j, std::size_t sequences) {
+std::optional<documents::DivergenceSums> readDivergence(const io::JsonReader& rd, const std::string& label, const json& j,
+                                                        std::size_t sequences) {
   const json d = j.value("divergence", json());
-  if (d.is_null()) return d;
+  if (d.is_null()) return std::nullopt;
   if (!d.is_object()) rd.fail("/divergence", std::string("expected null or an object, got ") + d.type_name());
   for (const char* key : {"kl_sum", "top1_agree", "dp_correct_sum"}) {
     const std::string ptr = std::string("/divergence/") + key;
@@ -82,68 +82,81 @@ json readDivergence(const io::JsonReader& rd, const json& j, std::size_t sequenc
       if (!v[i].is_null()) rd.num(v[i], ptr + "/" + std::to_string(i));
   }
   rd.need(d, "/divergence", "kl_quantiles");
-  return d;
+  return documents::readBlock<documents::DivergenceSums>(d, label, "/divergence");
 }
 
 std::string sha(const io::JsonReader& rd, const json& j, const std::string& ptr, const char* key) {
   return rd.str(rd.need(j, ptr, key), ptr + "/" + key);
 }
 
-// What the journal line and the result's block share; `scores` and `reported` point at their
-// different places (the journal: /scores, /reported_perplexity; a result: /result/sequences,
-// /reported/perplexity). `j` is an object (the callers check).
-PassRecord readRecord(const io::JsonReader& rd, const json& j, bool control, const json& scores, const std::string& scores_ptr,
-                      const json* reported) {
-  PassRecord r;
-  r.control = control;
-  r.scores = readScores(rd, scores, scores_ptr);
-  if (const json* s = rd.opt(j, "seconds")) r.seconds = rd.num(*s, "/seconds");
-  r.mechanism = readMechanism(rd, j);
-  r.divergence = readDivergence(rd, j, r.scores.nll_sum.size());
-  if (control) {
-    if (const json* g = rd.opt(j, "gain_sha256")) r.gain_sha256 = rd.str(*g, "/gain_sha256");
-    return r;
-  }
+// A condition's identity as its journal line holds it (conditionIdentity's members)
+void readIdentity(const io::JsonReader& rd, const std::string& label, const json& j, PassRecord& r) {
   r.id = sha(rd, j, "", "id");
   r.label = sha(rd, j, "", "label");
   r.manifest_pointer = sha(rd, j, "", "manifest_pointer");
-  r.op = rd.need(j, "", "op");
+  r.op = documents::readBlock<documents::ConditionOp>(rd.need(j, "", "op"), label, "/op");
   const json& touched = rd.need(j, "", "touched");
   if (!touched.is_array()) rd.fail("/touched", std::string("expected an array, got ") + touched.type_name());
   for (std::size_t i = 0; i < touched.size(); ++i) r.touched.push_back(rd.str(touched[i], "/touched/" + std::to_string(i)));
   const json& applied = rd.need(j, "", "applied");
-  r.applied_sha256 = sha(rd, applied, "/applied", "sha256");
-  r.applied_vectors = rd.need(applied, "/applied", "vectors");
+  r.applied.sha256 = sha(rd, applied, "/applied", "sha256");
+  r.applied.vectors = documents::readBlock<std::vector<documents::AppliedVector>>(rd.need(applied, "/applied", "vectors"), label,
+                                                                                  "/applied/vectors");
   r.start_layer = static_cast<int>(rd.integer(rd.need(j, "", "start_layer"), "/start_layer", 0, std::numeric_limits<int>::max()));
   const json& restore = rd.need(j, "", "restore");
   r.restore_sha256 = sha(rd, restore, "/restore", "sha256");
   r.restore_expected = sha(rd, restore, "/restore", "expected");
-  if (reported && !reported->is_null()) r.reported_perplexity = rd.num(*reported, "/reported");
+}
+
+// A journal line's record; `j` is an object (the caller checks).
+PassRecord readRecord(const io::JsonReader& rd, const std::string& label, const json& j, bool control) {
+  PassRecord r;
+  r.control = control;
+  r.scores = readScores(rd, rd.need(j, "", "scores"), "/scores");
+  if (const json* s = rd.opt(j, "seconds")) r.seconds = rd.num(*s, "/seconds");
+  r.mechanism = readMechanism(rd, label, j);
+  r.divergence = readDivergence(rd, label, j, r.scores.nll_sum.size());
+  if (control) {
+    if (const json* g = rd.opt(j, "gain_sha256")) r.gain_sha256 = rd.str(*g, "/gain_sha256");
+    return r;
+  }
+  readIdentity(rd, label, j, r);
+  if (const json* p = rd.opt(j, "reported_perplexity")) r.reported_perplexity = rd.num(*p, "/reported_perplexity");
   return r;
 }
 
 }  // namespace
 
-json conditionIdentity(const PassRecord& r) {
-  return {{"id", r.id},
-          {"label", r.label},
-          {"op", r.op},
-          {"manifest_pointer", r.manifest_pointer},
-          {"touched", r.touched},
-          {"applied", {{"sha256", r.applied_sha256}, {"vectors", r.applied_vectors}}},
-          {"start_layer", r.start_layer},
-          {"restore", restoreJson(r)},
-          {"seconds", r.seconds},
-          {"mechanism", r.mechanism}};
+documents::SweepCondition conditionIdentity(const PassRecord& r) {
+  documents::SweepCondition c;
+  c.id = r.id;
+  c.label = r.label;
+  c.op = r.op;
+  c.manifest_pointer = r.manifest_pointer;
+  c.touched = r.touched;
+  c.applied = r.applied;
+  c.start_layer = r.start_layer;
+  c.restore = {r.restore_sha256, r.restore_expected, r.restored()};
+  c.seconds = r.seconds;
+  c.mechanism = r.mechanism;
+  return c;
 }
 
+// The journal line: a control's pass, or a condition's identity as the document writes it (its one
+// to_json, less the statistics a result adds), with the raw scores and --kl's sums.
 json journalLine(const PassRecord& r, const std::string& sweep_sha256) {
-  json j = r.control ? json{{"id", r.id}, {"gain_sha256", r.gain_sha256}, {"seconds", r.seconds}, {"mechanism", r.mechanism}}
-                     : conditionIdentity(r);
+  json j;
+  if (r.control) {
+    j = {{"id", r.id}, {"gain_sha256", r.gain_sha256}, {"seconds", r.seconds}, {"mechanism", r.mechanism ? json(*r.mechanism) : json(nullptr)}};
+  } else {
+    j = conditionIdentity(r);
+    j.erase("result");
+    j.erase("vs_control");
+    j["reported_perplexity"] = r.reported_perplexity ? json(*r.reported_perplexity) : json(nullptr);
+  }
   j["kind"] = r.control ? "control" : "condition";
-  j["scores"] = scoresRaw(r.scores);
-  j["divergence"] = r.divergence;
-  if (!r.control) j["reported_perplexity"] = r.reported_perplexity ? json(*r.reported_perplexity) : json(nullptr);
+  j["scores"] = rawScores(r.scores);
+  j["divergence"] = r.divergence ? json(*r.divergence) : json(nullptr);
   j["sweep_sha256"] = sweep_sha256;
   return j;
 }
@@ -172,31 +185,46 @@ void checkAgainstSweep(const io::JsonReader& rd, const json& line, const PassRec
 
 PassRecord recordFromJournal(const json& line, const std::string& where, bool control, const JournalExpectation& expect) {
   const bool named = line.is_object() && line.contains("id") && line["id"].is_string();
-  const io::JsonReader rd(where + " record " + (named ? line["id"].get<std::string>() : std::string("?")));
+  const std::string label = where + " record " + (named ? line["id"].get<std::string>() : std::string("?"));
+  const io::JsonReader rd(label);
   objectAt(rd, line, "");
   if (rd.oneOf(rd.need(line, "", "kind"), "/kind", {"control", "condition"}) != (control ? "control" : "condition"))
     rd.fail("/kind", std::string("expected \"") + (control ? "control" : "condition") + "\" in this place of the sweep");
-  PassRecord r = readRecord(rd, line, control, rd.need(line, "", "scores"), "/scores",
-                            line.contains("reported_perplexity") ? &line["reported_perplexity"] : nullptr);
+  PassRecord r = readRecord(rd, label, line, control);
   r.id = sha(rd, line, "", "id");
   checkAgainstSweep(rd, line, r, expect);
   return r;
 }
 
-PassRecord controlFromResult(const json& block, const std::string& id, const std::string& where) {
-  const io::JsonReader rd(where);
-  PassRecord r = readRecord(rd, block, true, resultSequences(rd, block), "/result/sequences", nullptr);
+PassRecord controlFromResult(const documents::ControlPass& block, const std::string& id) {
+  PassRecord r;
   r.id = id;
+  r.scores = recordScores(block.result.sequences);
+  r.seconds = block.seconds;
+  r.gain_sha256 = block.gain_sha256;
+  r.mechanism = block.mechanism;
+  r.divergence = block.divergence;
   return r;
 }
 
-PassRecord conditionFromResult(const json& c, const std::string& where) {
-  const io::JsonReader rd(where);
-  const json& sequences = resultSequences(rd, c);
-  const json* reported = c.contains("reported") && c["reported"].is_object() && c["reported"].contains("perplexity")
-                             ? &c["reported"]["perplexity"]
-                             : nullptr;
-  return readRecord(rd, c, false, sequences, "/result/sequences", reported);
+PassRecord conditionFromResult(const documents::SweepCondition& c) {
+  PassRecord r;
+  r.control = false;
+  r.id = c.id;
+  r.label = c.label;
+  r.manifest_pointer = c.manifest_pointer;
+  r.op = c.op;
+  r.touched = c.touched;
+  r.applied = c.applied;
+  r.start_layer = static_cast<int>(c.start_layer);
+  r.restore_sha256 = c.restore.sha256;
+  r.restore_expected = c.restore.expected;
+  r.scores = recordScores(c.result.sequences);
+  r.seconds = c.seconds;
+  r.mechanism = c.mechanism;
+  r.divergence = c.divergence;
+  if (c.reported) r.reported_perplexity = c.reported->perplexity;
+  return r;
 }
 
 bool reusable(const json& line) {

@@ -14,19 +14,13 @@
 
 namespace omn::intervene::detail {
 
-using nlohmann::json;
-
 namespace {
 
 // one entry per layer: every row of documents::kLayerMetrics, under its one name
-json mechanismJson(const std::vector<eval::LayerMechanism>& m) {
-  json a = json::array();
-  for (std::size_t l = 0; l < m.size(); ++l) {
-    json entry = {{"layer", l}};
-    documents::writeLayerMetrics(entry, m[l]);
-    a.push_back(std::move(entry));
-  }
-  return a;
+std::vector<documents::MechanismLayer> mechanismTable(const std::vector<eval::LayerMechanism>& m) {
+  std::vector<documents::MechanismLayer> table;
+  for (std::size_t l = 0; l < m.size(); ++l) table.push_back({static_cast<std::int64_t>(l), m[l]});
+  return table;
 }
 
 }  // namespace
@@ -57,14 +51,14 @@ Pass PassRunner::run(const std::string& what, bool capture, bool from_cache, boo
   pass.scores = ev_.score(so, from_cache ? eval::Start::at(cache_) : eval::Start::embeddings());
   if (capture) cache_ = capturing.take();
   if (against == Against::Keep) control_final_ = control.take();
-  if (against == Against::Compare) pass.divergence = eval::divergenceRaw(divergence);
+  if (against == Against::Compare) pass.divergence = eval::divergenceSums(divergence);
   bar.finish();
   pass.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   seconds_ += pass.seconds;
   ++runs_;
   if (pass.scores.nll_sum.size() < ev_.size())
     throw Interrupted("interrupted during " + what + "; finished conditions are in " + jpath_ + ": rerun with --resume");
-  if (mechanism) pass.mechanism = mechanismJson(mech);
+  if (mechanism) pass.mechanism = mechanismTable(mech);
   if (!tty_)
     spdlog::info("{}: perplexity {:.4f} ({} tokens, {:.1f} s, {:.0f} tokens/s)", what, pass.scores.perplexity(),
                  pass.scores.totalTokens(), pass.seconds, static_cast<double>(tokens_done) / std::max(pass.seconds, 1e-9));

@@ -5,8 +5,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <optional>
 
+#include "omn/documents/intervention_document.h"
 #include "omn/eval/evaluator.h"
 #include "omn/intervene/sweep.h"
 #include "omn/model/gain_overlay.h"
@@ -17,8 +18,8 @@ namespace omn::intervene::detail {
 struct Pass {
   eval::SequenceScores scores;
   double seconds = 0;
-  nlohmann::json mechanism;   // per layer, when asked for
-  nlohmann::json divergence;  // against the control (--kl): eval::divergenceRaw
+  documents::MechanismTable mechanism;                  // per layer, when asked for
+  std::optional<documents::DivergenceSums> divergence;  // against the control (--kl): eval::divergenceSums
 };
 
 // What a pass does with the control's final hidden states under --kl: nothing, keep them (the

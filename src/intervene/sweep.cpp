@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "omn/documents/read_block.h"
 #include "omn/embedded.h"
 #include "omn/errors.h"
 #include "omn/eval/divergence.h"
@@ -128,16 +129,15 @@ PassRecord controlRecord(const char* id, Pass p, const GainState& gains) {
 // restore, and the record with the restore's digest. The gains are restored on every path out.
 PassRecord runCondition(const Condition& c, GainState& gains, PassRunner& passes, bool from_cache, int cache_layer, bool mechanism,
                         bool kl, const PassRecord& control_open) {
-  const AppliedGains applied = gains.apply(c);
+  AppliedGains applied = gains.apply(c);
   PassRecord r;
   r.control = false;
   r.id = c.id;
   r.label = c.label;
-  r.op = c.describe();
+  r.op = documents::readBlock<documents::ConditionOp>(c.describe(), "condition " + c.id, "/op");
   r.manifest_pointer = c.pointer;
   r.touched = applied.touched;
-  r.applied_sha256 = gains.digest();  // the gains the pass ran with
-  r.applied_vectors = applied.vectors;
+  r.applied = {gains.digest(), std::move(applied.vectors)};  // the gains the pass ran with
   r.start_layer = from_cache ? cache_layer : 0;
   r.reported_perplexity = c.reported_perplexity;
   Pass pass;
@@ -149,10 +149,10 @@ PassRecord runCondition(const Condition& c, GainState& gains, PassRunner& passes
   }
   gains.restore();
   if (mechanism && from_cache) {  // layers before the cache were not run: they equal the control's
-    if (!control_open.mechanism.is_array() || control_open.mechanism.size() < static_cast<std::size_t>(cache_layer))
+    if (!control_open.mechanism || control_open.mechanism->size() < static_cast<std::size_t>(cache_layer))
       throw IntegrityError("the opening control's record has no --mechanism table for layers 0-" + std::to_string(cache_layer - 1) +
                            ": rerun the sweep without --resume");
-    for (int l = 0; l < cache_layer; ++l) pass.mechanism[static_cast<std::size_t>(l)] = control_open.mechanism[static_cast<std::size_t>(l)];
+    for (int l = 0; l < cache_layer; ++l) (*pass.mechanism)[static_cast<std::size_t>(l)] = (*control_open.mechanism)[static_cast<std::size_t>(l)];
   }
   r.scores = recordedScores(std::move(pass.scores));
   r.seconds = pass.seconds;
@@ -177,19 +177,26 @@ void requireUnchanged(const eval::Session& s, const std::string& jpath, const st
   }
 }
 
+// This shard of a --shard run (none: the whole sweep)
+std::optional<documents::ShardOf> shardOf(const SweepOptions& o) {
+  if (o.shard_count <= 1) return std::nullopt;
+  return documents::ShardOf{o.shard_index, o.shard_count};
+}
+
 // What a resumed journal must agree on: the inputs, the code, the shard and the options that change a record.
-json journalHeader(const Manifest& m, const eval::Session& s, const SweepOptions& o, const json& shard) {
+json journalHeader(const Manifest& m, const eval::Session& s, const SweepOptions& o) {
+  const std::optional<documents::ShardOf> shard = shardOf(o);
   return {{"schema", "omn-audit/journal@1"},       {"manifest_sha256", m.sha256},
           {"checkpoint_sha256", s.checkpoint_sha256}, {"tokens_sha256", s.tokens.sha256},
           {"model_code_fingerprint", modelCodeFingerprint()}, {"git_revision", output::gitRevision()},
-          {"shard", shard},
+          {"shard", shard ? json(*shard) : json(nullptr)},
           {"bf16_products", model::productsJson(s.dtype, s.device)["bf16"]},
           {"batch", s.spec.batch},  // rows per pass change the rounding: a resume keeps the batch it began with
           {"options", {{"mechanism", o.mechanism}, {"kl", o.kl}}}};
 }
 
 // The digest a journaled pass is bound to (its /sweep_sha256): the journal's header (the sweep's
-// inputs, code, shard, products, batch and options), the rows scored (eval::selectionJson: their
+// inputs, code, shard, products, batch and options), the rows scored (eval::selectionRecord: their
 // indices and token offsets) and the pass (a control's id; a condition's id, label, manifest pointer
 // and definition). A record of any other sweep, rows or condition carries another digest.
 std::string passBinding(const json& header, const json& rows, const json& pass) {
@@ -206,7 +213,7 @@ json conditionDefinition(const Condition& c) {
 struct SweepBinding {
   json header, rows;
   std::vector<std::int64_t> tokens;  // scored per row
-  SweepBinding(json h, const eval::Session& s) : header(std::move(h)), rows(eval::selectionJson(s)) {
+  SweepBinding(json h, const eval::Session& s) : header(std::move(h)), rows(eval::selectionRecord(s)) {
     for (const eval::Row& r : s.rows) tokens.push_back(eval::scoredTokens(r));
   }
   JournalExpectation expect(const json& pass) const { return {passBinding(header, rows, pass), tokens}; }
@@ -301,10 +308,8 @@ struct SweepPasses {
   }
 };
 
-// The document's fixed part: provenance, inputs and what the sweep ran with. Every path as the
-// manifest names it: relative to the manifest's directory (no local absolute path).
-json documentBase(const Manifest& m, const eval::Session& s, const SweepOptions& o, const GainState& gains,
-                  const eval::ActivationCache& cache, bool use_cache, const json& shard, output::ProvenanceInfo prov) {
+// The provenance of a sweep: its inputs as the manifest names them (relative to its directory).
+documents::Provenance sweepProvenance(const Manifest& m, const eval::Session& s, output::ProvenanceInfo prov) {
   auto rel = [&](const std::string& p) { return io::relativeTo(p, m.path); };
   prov.device = s.device.str();
   prov.inputs = {{"manifest", rel(m.path), m.sha256, true},
@@ -314,36 +319,52 @@ json documentBase(const Manifest& m, const eval::Session& s, const SweepOptions&
   if (s.location.isFolder())
     prov.inputs.push_back({"model-config", rel(s.location.config_path), s.location.config_sha256, !s.spec.config_sha256.empty()});
   prov.finished_utc = output::utcNow();
-  json base = {{"schema", "omn-audit/intervention@1"},
-               {"provenance", output::provenance(prov)},
-               {"manifest", {{"path", rel(m.path)}, {"sha256", m.sha256}, {"verbatim", m.verbatim}, {"bytes", m.bytes}}},
-               {"checkpoint", eval::checkpointJson(s)},
-               {"model", eval::modelJson(s)},
-               {"tokens", eval::tokensJson(s)},
-               {"selection", eval::selectionJson(s)},
-               {"gains", {{"checkpoint_sha256", gains.checkpointDigest()}, {"working_sha256", gains.originalDigest()}}},
-               {"cache", {{"enabled", use_cache}, {"layer", use_cache ? json(cache.layer) : json(nullptr)},
-                          {"bytes", use_cache ? json(cache.bytes()) : json(nullptr)}}},
-               {"mechanism", o.mechanism},
-               {"kl", o.kl},
-               {"shard", shard}};
-  if (!m.reported.is_null()) base["reported"] = m.reported;
-  if (!o.confirms.is_null()) base["confirms"] = o.confirms;
-  base["checkpoint"]["path"] = rel(s.spec.checkpoint);
-  if (s.location.isFolder()) {
-    base["checkpoint"]["folder"]["path"] = rel(s.location.given);
-    base["checkpoint"]["folder"]["config"] = rel(s.location.config_path);
+  return output::provenanceRecord(prov);
+}
+
+// The session's blocks with every path as the manifest names it: relative to the manifest's
+// directory (no local absolute path).
+void sessionBlocks(const Manifest& m, const eval::Session& s, documents::InterventionDocument& d) {
+  auto rel = [&](const std::string& p) { return io::relativeTo(p, m.path); };
+  d.checkpoint = eval::checkpointRecord(s);
+  d.checkpoint.path = rel(s.spec.checkpoint);
+  if (d.checkpoint.folder) {
+    d.checkpoint.folder->path = rel(s.location.given);
+    d.checkpoint.folder->config = rel(s.location.config_path);
   }
+  d.model = eval::modelRecord(s);
   if (s.preset.source != "builtin" && s.preset.source.find('/') != std::string::npos)  // a preset file beside the manifest
-    base["model"]["preset_source"] = rel(s.preset.source);
-  base["tokens"]["path"] = rel(s.tokens.path);
-  if (base["tokens"]["offsets"].is_object()) base["tokens"]["offsets"]["path"] = rel(s.tokens.offsets_path);
-  return base;
+    d.model.preset_source = rel(s.preset.source);
+  d.tokens = eval::tokensRecord(s);
+  d.tokens.path = rel(s.tokens.path);
+  if (d.tokens.offsets.is_object()) d.tokens.offsets["path"] = rel(s.tokens.offsets_path);
+  d.selection = eval::selectionRecord(s);
+}
+
+// The document's fixed part: provenance, inputs and what the sweep ran with.
+documents::InterventionDocument documentBase(const Manifest& m, const eval::Session& s, const SweepOptions& o, const GainState& gains,
+                                             const eval::ActivationCache& cache, bool use_cache, const output::ProvenanceInfo& prov) {
+  documents::InterventionDocument d;
+  d.provenance = sweepProvenance(m, s, prov);
+  d.manifest = {io::relativeTo(m.path, m.path), m.sha256, m.verbatim, m.bytes};
+  sessionBlocks(m, s, d);
+  d.gains = {gains.checkpointDigest(), gains.originalDigest()};
+  d.cache.enabled = use_cache;
+  if (use_cache) {
+    d.cache.layer = cache.layer;
+    d.cache.bytes = static_cast<std::int64_t>(cache.bytes());
+  }
+  d.mechanism = o.mechanism;
+  d.kl = o.kl;
+  d.shard = shardOf(o);
+  d.reported = m.reported;
+  d.confirms = o.confirms;
+  return d;
 }
 
 }  // namespace
 
-json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
+documents::InterventionDocument runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
   const auto [out, csv] = checkSweepOutputs(m, o, inputFiles(m));
@@ -357,11 +378,10 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   for (const Equivalence& e : equivalences(conditions, s.config.n_layers))
     if (!e.sanity) spdlog::warn("{} equals {} by construction: {}", e.id, e.same == "control" ? std::string("the control") : e.same, e.why);
   const std::string jpath = out + ".journal";
-  const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   eval::ActivationCache cache;
   const bool use_cache = planMemory(conditions, gains, ev, s.config.n_layers, o, cache);
-  const SweepBinding binding(journalHeader(m, s, o, shard), s);
+  const SweepBinding binding(journalHeader(m, s, o), s);
   io::ResumedJournal resumed = openJournal(jpath, binding.header, o.resume);
   PassRunner runner(ev, cache, o, conditions.size() + 2, jpath);
 
@@ -374,14 +394,14 @@ json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o) {
   in.control_close = passes.closingControl();
 
   // --- the document ----------------------------------------------------------------------------------
-  in.base = documentBase(m, s, o, gains, cache, use_cache, shard, prov);
+  in.base = documentBase(m, s, o, gains, cache, use_cache, prov);
   in.bootstrap = m.bootstrap;
   in.family_size = m.family_size ? m.family_size : m.conditions.size();
   std::tie(in.noise_floor, in.noise_floor_basis) = noiseFloor(m, s.dtype);
   in.groups = m.groups;
   in.exact_control = s.device.is_cpu();
-  const json doc = assembleResults(in);
-  output::writeFileAtomic(out, output::dumpJson(doc));
+  const documents::InterventionDocument doc = assembleResults(in);
+  output::writeFileAtomic(out, output::dumpJson(doc.toJson()));
   if (!csv.empty()) output::writeFileAtomic(csv, resultsCsv(doc));
   ::unlink(jpath.c_str());  // the result holds everything the journal did
   return doc;

@@ -103,11 +103,6 @@ ModelLocation locateModel(const std::string& path) {
   loc.config_path = config.string();
   const std::string text = readTextFile(loc.config_path, "model config");
   loc.config = parseJson(text, loc.config_path);
-  if (loc.config.is_object() && loc.config.contains("schema") && loc.config["schema"].is_string() &&
-      loc.config["schema"].get<std::string>().rfind("omn-audit/", 0) == 0)
-    throw FormatError(path + ": an omn-audit run directory (its config.json is " + loc.config["schema"].get<std::string>() +
-                      "), not a model folder: give one of its checkpoints (" + (dir / "final.pt").string() +
-                      "), or `omn-audit track " + path + "` for all of them");
   if (!isHfConfig(loc.config))
     throw FormatError(loc.config_path + ": expected a Hugging Face config.json (a JSON object with model_type or architectures)");
   loc.config_sha256 = sha256Bytes(text.data(), text.size());

@@ -4,9 +4,11 @@
 #include <sys/utsname.h>
 
 #include <ctime>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "omn/embedded.h"
 #include "omn_git_revision.h"  // generated at every build (tools/cmake/GitRevision.cmake)
@@ -59,16 +61,16 @@ std::string firstValue(const char* file, const std::string& key, char sep) {
   return "";
 }
 
-nlohmann::json orNull(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+std::optional<std::string> orNull(const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); }
 
 // The CPU's vector extensions that decide which kernels (and so which roundings) run
-nlohmann::json simdFlags() {
+std::vector<std::string> simdFlags() {
   std::string listed = firstValue("/proc/cpuinfo", "flags", ':');   // x86
   if (listed.empty()) listed = firstValue("/proc/cpuinfo", "Features", ':');  // aarch64
   std::istringstream all(listed);
   const std::vector<std::string> wanted = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
                                            "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve"};
-  nlohmann::json out = nlohmann::json::array();
+  std::vector<std::string> out;
   std::string f;
   while (all >> f)
     for (const auto& w : wanted)
@@ -78,28 +80,26 @@ nlohmann::json simdFlags() {
 
 // Libraries found in the process (loaded with libtorch by the model commands): OpenBLAS's build
 // configuration and oneDNN's version, looked up by symbol, so the core needs neither to link
-nlohmann::json libraries() {
-  nlohmann::json j = {{"libtorch", OMN_LIBTORCH_VERSION}, {"openblas", nullptr}, {"onednn", nullptr}};
-  if (auto* f = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) j["openblas"] = f();
+documents::LibraryVersions libraries() {
+  documents::LibraryVersions l;
+  l.libtorch = OMN_LIBTORCH_VERSION;
+  if (auto* f = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) l.openblas = f();
   struct DnnlVersion {
     int major, minor, patch;
     const char* hash;
   };
   if (auto* f = reinterpret_cast<const DnnlVersion* (*)()>(dlsym(RTLD_DEFAULT, "dnnl_version"))) {
     const DnnlVersion* v = f();
-    j["onednn"] = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + (v->hash ? std::string(" ") + v->hash : "");
+    l.onednn = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + (v->hash ? std::string(" ") + v->hash : "");
   }
-  return j;
+  return l;
 }
 
-nlohmann::json host() {
+documents::HostInfo host() {
   utsname u{};
   uname(&u);
-  return {{"os", std::string(u.sysname) + " " + u.release + " " + u.machine},
-          {"os_release", orNull(firstValue("/etc/os-release", "PRETTY_NAME", '='))},
-          {"cpu", orNull(firstValue("/proc/cpuinfo", "model name", ':'))},
-          {"cpu_vector_extensions", simdFlags()},
-          {"host_threads", std::thread::hardware_concurrency()}};
+  return {std::string(u.sysname) + " " + u.release + " " + u.machine, orNull(firstValue("/etc/os-release", "PRETTY_NAME", '=')),
+          orNull(firstValue("/proc/cpuinfo", "model name", ':')), simdFlags(), std::thread::hardware_concurrency()};
 }
 
 }  // namespace
@@ -109,25 +109,24 @@ std::string cpuModel() {
   return m.empty() ? "unknown CPU" : m;
 }
 
-nlohmann::json provenance(const ProvenanceInfo& info) {
-  nlohmann::json inputs = nlohmann::json::array();
-  for (const auto& in : info.inputs)
-    inputs.push_back({{"role", in.role}, {"path", in.path}, {"sha256", in.sha256}, {"verified", in.verified}});
-  return {
-      {"tool", "omn-audit"},
-      {"version", OMN_VERSION},
-      {"git_revision", OMN_GIT_REVISION},
-      {"model_code_fingerprint", modelCodeFingerprint()},
-      {"libtorch", OMN_LIBTORCH_VERSION},
-      {"device", info.device},
-      {"host_threads", std::thread::hardware_concurrency()},
-      {"build", {{"compiler", OMN_COMPILER}, {"cxx_flags", OMN_CXX_FLAGS}, {"build_type", OMN_BUILD_TYPE}}},
-      {"host", host()},
-      {"libraries", libraries()},
-      {"inputs", inputs},
-      {"started_utc", info.started_utc},
-      {"finished_utc", info.finished_utc},
-  };
+documents::Provenance provenanceRecord(const ProvenanceInfo& info) {
+  documents::Provenance p;
+  p.tool = "omn-audit";
+  p.version = OMN_VERSION;
+  p.git_revision = OMN_GIT_REVISION;
+  p.model_code_fingerprint = modelCodeFingerprint();
+  p.libtorch = OMN_LIBTORCH_VERSION;
+  p.device = info.device;
+  p.host_threads = std::thread::hardware_concurrency();
+  p.build = documents::BuildInfo{OMN_COMPILER, OMN_CXX_FLAGS, OMN_BUILD_TYPE};
+  p.host = host();
+  p.libraries = libraries();
+  for (const auto& in : info.inputs) p.inputs.push_back({in.role, in.path, in.sha256, in.verified});
+  p.started_utc = info.started_utc;
+  p.finished_utc = info.finished_utc;
+  return p;
 }
+
+nlohmann::json provenance(const ProvenanceInfo& info) { return provenanceRecord(info); }
 
 }  // namespace omn::output

@@ -14,7 +14,7 @@ std::vector<json> readShardSet(const std::vector<std::string>& paths, const std:
   std::vector<json> docs;
   for (const auto& p : paths) {
     json d = readJsonFile(p, "shard");
-    documents::checkDocument(d, "shard " + p,
+    documents::acceptDocument(d, "shard " + p,
                       {schema == documents::schemaId(documents::DocumentKind::study) ? documents::DocumentKind::study : documents::DocumentKind::intervention});
     if (!d.contains("shard") || !d["shard"].is_object() || !d["shard"].contains("index") || !d["shard"].contains("count") ||
         !d["shard"]["index"].is_number_integer() || !d["shard"]["count"].is_number_integer())

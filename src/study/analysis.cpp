@@ -4,10 +4,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "omn/errors.h"
-#include "omn/output/json_file.h"
 #include "omn/output/table.h"
 #include "omn/train/evaluation.h"
 
@@ -16,8 +17,6 @@ namespace omn::study {
 using nlohmann::json;
 
 namespace {
-
-double numOr(const json& v, double fallback) { return v.is_number() ? v.get<double>() : fallback; }
 
 // The regularised incomplete beta function I_x(a, b) (continued fraction, modified Lentz).
 double betaContinuedFraction(double a, double b, double x) {
@@ -82,22 +81,21 @@ Summary summarise(const std::vector<double>& x, double confidence) {
   return s;
 }
 
-json summaryJson(const Summary& s) {
-  using output::finiteOrNull;
-  return {{"n", s.n}, {"mean", finiteOrNull(s.mean)}, {"sd", finiteOrNull(s.sd)}, {"ci_low", finiteOrNull(s.low)},
-          {"ci_high", finiteOrNull(s.high)}};
+std::optional<double> finiteStat(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+
+documents::SeriesSummary summaryRecord(const Summary& s) {
+  return {static_cast<std::int64_t>(s.n), finiteStat(s.mean), finiteStat(s.sd), finiteStat(s.low), finiteStat(s.high)};
 }
 
 // A run's loss for the sensitivity: its final held-out loss capped at L0, L0 when it diverged.
-double cappedLoss(const json& run) {
-  const double l0 = numOr(run["initial_loss"], NAN);
-  if (run["diverged"].get<bool>() || !run["final_heldout_loss"].is_number()) return l0;
-  return std::min(run["final_heldout_loss"].get<double>(), l0);
+double cappedLoss(const documents::StudyRun& run) {
+  const double l0 = run.initial_loss.value_or(NAN);
+  if (run.diverged || !run.final_heldout_loss) return l0;
+  return std::min(*run.final_heldout_loss, l0);
 }
 
-bool stable(const json& run) {
-  return !run["diverged"].get<bool>() && run["final_heldout_loss"].is_number() && run["initial_loss"].is_number() &&
-         run["final_heldout_loss"].get<double>() < run["initial_loss"].get<double>();
+bool stable(const documents::StudyRun& run) {
+  return !run.diverged && run.final_heldout_loss && run.initial_loss && *run.final_heldout_loss < *run.initial_loss;
 }
 
 // Wortsman et al.'s LR sensitivity of one curve (a value per grid learning rate).
@@ -123,259 +121,287 @@ double studentTQuantile(double p, int df) {
   return 0.5 * (lo + hi);
 }
 
-json runRecord(const Cell& cell, const json& train, const std::vector<json>& log, const std::string& dir,
-               const std::string& train_json_sha256) {
-  json train_steps = json::array(), train_loss = json::array();
-  json ev_step = json::array(), ev_loss = json::array(), ev_q = json::array(), ev_k = json::array();
-  json ev_metric = json::object();  // per metric of train::kLayerMetrics: a per-layer series per evaluation
-  for (const train::LayerMetric& m : train::kLayerMetrics) ev_metric[m.key] = json::array();
-  for (const json& rec : log) {
-    if (rec.contains("train_loss")) {  // step 0 is an evaluation only
-      train_steps.push_back(rec.at("step"));
-      train_loss.push_back(rec["train_loss"]);
-    }
-    if (!rec.contains("eval") || !rec["eval"].is_object()) continue;
-    const json& e = rec["eval"];
-    ev_step.push_back(rec["step"]);
-    ev_loss.push_back(e.value("heldout_loss", json(nullptr)));
-    json per_layer = json::object(), q = json::array(), k = json::array();
-    for (const train::LayerMetric& m : train::kLayerMetrics) per_layer[m.key] = json::array();
-    for (const json& l : e.value("layers", json::array())) {
-      for (const train::LayerMetric& m : train::kLayerMetrics) per_layer[m.key].push_back(l.value(m.key, json(nullptr)));
-      q.push_back(l.contains("q_gain") && l["q_gain"].is_object() ? l["q_gain"].value("mean", json(nullptr)) : json(nullptr));
-      k.push_back(l.contains("k_gain") && l["k_gain"].is_object() ? l["k_gain"].value("mean", json(nullptr)) : json(nullptr));
-    }
-    for (const train::LayerMetric& m : train::kLayerMetrics) ev_metric[m.key].push_back(per_layer[m.key]);
-    ev_q.push_back(q);
-    ev_k.push_back(k);
-  }
-  const std::string status = train.value("status", "");
-  if (status != "finished" && status != "diverged")
-    throw FormatError(dir + "/train.json: status \"" + status + "\": the run did not finish");
-  json eval_series = {{"step", ev_step}, {"heldout_loss", ev_loss}, {"q_gain_mean", ev_q}, {"k_gain_mean", ev_k}};
-  eval_series.update(ev_metric);
-  return {{"id", cell.id},
-          {"index", cell.index},
-          {"arm", cell.arm},
-          {"qk_norm", cell.qk_norm},
-          {"n_layers", cell.n_layers},
-          {"optimizer", cell.optimizer},
-          {"lr", cell.lr},
-          {"muon_lr", cell.muon_lr ? json(*cell.muon_lr) : json(nullptr)},
-          {"seed", cell.seed},
-          {"dir", dir},
-          {"config_sha256", train.at("config").value("sha256", "")},
-          {"train_json_sha256", train_json_sha256},
-          {"final_checkpoint_sha256",
-           train.contains("final_checkpoint") ? train["final_checkpoint"].value("sha256", json(nullptr)) : json(nullptr)},
-          {"parameters", train.at("model").value("parameters", json(nullptr))},
-          {"status", status},
-          {"diverged", train.value("diverged", false)},
-          {"divergence", train.value("divergence", json(nullptr))},
-          {"initial_loss", train.value("initial_loss", json(nullptr))},
-          {"initial_train_loss", train.value("initial_train_loss", json(nullptr))},
-          {"final_train_loss", train.value("final_train_loss", json(nullptr))},
-          {"final_heldout_loss", train.value("final_heldout_loss", json(nullptr))},
-          {"best_heldout_loss", train.value("best_heldout_loss", json(nullptr))},
-          {"steps", train.value("steps", json(nullptr))},
-          {"steps_done", train.value("steps_done", json(nullptr))},
-          {"steps_to_threshold", train.value("steps_to_threshold", json::array())},
-          {"seconds", train.contains("timing") ? train["timing"].value("seconds", json(nullptr)) : json(nullptr)},
-          {"trajectory",
-           {{"train", {{"step", train_steps}, {"loss", train_loss}}}, {"eval", eval_series}}}};
+namespace {
+
+// Each layer's value of one row of the metric table at an evaluation (not finite: empty)
+documents::Series metricPerLayer(const std::vector<documents::EvalLayer>& layers, const documents::LayerMetric& row) {
+  documents::Series v;
+  for (const documents::EvalLayer& l : layers) v.push_back(finiteStat(l.metrics.*row.value));
+  return v;
 }
 
-json gridJson(const StudyManifest& m) {
+documents::Series gainMeans(const std::vector<documents::EvalLayer>& layers, bool q) {
+  documents::Series v;
+  for (const documents::EvalLayer& l : layers) {
+    const std::optional<documents::RoleSummary>& g = q ? l.q_gain : l.k_gain;
+    v.push_back(g ? g->mean : std::nullopt);
+  }
+  return v;
+}
+
+// A run's trajectories from its log as written: the loss at every logged step (step 0 is an
+// evaluation only), and at every evaluation the held-out loss, each metric the trainer records per
+// layer and the gains' means.
+documents::RunTrajectory trajectoryOf(const std::vector<documents::TrainLogRecord>& log) {
+  documents::RunTrajectory t;
+  documents::EvalTrajectory& ev = t.eval;
+  for (std::size_t i = 0; i < documents::kLayerMetrics.size(); ++i)
+    if (documents::kLayerMetrics[i].trained) ev.metrics[i].emplace();
+  for (const documents::TrainLogRecord& rec : log) {
+    if (rec.trained) {
+      t.train.step.push_back(rec.step);
+      t.train.loss.push_back(rec.train_loss);
+    }
+    if (!rec.eval) continue;
+    ev.step.push_back(rec.step);
+    ev.heldout_loss.push_back(rec.eval->heldout_loss);
+    for (std::size_t i = 0; i < documents::kLayerMetrics.size(); ++i)
+      if (ev.metrics[i]) ev.metrics[i]->push_back(metricPerLayer(rec.eval->layers, documents::kLayerMetrics[i]));
+    ev.q_gain_mean.push_back(gainMeans(rec.eval->layers, true));
+    ev.k_gain_mean.push_back(gainMeans(rec.eval->layers, false));
+  }
+  return t;
+}
+
+}  // namespace
+
+documents::StudyRun runRecord(const Cell& cell, const documents::TrainDocument& train, const std::vector<documents::TrainLogRecord>& log,
+                              const std::string& dir, const std::string& train_json_sha256) {
+  if (train.status != "finished" && train.status != "diverged")
+    throw FormatError(dir + "/train.json: status \"" + train.status + "\": the run did not finish");
+  documents::StudyRun r;
+  static_cast<documents::RunOutcome&>(r) = train;  // its outcome as its train.json records it
+  r.has_initial_train_loss = true;                 // recorded by every study run (null for a record without it)
+  r.id = cell.id;
+  r.index = static_cast<std::int64_t>(cell.index);
+  r.arm = cell.arm;
+  r.qk_norm = cell.qk_norm;
+  r.n_layers = cell.n_layers;
+  r.optimizer = cell.optimizer;
+  r.lr = cell.lr;
+  r.muon_lr = cell.muon_lr;
+  r.seed = cell.seed;
+  r.dir = dir;
+  r.config_sha256 = train.config.sha256;
+  r.train_json_sha256 = train_json_sha256;
+  if (train.final_checkpoint) r.final_checkpoint_sha256 = train.final_checkpoint->sha256;
+  r.parameters = train.model.parameters;
+  if (train.timing) r.seconds = train.timing->seconds;
+  r.trajectory = trajectoryOf(log);
+  return r;
+}
+
+documents::StudyGrid gridRecord(const StudyManifest& m) {
   std::vector<std::uint64_t> seeds;
   for (const auto& c : m.cells)
     if (std::find(seeds.begin(), seeds.end(), c.seed) == seeds.end()) seeds.push_back(c.seed);
-  return {{"arms", m.arms}, {"lrs", m.lrs}, {"seeds", seeds}, {"cells", m.cells.size()}};
+  return {m.arms, m.lrs, seeds, static_cast<std::int64_t>(m.cells.size())};
 }
 
-json analyseArms(const std::vector<json>& runs, const json& grid, double confidence) {
-  using output::finiteOrNull;
-  const std::vector<double> lrs = grid.at("lrs").get<std::vector<double>>();
-  json arms = json::array();
-  for (const auto& arm_name : grid.at("arms")) {
-    std::vector<const json*> mine;
+namespace {
+
+// What an arm's learning rates add up to, one learning rate at a time (armAtLr)
+struct ArmCurve {
+  std::map<std::uint64_t, std::vector<double>> by_seed;  // seed → the capped curve over the grid
+  std::vector<double> curve;                             // mean over seeds of the capped loss, per learning rate
+  std::vector<double> spreads;                           // the finished runs' sd over seeds, per learning rate
+  double largest_stable = NAN, best_lr = NAN, best_loss = NAN;
+  std::int64_t diverged = 0;
+  bool complete = true;
+};
+
+// An arm at one learning rate: its runs, the finished ones' summary, their range, the capped mean;
+// the curve, stability, best and spread noted in `acc`.
+documents::ArmLr armAtLr(const std::vector<const documents::StudyRun*>& mine, double lr, std::size_t seeds, double confidence, ArmCurve& acc) {
+  documents::ArmLr out;
+  out.lr = lr;
+  std::vector<double> capped, finished;
+  bool all_stable = false, any = false;
+  for (const documents::StudyRun* r : mine) {
+    if (r->lr != lr) continue;
+    all_stable = (any ? all_stable : true) && stable(*r);
+    any = true;
+    out.runs.push_back(r->id);
+    out.final_heldout_loss.push_back(r->final_heldout_loss);
+    capped.push_back(cappedLoss(*r));
+    acc.by_seed[r->seed].push_back(cappedLoss(*r));
+    if (r->diverged) ++out.diverged;
+    else if (r->final_heldout_loss) finished.push_back(*r->final_heldout_loss);
+  }
+  acc.diverged += out.diverged;
+  if (out.runs.size() != seeds) acc.complete = false;
+  const Summary cs = summarise(capped, confidence), fs = summarise(finished, confidence);
+  if (!capped.empty()) acc.curve.push_back(cs.mean);
+  if (all_stable) acc.largest_stable = lr;
+  if (all_stable && (std::isnan(acc.best_loss) || fs.mean < acc.best_loss)) {
+    acc.best_loss = fs.mean;
+    acc.best_lr = lr;
+  }
+  if (std::isfinite(fs.sd)) acc.spreads.push_back(fs.sd);
+  out.finished = summaryRecord(fs);
+  if (!finished.empty())
+    out.range = std::vector<std::optional<double>>{*std::min_element(finished.begin(), finished.end()), *std::max_element(finished.begin(), finished.end())};
+  out.capped_mean = finiteStat(cs.mean);
+  return out;
+}
+
+// Why an arm has no sensitivity: it needs a grid (two learning rates or more) and something that
+// trained (with no run below L0 every capped loss is L0 and mean − min would read 0, "perfectly
+// insensitive"); empty when it has one.
+std::string sensitivityNote(const std::vector<const documents::StudyRun*>& mine, std::size_t lrs, bool whole) {
+  bool any_stable = false;
+  for (const documents::StudyRun* r : mine) any_stable = any_stable || stable(*r);
+  if (lrs < 2) return "one learning rate: no sensitivity to measure";
+  if (!any_stable) return "no run of the arm trained below the loss at initialisation";
+  if (!whole) return "incomplete: not every learning rate has a run for every seed";
+  return "";
+}
+
+documents::StudyArm armSummary(const std::string& name, const std::vector<const documents::StudyRun*>& mine, const documents::StudyGrid& grid,
+                               double confidence) {
+  ArmCurve acc;
+  documents::StudyArm arm;
+  for (double lr : grid.lrs) arm.per_lr.push_back(armAtLr(mine, lr, grid.seeds.size(), confidence, acc));
+  const bool whole = acc.complete && acc.curve.size() == grid.lrs.size();
+  const std::string note = sensitivityNote(mine, grid.lrs.size(), whole);
+  for (const auto& [seed, c] : acc.by_seed)
+    arm.lr_sensitivity_by_seed.push_back({seed, note.empty() && c.size() == grid.lrs.size() ? finiteStat(sensitivity(c)) : std::nullopt});
+  double l0_sum = 0, spread = 0;
+  for (const documents::StudyRun* r : mine) l0_sum += r->initial_loss.value_or(NAN);
+  for (double s : acc.spreads) spread += s;
+  const documents::StudyRun& first = *mine.front();
+  arm.arm = name;
+  arm.qk_norm = first.qk_norm;
+  arm.n_layers = first.n_layers;
+  arm.optimizer = first.optimizer;
+  arm.runs = static_cast<std::int64_t>(mine.size());
+  arm.diverged = acc.diverged;
+  arm.complete = whole;
+  arm.initial_loss = finiteStat(l0_sum / static_cast<double>(mine.size()));
+  if (note.empty()) arm.lr_sensitivity = finiteStat(sensitivity(acc.curve));
+  arm.has_lr_sensitivity_note = true;
+  if (!note.empty()) arm.lr_sensitivity_note = note;
+  arm.largest_stable_lr = finiteStat(acc.largest_stable);
+  arm.best_lr = finiteStat(acc.best_lr);
+  arm.best_loss = finiteStat(acc.best_loss);
+  if (!acc.spreads.empty()) arm.seed_spread = spread / static_cast<double>(acc.spreads.size());
+  return arm;
+}
+
+}  // namespace
+
+std::vector<documents::StudyArm> analyseArms(const std::vector<documents::StudyRun>& runs, const documents::StudyGrid& grid, double confidence) {
+  std::vector<documents::StudyArm> arms;
+  for (const std::string& name : grid.arms) {
+    std::vector<const documents::StudyRun*> mine;
     for (const auto& r : runs)
-      if (r.at("arm") == arm_name) mine.push_back(&r);
-    if (mine.empty()) continue;
-    std::map<std::uint64_t, std::vector<double>> by_seed;  // seed → the capped curve over the grid
-    json per_lr = json::array();
-    std::vector<double> curve;  // mean over seeds of the capped loss, per learning rate
-    double largest_stable = NAN, best_lr = NAN, best_loss = NAN;
-    std::vector<double> spreads;
-    std::size_t diverged_total = 0;
-    bool complete = true;
-    for (double lr : lrs) {
-      std::vector<const json*> at;
-      for (const json* r : mine)
-        if (r->at("lr").get<double>() == lr) at.push_back(r);
-      std::vector<double> capped, finished;
-      json ids = json::array(), losses = json::array();
-      std::size_t diverged = 0;
-      bool all_stable = !at.empty();
-      for (const json* r : at) {
-        ids.push_back(r->at("id"));
-        losses.push_back(r->at("final_heldout_loss"));
-        capped.push_back(cappedLoss(*r));
-        by_seed[r->at("seed").get<std::uint64_t>()].push_back(cappedLoss(*r));
-        if (r->at("diverged").get<bool>()) ++diverged;
-        else if (r->at("final_heldout_loss").is_number()) finished.push_back(r->at("final_heldout_loss").get<double>());
-        all_stable = all_stable && stable(*r);
-      }
-      diverged_total += diverged;
-      if (at.size() != grid.at("seeds").size()) complete = false;
-      const Summary cs = summarise(capped, confidence), fs = summarise(finished, confidence);
-      if (!capped.empty()) curve.push_back(cs.mean);
-      if (all_stable) largest_stable = lr;
-      if (all_stable && (std::isnan(best_loss) || fs.mean < best_loss)) {
-        best_loss = fs.mean;
-        best_lr = lr;
-      }
-      if (std::isfinite(fs.sd)) spreads.push_back(fs.sd);
-      json range = finished.empty() ? json(nullptr)
-                                    : json{*std::min_element(finished.begin(), finished.end()), *std::max_element(finished.begin(), finished.end())};
-      per_lr.push_back({{"lr", lr},
-                        {"runs", ids},
-                        {"diverged", diverged},
-                        {"final_heldout_loss", losses},
-                        {"finished", summaryJson(fs)},
-                        {"range", range},
-                        {"capped_mean", finiteOrNull(cs.mean)}});
-    }
-    // the sensitivity needs a grid (two learning rates or more) and something that trained: with no
-    // run below L0 every capped loss is L0 and mean − min would read 0, "perfectly insensitive"
-    bool any_stable = false;
-    for (const json* r : mine) any_stable = any_stable || stable(*r);
-    const bool whole = complete && curve.size() == lrs.size();
-    std::string note;
-    if (lrs.size() < 2) note = "one learning rate: no sensitivity to measure";
-    else if (!any_stable) note = "no run of the arm trained below the loss at initialisation";
-    else if (!whole) note = "incomplete: not every learning rate has a run for every seed";
-    json by_seed_json = json::array();
-    for (const auto& [seed, c] : by_seed)
-      by_seed_json.push_back({{"seed", seed}, {"lr_sensitivity", note.empty() && c.size() == lrs.size() ? finiteOrNull(sensitivity(c)) : json(nullptr)}});
-    double l0_sum = 0;
-    for (const json* r : mine) l0_sum += numOr(r->at("initial_loss"), NAN);
-    double spread = 0;
-    for (double s : spreads) spread += s;
-    const json& first = *mine.front();
-    arms.push_back({{"arm", arm_name},
-                    {"qk_norm", first.at("qk_norm")},
-                    {"n_layers", first.at("n_layers")},
-                    {"optimizer", first.at("optimizer")},
-                    {"runs", mine.size()},
-                    {"diverged", diverged_total},
-                    {"complete", whole},
-                    {"initial_loss", finiteOrNull(l0_sum / static_cast<double>(mine.size()))},
-                    {"per_lr", per_lr},
-                    {"lr_sensitivity", note.empty() ? finiteOrNull(sensitivity(curve)) : json(nullptr)},
-                    {"lr_sensitivity_note", note.empty() ? json(nullptr) : json(note)},
-                    {"lr_sensitivity_by_seed", by_seed_json},
-                    {"largest_stable_lr", finiteOrNull(largest_stable)},
-                    {"best_lr", finiteOrNull(best_lr)},
-                    {"best_loss", finiteOrNull(best_loss)},
-                    {"seed_spread", spreads.empty() ? json(nullptr) : json(spread / static_cast<double>(spreads.size()))}});
+      if (r.arm == name) mine.push_back(&r);
+    if (!mine.empty()) arms.push_back(armSummary(name, mine, grid, confidence));
   }
   return arms;
 }
 
-json compareArms(const std::vector<json>& runs, const json& arms, double confidence) {
-  using output::finiteOrNull;
-  auto find = [&](const json& arm, double lr, std::uint64_t seed) -> const json* {
+namespace {
+
+// The matched pairs of two arms at one learning rate: the same seed on and off, their difference
+// (on − off) where both finished, and its interval over seeds.
+documents::ComparedLr compareAtLr(const std::vector<documents::StudyRun>& runs, const documents::StudyArm& on, const documents::StudyArm& off,
+                                  double lr, double confidence) {
+  auto find = [&](const std::string& arm, std::uint64_t seed) -> const documents::StudyRun* {
     for (const auto& r : runs)
-      if (r.at("arm") == arm && r.at("lr").get<double>() == lr && r.at("seed").get<std::uint64_t>() == seed) return &r;
+      if (r.arm == arm && r.lr == lr && r.seed == seed) return &r;
     return nullptr;
   };
-  json out = json::array();
+  documents::ComparedLr out;
+  out.lr = lr;
+  std::vector<double> diffs;
+  for (const auto& r : runs) {
+    if (r.arm != on.arm || r.lr != lr) continue;
+    const documents::StudyRun* o = find(off.arm, r.seed);
+    if (!o) continue;
+    out.diverged.on += r.diverged;
+    out.diverged.off += o->diverged;
+    const bool both = !r.diverged && !o->diverged && r.final_heldout_loss && o->final_heldout_loss;
+    const std::optional<double> d = both ? std::optional<double>(*r.final_heldout_loss - *o->final_heldout_loss) : std::nullopt;
+    if (d) diffs.push_back(*d);
+    out.pairs.push_back({r.seed, r.final_heldout_loss, o->final_heldout_loss, d});
+  }
+  out.difference = summaryRecord(summarise(diffs, confidence));
+  return out;
+}
+
+}  // namespace
+
+std::vector<documents::ArmComparison> compareArms(const std::vector<documents::StudyRun>& runs, const std::vector<documents::StudyArm>& arms,
+                                                  double confidence) {
+  std::vector<documents::ArmComparison> out;
   for (const auto& on : arms) {
-    if (!on.at("qk_norm").get<bool>()) continue;
+    if (!on.qk_norm) continue;
     for (const auto& off : arms) {
-      if (off.at("qk_norm").get<bool>() || off.at("n_layers") != on.at("n_layers") || off.at("optimizer") != on.at("optimizer"))
-        continue;
-      json per_lr = json::array();
-      for (const auto& at : on.at("per_lr")) {
-        const double lr = at.at("lr").get<double>();
-        std::vector<double> diffs;
-        json pairs = json::array();
-        std::size_t on_div = 0, off_div = 0;
-        for (const auto& r : runs) {
-          if (r.at("arm") != on.at("arm") || r.at("lr").get<double>() != lr) continue;
-          const std::uint64_t seed = r.at("seed").get<std::uint64_t>();
-          const json* o = find(off.at("arm"), lr, seed);
-          if (!o) continue;
-          on_div += r.at("diverged").get<bool>();
-          off_div += o->at("diverged").get<bool>();
-          const bool both = !r.at("diverged").get<bool>() && !o->at("diverged").get<bool>() && r.at("final_heldout_loss").is_number() &&
-                            o->at("final_heldout_loss").is_number();
-          const json d = both ? json(r["final_heldout_loss"].get<double>() - o->at("final_heldout_loss").get<double>()) : json(nullptr);
-          if (both) diffs.push_back(d.get<double>());
-          pairs.push_back({{"seed", seed}, {"on", r.at("final_heldout_loss")}, {"off", o->at("final_heldout_loss")}, {"difference", d}});
-        }
-        per_lr.push_back({{"lr", lr},
-                          {"pairs", pairs},
-                          {"diverged", {{"on", on_div}, {"off", off_div}}},
-                          {"difference", summaryJson(summarise(diffs, confidence))}});
-      }
-      out.push_back({{"on", on.at("arm")},
-                     {"off", off.at("arm")},
-                     {"confidence", confidence},
-                     {"lr_sensitivity", {{"on", on.at("lr_sensitivity")}, {"off", off.at("lr_sensitivity")}}},
-                     {"largest_stable_lr", {{"on", on.at("largest_stable_lr")}, {"off", off.at("largest_stable_lr")}}},
-                     {"best_lr", {{"on", on.at("best_lr")}, {"off", off.at("best_lr")}}},
-                     {"best_loss", {{"on", on.at("best_loss")}, {"off", off.at("best_loss")}}},
-                     {"per_lr", per_lr}});
+      if (off.qk_norm || off.n_layers != on.n_layers || off.optimizer != on.optimizer) continue;
+      documents::ArmComparison c;
+      c.on = on.arm;
+      c.off = off.arm;
+      c.confidence = confidence;
+      c.lr_sensitivity = {on.lr_sensitivity, off.lr_sensitivity};
+      c.largest_stable_lr = {on.largest_stable_lr, off.largest_stable_lr};
+      c.best_lr = {on.best_lr, off.best_lr};
+      c.best_loss = {on.best_loss, off.best_loss};
+      for (const documents::ArmLr& at : on.per_lr) c.per_lr.push_back(compareAtLr(runs, on, off, at.lr, confidence));
+      out.push_back(std::move(c));
     }
   }
   return out;
 }
 
-std::string studyCsv(const json& study) {
+namespace {
+
+// A CSV cell as the document spells the value: empty for none, a string quoted where it needs it
+// (RFC 4180; control characters as visible escapes), anything else as its JSON
+template <class T>
+std::string csvCell(const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) return output::csvField(v);
+  else return json(v).dump();
+}
+template <class T>
+std::string csvCell(const std::optional<T>& v) {
+  return v ? csvCell(*v) : std::string();
+}
+
+}  // namespace
+
+std::string studyCsv(const documents::StudyDocument& study) {
   std::vector<double> thresholds;
-  for (const auto& r : study.at("runs"))
-    for (const auto& t : r.at("steps_to_threshold"))
-      if (std::find(thresholds.begin(), thresholds.end(), t.at("threshold").get<double>()) == thresholds.end())
-        thresholds.push_back(t.at("threshold").get<double>());
-  auto cell = [](const json& v) {
-    if (v.is_null()) return std::string();
-    if (v.is_string()) return output::csvField(v.get<std::string>());  // RFC 4180 quoting; control characters as visible escapes
-    return v.dump();
-  };
+  for (const auto& r : study.runs)
+    for (const auto& t : r.steps_to_threshold)
+      if (std::find(thresholds.begin(), thresholds.end(), t.threshold) == thresholds.end()) thresholds.push_back(t.threshold);
   std::ostringstream o;
   o << "id,arm,qk_norm,n_layers,optimizer,lr,muon_lr,seed,status,diverged_at_step,initial_loss,final_train_loss,final_heldout_loss,"
        "best_heldout_loss,steps_done,seconds";
   for (double t : thresholds) o << ",steps_to_" << json(t).dump();
   o << "\n";
-  for (const auto& r : study.at("runs")) {
-    o << cell(r["id"]) << ',' << cell(r["arm"]) << ',' << cell(r["qk_norm"]) << ',' << cell(r["n_layers"]) << ','
-      << cell(r["optimizer"]) << ',' << cell(r["lr"]) << ',' << cell(r["muon_lr"]) << ',' << cell(r["seed"]) << ','
-      << cell(r["status"]) << ',' << (r["divergence"].is_object() ? cell(r["divergence"]["step"]) : std::string()) << ','
-      << cell(r["initial_loss"]) << ',' << cell(r["final_train_loss"]) << ',' << cell(r["final_heldout_loss"]) << ','
-      << cell(r["best_heldout_loss"]) << ',' << cell(r["steps_done"]) << ',' << cell(r["seconds"]);
+  for (const auto& r : study.runs) {
+    o << csvCell(r.id) << ',' << csvCell(r.arm) << ',' << csvCell(r.qk_norm) << ',' << csvCell(r.n_layers) << ',' << csvCell(r.optimizer)
+      << ',' << csvCell(r.lr) << ',' << csvCell(r.muon_lr) << ',' << csvCell(r.seed) << ',' << csvCell(r.status) << ','
+      << (r.divergence ? csvCell(r.divergence->step) : std::string()) << ',' << csvCell(r.initial_loss) << ','
+      << csvCell(r.final_train_loss) << ',' << csvCell(r.final_heldout_loss) << ',' << csvCell(r.best_heldout_loss) << ','
+      << csvCell(r.steps_done) << ',' << csvCell(r.seconds);
     for (double t : thresholds) {
-      json step;
-      for (const auto& x : r["steps_to_threshold"])
-        if (x["threshold"].get<double>() == t) step = x["step"];
-      o << ',' << cell(step);
+      std::optional<std::int64_t> step;
+      for (const auto& x : r.steps_to_threshold)
+        if (x.threshold == t) step = x.step;
+      o << ',' << csvCell(step);
     }
     o << "\n";
   }
   return o.str();
 }
 
-}  // namespace omn::study
-
-namespace omn::study {
-
-nlohmann::json assembleStudy(nlohmann::json doc, std::vector<nlohmann::json> runs) {
-  std::sort(runs.begin(), runs.end(), [](const json& a, const json& b) { return a.at("index").get<std::size_t>() < b.at("index").get<std::size_t>(); });
-  const double confidence = doc.at("confidence").get<double>();
-  const json arms = analyseArms(runs, doc.at("grid"), confidence);
-  doc["comparison"] = compareArms(runs, arms, confidence);
-  doc["arms"] = arms;
-  doc["runs"] = runs;
+documents::StudyDocument assembleStudy(documents::StudyDocument doc, std::vector<documents::StudyRun> runs) {
+  std::sort(runs.begin(), runs.end(), [](const documents::StudyRun& a, const documents::StudyRun& b) { return a.index < b.index; });
+  doc.arms = analyseArms(runs, doc.grid, doc.confidence);
+  doc.comparison = compareArms(runs, doc.arms, doc.confidence);
+  doc.runs = std::move(runs);
   return doc;
 }
 

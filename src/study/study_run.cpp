@@ -9,6 +9,7 @@
 #include <map>
 
 #include "omn/data/corpus.h"
+#include "omn/documents/read_block.h"
 #include "omn/embedded.h"
 #include "omn/errors.h"
 #include "omn/io/journal.h"
@@ -29,7 +30,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // A finished run's log, read as a resume reads it (train::parseLog: ordered steps, typed fields).
-std::vector<json> runLog(const std::string& path) { return train::parseLog(path, io::readTextFile(path, "training log"), ""); }
+std::vector<documents::TrainLogRecord> runLog(const std::string& path) {
+  return documents::TrainLogRecord::fromJson(train::parseLog(path, io::readTextFile(path, "training log"), ""), path);
+}
 
 // The study's outputs (JSON, CSV, journal), checked before anything trains: distinct, not inside
 // the runs directory, not an input, replaced only with --force or by the --resume of their own
@@ -76,119 +79,142 @@ StudyOutputs checkStudyOutputs(const StudyManifest& m, const StudyOptions& o, co
   return w;
 }
 
+// What a cell's run directory holds: its train.json (read leniently: a run of another study may
+// hold anything), and whether that run is this cell's -- its config, corpus and model code ours (a
+// run killed before its first train.json: when its config.json holds our bytes).
+struct CellDirectory {
+  std::string dir, train_json;
+  json previous;  // the train.json there, or null
+  bool holds_run = false, ours = false;
+  std::string status() const { return previous.is_object() ? previous.value("status", "") : ""; }
+};
+CellDirectory cellDirectory(const Cell& c, const StudyManifest& m, const data::CorpusFiles& corpus, const std::string& config_text) {
+  CellDirectory d;
+  d.dir = (fs::path(m.runs_dir) / c.id).string();
+  d.train_json = (fs::path(d.dir) / "train.json").string();
+  const std::string config_sha = io::sha256Bytes(config_text.data(), config_text.size());
+  if (fs::exists(d.train_json)) d.previous = output::readJsonFile(d.train_json, "training record");
+  auto field = [&](const char* a, const char* b) {
+    return d.previous.is_object() && d.previous.contains(a) && d.previous[a].is_object() ? d.previous[a].value(b, "") : std::string();
+  };
+  const std::string run_config = (fs::path(d.dir) / "config.json").string();
+  d.holds_run = d.previous.is_object() || fs::exists(run_config) || fs::exists((fs::path(d.dir) / "log.jsonl").string());
+  d.ours = d.previous.is_object() ? field("config", "sha256") == config_sha && field("corpus", "sha256") == corpus.json_sha256 &&
+                                        field("provenance", "model_code_fingerprint") == modelCodeFingerprint()
+                                  : fs::exists(run_config) && data::readTextFile(run_config, "run config") == config_text;
+  return d;
+}
+
 // Cell `k` of `n` trained (or its finished run reused on --resume) in its run directory, which must
 // hold nothing or a run of this cell's config, corpus and model code (else --force); its study record.
-json trainCell(const Cell& c, const StudyManifest& m, const StudyOptions& o, const data::CorpusFiles& corpus, const std::string& out_json,
-               std::size_t k, std::size_t n) {
-  const std::string dir = (fs::path(m.runs_dir) / c.id).string();
-  const std::string train_json = (fs::path(dir) / "train.json").string();
+documents::StudyRun trainCell(const Cell& c, const StudyManifest& m, const StudyOptions& o, const data::CorpusFiles& corpus,
+                              const std::string& out_json, std::size_t k, std::size_t n) {
   const std::string config_path = (fs::path(m.runs_dir) / (c.id + ".config.json")).string();
   const std::string config_text = output::dumpJson(c.config);
-  const std::string config_sha = io::sha256Bytes(config_text.data(), config_text.size());
-  json previous;
-  if (fs::exists(train_json)) previous = output::readJsonFile(train_json, "training record");
-  auto field = [&](const char* a, const char* b) {
-    return previous.is_object() && previous.contains(a) && previous[a].is_object() ? previous[a].value(b, "") : std::string();
-  };
-  const std::string status = previous.is_object() ? previous.value("status", "") : "";
-  // the run in the directory is this cell's only when its config, corpus and model code are ours
-  // (a run killed before its first train.json: when its config.json holds our bytes)
-  const std::string run_config = (fs::path(dir) / "config.json").string();
-  const bool holds_run = previous.is_object() || fs::exists(run_config) || fs::exists((fs::path(dir) / "log.jsonl").string());
-  const bool ours = previous.is_object()
-                        ? field("config", "sha256") == config_sha && field("corpus", "sha256") == corpus.json_sha256 &&
-                              field("provenance", "model_code_fingerprint") == modelCodeFingerprint()
-                        : fs::exists(run_config) && data::readTextFile(run_config, "run config") == config_text;
-  if (holds_run && !ours && !o.force)
-    throw UsageError("run directory " + dir + " holds a run of another config, corpus or model code: pass --force to replace it " +
+  const CellDirectory d = cellDirectory(c, m, corpus, config_text);
+  if (d.holds_run && !d.ours && !o.force)
+    throw UsageError("run directory " + d.dir + " holds a run of another config, corpus or model code: pass --force to replace it " +
                      "(or give the study its own /output/runs)");
-  if (holds_run && ours && !o.resume && !o.force)
-    throw UsageError("run directory " + dir + " already holds this cell's run: pass --resume to continue the study or --force to start over");
+  if (d.holds_run && d.ours && !o.resume && !o.force)
+    throw UsageError("run directory " + d.dir + " already holds this cell's run: pass --resume to continue the study or --force to start over");
   if (!fs::exists(config_path) || data::readTextFile(config_path, "cell config") != config_text)
     output::writeFileAtomic(config_path, config_text);
   train::TrainOptions t;
   t.config = train::loadTrainConfig(config_path);
-  t.out_dir = dir;
+  t.out_dir = d.dir;
   t.progress = o.progress;
   t.threads = o.threads;
   t.stop = o.stop;
   t.resume_command = "rerun the study with --resume";
-  json doc;
-  if (o.resume && ours && (status == "finished" || status == "diverged")) {
+  documents::TrainDocument doc;
+  const std::string status = d.status();
+  if (o.resume && d.ours && (status == "finished" || status == "diverged")) {
     spdlog::info("[{}/{}] {}: {} before the interruption, reused", k, n, c.id, status);
-    doc = previous;
+    doc = train::checkRunRecord(d.previous, d.train_json).doc;
   } else {
-    if (o.resume && ours && status == "running") t.resume = true;
-    else if (holds_run) t.force = true;  // allowed above: --force, or a run of ours that never wrote train.json
+    if (o.resume && d.ours && status == "running") t.resume = true;
+    else if (d.holds_run) t.force = true;  // allowed above: --force, or a run of ours that never wrote train.json
     spdlog::info("[{}/{}] {}: training{}", k, n, c.id, t.resume ? " (resumed from its last checkpoint)" : "");
     doc = train::runTraining(t);
   }
-  return runRecord(c, doc, runLog((fs::path(dir) / "log.jsonl").string()), io::relativeTo(dir, out_json), io::sha256File(train_json));
+  return runRecord(c, doc, runLog((fs::path(d.dir) / "log.jsonl").string()), io::relativeTo(d.dir, out_json), io::sha256File(d.train_json));
 }
 
-}  // namespace
-
-json runStudy(const StudyManifest& m, const StudyOptions& o) {
-  output::ProvenanceInfo prov;
-  prov.started_utc = output::utcNow();
-  const data::CorpusFiles corpus = data::openCorpus(m.corpus);
-  const StudyOutputs w = checkStudyOutputs(m, o, corpus);
-  const std::string& out = w.json;
-  const std::string& csv = w.csv;
-  const std::string& jpath = w.journal;
-  const std::vector<Cell> cells = shardCells(m.cells, o.shard_index, o.shard_count);
-  const json shard = o.shard_count > 1 ? json{{"index", o.shard_index}, {"count", o.shard_count}} : json(nullptr);
-
-  // --- the journal: a fresh one, or the one of an interrupted study when its inputs match ----------
+// The study's journal: a fresh one, or the one of an interrupted study when its inputs match.
+io::ResumedJournal openStudyJournal(const StudyManifest& m, const StudyOptions& o, const data::CorpusFiles& corpus, const std::string& jpath,
+                                    const std::optional<documents::ShardOf>& shard) {
   const json header = {{"schema", "omn-audit/journal@1"},  {"kind", "study"},
                        {"manifest_sha256", m.sha256},       {"base_sha256", m.base_sha256},
                        {"corpus_sha256", corpus.json_sha256}, {"model_code_fingerprint", modelCodeFingerprint()},
-                       {"shard", shard}};
+                       {"shard", shard ? json(*shard) : json(nullptr)}};
   if (o.resume && ::access(jpath.c_str(), F_OK) != 0) spdlog::info("--resume: no journal at {}: starting the study", jpath);
   io::ResumedJournal resumed = io::resumeJournal(
       jpath, header, o.resume, "study", {"kind", "manifest_sha256", "base_sha256", "corpus_sha256", "model_code_fingerprint", "shard"});
-  io::Journal& journal = resumed.journal;
-  std::map<std::string, json>& done = resumed.done;
-  if (resumed.resumed) spdlog::info("resuming: {} finished run(s) in {}", done.size(), jpath);
+  if (resumed.resumed) spdlog::info("resuming: {} finished run(s) in {}", resumed.done.size(), jpath);
+  return resumed;
+}
 
-  std::error_code ec;
-  fs::create_directories(m.runs_dir, ec);
-  if (ec) throw UsageError("/output/runs " + m.runs_dir + ": cannot create it: " + ec.message());
-  std::vector<json> runs;
+// Every cell of this shard trained, or taken from the journal (its train.json must be the one that
+// was recorded), each new run journaled as it finishes.
+std::vector<documents::StudyRun> studyRuns(const StudyManifest& m, const StudyOptions& o, const data::CorpusFiles& corpus, const std::string& out,
+                                           const std::vector<Cell>& cells, io::ResumedJournal& resumed, const std::string& jpath) {
+  std::vector<documents::StudyRun> runs;
   std::size_t k = 0;
   for (const Cell& c : cells) {
     ++k;
     const std::string train_json = (fs::path(m.runs_dir) / c.id / "train.json").string();
-    if (done.count(c.id)) {  // journaled: its train.json must be the one that was recorded
-      const json& rec = done[c.id];
-      if (!fs::exists(train_json) || io::sha256File(train_json) != rec.at("train_json_sha256").get<std::string>())
+    if (const auto done = resumed.done.find(c.id); done != resumed.done.end()) {
+      documents::StudyRun rec = documents::readBlock<documents::StudyRun>(done->second, resumed.where(c.id), "");
+      if (!fs::exists(train_json) || io::sha256File(train_json) != rec.train_json_sha256)
         throw IntegrityError("run " + c.id + ": " + train_json + " is missing or changed since it was journaled in " + jpath +
                              "; remove the journal (and the run) to train it again");
-      runs.push_back(rec);
+      runs.push_back(std::move(rec));
       continue;
     }
-    const json rec = trainCell(c, m, o, corpus, out, k, cells.size());
-    journal.append(rec);
-    runs.push_back(rec);
+    documents::StudyRun rec = trainCell(c, m, o, corpus, out, k, cells.size());
+    resumed.journal.append(json(rec));
+    runs.push_back(std::move(rec));
   }
+  return runs;
+}
 
+// The document's fixed part: provenance, the manifest, base config and corpus, the grid, the shard.
+documents::StudyDocument studyBase(const StudyManifest& m, const data::CorpusFiles& corpus, const std::string& out,
+                                   const std::optional<documents::ShardOf>& shard, output::ProvenanceInfo prov) {
   prov.inputs = {{"manifest", m.path, m.sha256, true}, {"base_config", m.base_path, m.base_sha256, false},
                  {"corpus", corpus.json_path, corpus.json_sha256, false}};
   prov.finished_utc = output::utcNow();
-  json base = {{"schema", "omn-audit/study@1"},
-               {"provenance", output::provenance(prov)},
-               {"manifest", {{"path", m.path}, {"sha256", m.sha256}, {"verbatim", m.verbatim}, {"description", m.description}}},
-               {"base_config", {{"path", m.base_path}, {"sha256", m.base_sha256}}},
-               {"corpus", {{"path", corpus.json_path}, {"sha256", corpus.json_sha256},
-                           {"heldout_unigram_cross_entropy", corpus.heldout_unigram_cross_entropy}}},
-               {"runs_dir", io::relativeTo(m.runs_dir, out)},
-               {"grid", gridJson(m)},
-               {"confidence", m.confidence},
-               {"shard", shard}};
-  const json doc = assembleStudy(base, runs);
-  output::writeFileAtomic(out, output::dumpJson(doc));
-  if (!csv.empty()) output::writeFileAtomic(csv, studyCsv(doc));
-  ::unlink(jpath.c_str());
+  documents::StudyDocument d;
+  d.provenance = output::provenanceRecord(prov);
+  d.manifest = {m.path, m.sha256, m.verbatim, m.description};
+  d.base_config = {m.base_path, m.base_sha256};
+  d.corpus = {corpus.json_path, corpus.json_sha256, corpus.heldout_unigram_cross_entropy};
+  d.runs_dir = io::relativeTo(m.runs_dir, out);
+  d.grid = gridRecord(m);
+  d.confidence = m.confidence;
+  d.shard = shard;
+  return d;
+}
+
+}  // namespace
+
+documents::StudyDocument runStudy(const StudyManifest& m, const StudyOptions& o) {
+  output::ProvenanceInfo prov;
+  prov.started_utc = output::utcNow();
+  const data::CorpusFiles corpus = data::openCorpus(m.corpus);
+  const StudyOutputs w = checkStudyOutputs(m, o, corpus);
+  const std::vector<Cell> cells = shardCells(m.cells, o.shard_index, o.shard_count);
+  const std::optional<documents::ShardOf> shard =
+      o.shard_count > 1 ? std::optional<documents::ShardOf>(documents::ShardOf{o.shard_index, o.shard_count}) : std::nullopt;
+  io::ResumedJournal resumed = openStudyJournal(m, o, corpus, w.journal, shard);
+  std::error_code ec;
+  fs::create_directories(m.runs_dir, ec);
+  if (ec) throw UsageError("/output/runs " + m.runs_dir + ": cannot create it: " + ec.message());
+  std::vector<documents::StudyRun> runs = studyRuns(m, o, corpus, w.json, cells, resumed, w.journal);
+  const documents::StudyDocument doc = assembleStudy(studyBase(m, corpus, w.json, shard, prov), std::move(runs));
+  output::writeFileAtomic(w.json, output::dumpJson(doc.toJson()));
+  if (!w.csv.empty()) output::writeFileAtomic(w.csv, studyCsv(doc));
+  ::unlink(w.journal.c_str());
   return doc;
 }
 

@@ -8,9 +8,12 @@
 namespace omn::train {
 
 namespace {
-GainStats gainStats(const at::Tensor& g) {
+// mean, population std, min and max of a gain vector (float64); a value that is not finite: empty
+documents::RoleSummary gainStats(const at::Tensor& g) {
   const at::Tensor d = g.detach().to(at::kDouble);
-  return {d.mean().item<double>(), d.std(/*unbiased=*/false).item<double>(), d.min().item<double>(), d.max().item<double>()};
+  auto finite = [](double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; };
+  return {finite(d.mean().item<double>()), finite(d.std(/*unbiased=*/false).item<double>()), finite(d.min().item<double>()),
+          finite(d.max().item<double>())};
 }
 }  // namespace
 
@@ -27,7 +30,8 @@ Evaluation evaluateHeldout(const eval::Evaluator& ev, const TrainableModel& m) {
   const auto& w = m.model->weights();
   for (std::size_t l = 0; l < mech.size(); ++l) {
     LayerHealth h;
-    static_cast<documents::LayerMetrics&>(h) = mech[l];
+    h.layer = static_cast<std::int64_t>(l);
+    h.metrics = mech[l];
     if (m.config.qk_norm) {
       h.q_gain = gainStats(w.layers[l].q_norm);
       h.k_gain = gainStats(w.layers[l].k_norm);

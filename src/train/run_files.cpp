@@ -119,14 +119,14 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
   }
 }
 
-std::vector<json> restoreLog(const std::string& path, const std::string& text) {
-  std::vector<json> kept = parseLog(path, text);
+std::vector<documents::TrainLogRecord> restoreLog(const std::string& path, const std::string& text) {
+  std::vector<documents::TrainLogRecord> kept = documents::TrainLogRecord::fromJson(parseLog(path, text), path);
   output::writeFileAtomic(path, text);
   return kept;
 }
 
-std::string appendLog(const std::string& path, const json& record) {
-  const std::string line = record.dump() + "\n";
+std::string appendLog(const std::string& path, const documents::TrainLogRecord& record) {
+  const std::string line = record.toJson().dump() + "\n";
   std::ofstream out(path, std::ios::app);
   out << line;
   out.flush();

@@ -7,26 +7,6 @@
 #include "omn/output/table.h"
 
 namespace omn::train {
-using nlohmann::json;
-
-namespace {
-std::optional<double> number(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-json optionalOrNull(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-}  // namespace
-
-json toJson(const CheckpointEntry& e) {
-  return {{"step", e.step}, {"path", e.path}, {"sha256", e.sha256}, {"optimizer_sha256", e.optimizer_sha256},
-          {"log_bytes", e.log_bytes}, {"log_sha256", e.log_sha256}};
-}
-
-CheckpointEntry checkpointEntry(const json& j) {
-  return {j.at("step").get<std::int64_t>(), j.at("path").get<std::string>(), j.at("sha256").get<std::string>(),
-          j.at("optimizer_sha256").get<std::string>(), j.at("log_bytes").get<std::uint64_t>(), j.at("log_sha256").get<std::string>()};
-}
 
 RunHistory::RunHistory(std::vector<double> loss_thresholds)
     : thresholds_(std::move(loss_thresholds)),
@@ -35,31 +15,28 @@ RunHistory::RunHistory(std::vector<double> loss_thresholds)
       initial_train_loss_(std::numeric_limits<double>::quiet_NaN()),
       best_heldout_(std::numeric_limits<double>::infinity()) {}
 
-void RunHistory::take(const json& r) {
-  const std::int64_t step = r.at("step").get<std::int64_t>();
-  if (!first_logged_) first_logged_ = step;
-  last_logged_ = step;
-  if (step == 1)
-    if (const auto l = number(r, "train_loss")) initial_train_loss_ = *l;
-  const auto e = r.find("eval");
-  if (e == r.end()) return;
-  const EvalPoint p{step, number(*e, "heldout_loss")};
-  if (step == 0 && p.heldout_loss) initial_loss_ = *p.heldout_loss;
+void RunHistory::take(const documents::TrainLogRecord& r) {
+  if (!first_logged_) first_logged_ = r.step;
+  last_logged_ = r.step;
+  if (r.step == 1 && r.train_loss) initial_train_loss_ = *r.train_loss;
+  if (!r.eval) return;
+  const EvalPoint p{r.step, r.eval->heldout_loss};
+  if (r.step == 0 && p.heldout_loss) initial_loss_ = *p.heldout_loss;
   evals_.push_back(p);
   last_eval_ = p;
   if (!p.heldout_loss) return;
   best_heldout_ = std::min(best_heldout_, *p.heldout_loss);
   for (std::size_t i = 0; i < reached_.size(); ++i)
-    if (!reached_[i] && *p.heldout_loss <= thresholds_[i]) reached_[i] = step;
+    if (!reached_[i] && *p.heldout_loss <= thresholds_[i]) reached_[i] = r.step;
 }
 
-void RunHistory::restore(const std::vector<json>& log, std::string text, const json& checkpoints) {
-  for (const json& r : log) take(r);
+void RunHistory::restore(const std::vector<documents::TrainLogRecord>& log, std::string text, std::vector<CheckpointEntry> checkpoints) {
+  for (const documents::TrainLogRecord& r : log) take(r);
   log_text_ = std::move(text);
-  for (const json& c : checkpoints) checkpoints_.push_back(checkpointEntry(c));
+  checkpoints_ = std::move(checkpoints);
 }
 
-void RunHistory::logged(const json& record, const std::string& line) {
+void RunHistory::logged(const documents::TrainLogRecord& record, const std::string& line) {
   take(record);
   log_text_ += line;
 }
@@ -73,22 +50,9 @@ std::string RunHistory::heldoutDivergence(const std::optional<double>& h, std::i
   return "";
 }
 
-json RunHistory::thresholdsJson() const {
-  json out = json::array();
-  for (std::size_t i = 0; i < reached_.size(); ++i)
-    out.push_back({{"threshold", thresholds_[i]}, {"step", reached_[i] ? json(*reached_[i]) : json(nullptr)}});
-  return out;
-}
-
-json RunHistory::evalsJson() const {
-  json out = json::array();
-  for (const EvalPoint& e : evals_) out.push_back({{"step", e.step}, {"heldout_loss", optionalOrNull(e.heldout_loss)}});
-  return out;
-}
-
-json RunHistory::checkpointsJson() const {
-  json out = json::array();
-  for (const CheckpointEntry& e : checkpoints_) out.push_back(toJson(e));
+std::vector<documents::ThresholdStep> RunHistory::thresholds() const {
+  std::vector<documents::ThresholdStep> out;
+  for (std::size_t i = 0; i < reached_.size(); ++i) out.push_back({thresholds_[i], reached_[i]});
   return out;
 }
 

@@ -49,15 +49,14 @@ std::string checkpointFileName(std::int64_t step) {
 RunRecord checkRunRecord(const json& doc, const std::string& path) {
   documents::checkDocument(doc, path, {documents::DocumentKind::train});  // types, ranges, checkpoint order
   RunRecord rr;
-  rr.doc = doc;
-  rr.checkpoints = doc["checkpoints"];
-  rr.has_checkpoint = !rr.checkpoints.empty();
-  rr.last_step = rr.has_checkpoint ? rr.checkpoints.back()["step"].get<std::int64_t>() : 0;
-  for (std::size_t i = 0; i < rr.checkpoints.size(); ++i) {  // each entry names its own step's file, nothing else
-    const json& e = rr.checkpoints[i];
-    const std::string want = checkpointFileName(e["step"].get<std::int64_t>());
-    if (e["path"] != want)
-      throw FormatError(path + ": /checkpoints/" + std::to_string(i) + "/path: expected " + want + ", got " + e["path"].dump());
+  rr.doc = documents::TrainDocument::fromJson(doc, path);
+  const auto& checkpoints = rr.doc.checkpoints;
+  rr.has_checkpoint = !checkpoints.empty();
+  rr.last_step = rr.has_checkpoint ? checkpoints.back().step : 0;
+  for (std::size_t i = 0; i < checkpoints.size(); ++i) {  // each entry names its own step's file, nothing else
+    const std::string want = checkpointFileName(checkpoints[i].step);
+    if (checkpoints[i].path != want)
+      throw FormatError(path + ": /checkpoints/" + std::to_string(i) + "/path: expected " + want + ", got " + json(checkpoints[i].path).dump());
   }
   return rr;
 }
@@ -76,20 +75,20 @@ std::string runRecordPath(const std::string& run) {
   return std::filesystem::is_directory(run) ? (std::filesystem::path(run) / "train.json").string() : run;
 }
 
-std::string runLogPath(const std::string& train_json, const json& record) {
-  const std::string name = record["log"].get<std::string>();
+std::string runLogPath(const std::string& train_json, const documents::TrainDocument& record) {
+  const std::string& name = record.log;
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
     throw FormatError(train_json + ": /log: expected a file name beside it, got \"" + name + "\"");
   return (std::filesystem::path(train_json).parent_path() / name).string();
 }
 
-std::vector<json> readRunLog(const std::string& train_json, const json& record) {
+std::vector<documents::TrainLogRecord> readRunLog(const std::string& train_json, const documents::TrainDocument& record) {
   const std::string path = runLogPath(train_json, record);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(path + ": cannot be read (the log " + train_json + " names in /log)");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   text.resize(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
-  return parseLog(path, text, "");
+  return documents::TrainLogRecord::fromJson(parseLog(path, text, ""), path);
 }
 
 }  // namespace omn::train

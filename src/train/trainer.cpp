@@ -38,11 +38,13 @@ at::Tensor trainingLoss(const model::Transformer& m, const at::Tensor& tok, cons
   return at::cross_entropy_loss(logits.view({B * T, V}), target.view({B * T}).to(logits.device()), {}, at::Reduction::Mean, -100);
 }
 
-json corpusJson(const data::CorpusFiles& corpus) {
-  return {{"path", corpus.json_path}, {"sha256", corpus.json_sha256}, {"tokenizer_sha256", corpus.tokenizer_sha256},
-          {"train_sha256", corpus.train_sha256}, {"heldout_sha256", corpus.heldout_sha256},
-          {"heldout_unigram_cross_entropy", corpus.heldout_unigram_cross_entropy}};
+// The corpus a run trains on, as train.json and every checkpoint's record name it.
+documents::TrainCorpus trainCorpus(const data::CorpusFiles& corpus) {
+  return {corpus.json_path,    corpus.json_sha256,   corpus.tokenizer_sha256,
+          corpus.train_sha256, corpus.heldout_sha256, corpus.heldout_unigram_cross_entropy};
 }
+
+std::optional<double> finiteLoss(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
 
 // The record every checkpoint carries: what the weights are and where they came from.
 json checkpointRecord(const TrainableModel& m, const TrainConfig& c, const OptimizerGroups& g, const data::CorpusFiles& corpus) {
@@ -53,7 +55,7 @@ json checkpointRecord(const TrainableModel& m, const TrainConfig& c, const Optim
                      {"rope_style", "rotate_half"}, {"qk_norm_cast", "multiply_then_cast"},
                      {"norm_cast", "multiply_then_cast"}, {"tied_output", false}};
   return {{"architecture", arch}, {"qk_norm", a.qk_norm}, {"config", c.raw}, {"config_sha256", c.sha256},
-          {"optimizer_groups", g.toJson()}, {"corpus", corpusJson(corpus)},
+          {"optimizer_groups", g.toJson()}, {"corpus", trainCorpus(corpus)},
           {"tool_version", output::toolVersion()}, {"git_revision", output::gitRevision()}};
 }
 
@@ -66,18 +68,17 @@ output::ProvenanceInfo startedNow() {
 // This process's segment of the run, as it starts: where it continues from, and what it runs on,
 // read from the provenance block every document carries (so the strings are provenance's own).
 RunSegment openSegment(const output::ProvenanceInfo& prov, const RunSetup& s) {
-  const json p = output::provenance(prov);
-  auto text = [](const json& v) { return v.is_string() ? std::optional<std::string>(v.get<std::string>()) : std::nullopt; };
+  const documents::Provenance p = output::provenanceRecord(prov);
   RunSegment seg;
   seg.start_step = seg.end_step = s.start;
   seg.started_utc = prov.started_utc;
   seg.threads = s.threads;
-  seg.cpu = text(p["host"]["cpu"]);
-  seg.openblas = text(p["libraries"]["openblas"]);
+  if (p.host) seg.cpu = p.host->cpu;
+  if (p.libraries) seg.openblas = p.libraries->openblas;
   if (const char* core = std::getenv("OPENBLAS_CORETYPE")) seg.openblas_coretype = std::string(core);
   seg.bf16_products = std::string(io::choiceName(model::kBf16Products, model::bf16Products().bf16));
-  seg.git_revision = text(p["git_revision"]);
-  seg.model_code_fingerprint = text(p["model_code_fingerprint"]);
+  seg.git_revision = p.git_revision;
+  seg.model_code_fingerprint = p.model_code_fingerprint;
   return seg;
 }
 
@@ -162,16 +163,18 @@ void Trainer::record(const StepResult& r, const std::optional<Evaluation>& evalu
   last_record_time_ = now;
   const double lr = c_.optimizer.lr * r.lr_multiplier;
   last_tokens_per_second_ = secs > 0 ? static_cast<double>(steps_in * tokens_per_step_) / secs : 0.0;
-  json rec = {{"step", step_},
-              {"tokens_seen", step_ * tokens_per_step_},
-              {"train_loss", finiteOrNull(r.loss)},
-              {"grad_norm", finiteOrNull(r.grad_norm)},
-              {"lr", lr},
-              {"muon_lr", optimizers_.usesMuon() ? json(c_.optimizer.muon_lr * r.lr_multiplier) : json(nullptr)},
-              {"tokens_per_second", last_tokens_per_second_},
-              {"batch_offsets", r.batch.offsets}};
+  documents::TrainLogRecord rec;
+  rec.step = step_;
+  rec.tokens_seen = step_ * tokens_per_step_;
+  rec.trained = true;
+  rec.train_loss = finiteLoss(r.loss);
+  rec.grad_norm = finiteLoss(r.grad_norm);
+  rec.lr = lr;
+  if (optimizers_.usesMuon()) rec.muon_lr = c_.optimizer.muon_lr * r.lr_multiplier;
+  rec.tokens_per_second = last_tokens_per_second_;
+  rec.batch_offsets = r.batch.offsets;
   if (evaluation) {
-    rec["eval"] = toJson(*evaluation);
+    rec.eval = *evaluation;
     last_heldout_ = evaluation->heldout_loss.value_or(std::numeric_limits<double>::quiet_NaN());
   }
   history_.logged(rec, appendLog(s_.paths.log, rec));
@@ -189,13 +192,16 @@ void Trainer::checkpoint(double last_loss) {
   const std::string optimizer_sha = optimizers_.save(p.stepOptimizer(step_), step_);
   // the log as it stands now (every record up to this step): what a resume continues, verified
   const std::string& log = history_.logText();
-  history_.checkpointed({step_, RunPaths::checkpointName(step_), sha, optimizer_sha, log.size(), io::sha256Bytes(log.data(), log.size())});
+  history_.checkpointed({step_, RunPaths::checkpointName(step_), sha, optimizer_sha, static_cast<std::int64_t>(log.size()),
+                         io::sha256Bytes(log.data(), log.size())});
   writeRecord("running", last_loss, "", "checkpoint");
 }
 
 void Trainer::evaluateStart() {
   writeRecord("running", NAN, "", "started");  // resumable from here on: killed before step 0's checkpoint, it starts over
-  const json rec0 = {{"step", 0}, {"tokens_seen", 0}, {"eval", toJson(evaluateHeldout(ev_, m_))}};
+  documents::TrainLogRecord rec0;  // step 0: its evaluation only
+  rec0.tokens_seen = 0;
+  rec0.eval = evaluateHeldout(ev_, m_);
   history_.logged(rec0, appendLog(s_.paths.log, rec0));
   checkpoint(NAN);
 }
@@ -213,7 +219,49 @@ void Trainer::interrupted(double last_loss) {
                     (o_.resume_command.empty() ? ": rerun with --resume" : ": " + o_.resume_command));
 }
 
-json Trainer::writeRecord(const std::string& status, double last_loss, const std::string& divergence, const char* end) {
+// What the run is: its config, corpus, model, optimizer, schedule, threads and dtype (the same at
+// every write of train.json).
+documents::TrainDocument Trainer::whatRuns() const {
+  documents::TrainDocument d;
+  d.name = c_.name;
+  d.config = {c_.path, c_.sha256, c_.raw};
+  d.corpus = trainCorpus(s_.corpus);
+  d.model = {model::toJson(m_.config), m_.count(), m_.config.qk_norm};
+  d.optimizer = {optimizerName(c_.optimizer.kind), optimizers_.toJson()};
+  d.schedule = {c_.schedule.warmup_steps, decayName(c_.schedule.decay), c_.schedule.min_lr_ratio};
+  d.threads = s_.threads;
+  d.dtype = c_.dtype;
+  d.steps = c_.steps;
+  d.heldout_unigram_cross_entropy = s_.corpus.heldout_unigram_cross_entropy;
+  d.log = "log.jsonl";
+  return d;
+}
+
+documents::TrainDocument Trainer::runRecord(const std::string& status, double last_loss, const std::string& divergence) const {
+  documents::TrainDocument d = whatRuns();
+  d.provenance = output::provenanceRecord(prov_);
+  d.status = status;
+  d.steps_done = step_;
+  d.tokens_seen = step_ * tokens_per_step_;
+  d.initial_loss = finiteLoss(history_.initialLoss());
+  d.has_initial_train_loss = true;
+  d.initial_train_loss = finiteLoss(history_.initialTrainLoss());
+  d.final_train_loss = finiteLoss(last_loss);
+  if (const auto& last_eval = history_.lastEval()) d.final_heldout_loss = last_eval->heldout_loss;
+  d.best_heldout_loss = finiteLoss(history_.bestHeldout());
+  d.diverged = status == "diverged";
+  if (!divergence.empty()) d.divergence = documents::Divergence{step_, divergence};
+  d.steps_to_threshold = history_.thresholds();
+  d.evals = history_.evals();
+  d.checkpoints = history_.checkpoints();
+  if (!d.checkpoints.empty()) d.last_checkpoint_step = d.checkpoints.back().step;
+  d.segments = segments_;
+  d.timing = runTiming(segments_);
+  if (status == "finished") d.final_checkpoint = documents::FileDigest{"final.pt", io::sha256File(s_.paths.final_checkpoint)};
+  return d;
+}
+
+documents::TrainDocument Trainer::writeRecord(const std::string& status, double last_loss, const std::string& divergence, const char* end) {
   const data::CorpusFiles& corpus = s_.corpus;
   prov_.finished_utc = output::utcNow();
   RunSegment& segment = segments_.back();
@@ -228,44 +276,12 @@ json Trainer::writeRecord(const std::string& status, double last_loss, const std
                   {"heldout_tokens", corpus.heldout_path, corpus.heldout_sha256, true},
                   {"tokenizer", corpus.tokenizer_path, corpus.tokenizer_sha256, true}};
   if (c_.init_from) prov_.inputs.push_back({"init", *c_.init_from, io::sha256File(*c_.init_from), false});
-  const auto& last_eval = history_.lastEval();
-  const auto& cps = history_.checkpoints();
-  json doc = {{"schema", "omn-audit/train@1"},
-              {"provenance", output::provenance(prov_)},
-              {"name", c_.name},
-              {"status", status},
-              {"config", {{"path", c_.path}, {"sha256", c_.sha256}, {"values", c_.raw}}},
-              {"corpus", corpusJson(corpus)},
-              {"model", {{"config", model::toJson(m_.config)}, {"parameters", m_.count()}, {"qk_norm", m_.config.qk_norm}}},
-              {"optimizer", {{"kind", optimizerName(c_.optimizer.kind)}, {"groups", optimizers_.toJson()}}},
-              {"schedule", {{"warmup_steps", c_.schedule.warmup_steps}, {"decay", decayName(c_.schedule.decay)},
-                            {"min_lr_ratio", c_.schedule.min_lr_ratio}}},
-              {"threads", s_.threads},
-              {"dtype", c_.dtype},
-              {"steps", c_.steps},
-              {"steps_done", step_},
-              {"tokens_seen", step_ * tokens_per_step_},
-              {"initial_loss", finiteOrNull(history_.initialLoss())},
-              {"initial_train_loss", finiteOrNull(history_.initialTrainLoss())},
-              {"final_train_loss", finiteOrNull(last_loss)},
-              {"final_heldout_loss", last_eval && last_eval->heldout_loss ? json(*last_eval->heldout_loss) : json(nullptr)},
-              {"best_heldout_loss", finiteOrNull(history_.bestHeldout())},
-              {"heldout_unigram_cross_entropy", corpus.heldout_unigram_cross_entropy},
-              {"diverged", status == "diverged"},
-              {"divergence", divergence.empty() ? json(nullptr) : json{{"step", step_}, {"reason", divergence}}},
-              {"steps_to_threshold", history_.thresholdsJson()},
-              {"evals", history_.evalsJson()},
-              {"last_checkpoint_step", cps.empty() ? json(nullptr) : json(cps.back().step)},
-              {"checkpoints", history_.checkpointsJson()},
-              {"log", "log.jsonl"},
-              {"segments", segmentsJson(segments_)},
-              {"timing", timingJson(segments_)}};
-  if (status == "finished") doc["final_checkpoint"] = {{"path", "final.pt"}, {"sha256", io::sha256File(s_.paths.final_checkpoint)}};
-  output::writeFileAtomic(s_.paths.train_json, output::dumpJson(doc));
+  documents::TrainDocument doc = runRecord(status, last_loss, divergence);
+  output::writeFileAtomic(s_.paths.train_json, output::dumpJson(doc.toJson()));
   return doc;
 }
 
-json Trainer::run() {
+documents::TrainDocument Trainer::run() {
   // step 0: the held-out loss at initialisation (L0) and the starting weights, in every run
   if (!s_.from_checkpoint) evaluateStart();
   if (!std::isfinite(history_.initialLoss())) {
@@ -320,7 +336,7 @@ json Trainer::run() {
   return writeRecord("finished", last_loss, "", "finished");  // the one write of the end: timing included
 }
 
-json runTraining(const TrainOptions& o) {
+documents::TrainDocument runTraining(const TrainOptions& o) {
   Trainer t(o);
   return t.run();
 }

@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)omn::report::profileFigures(*in.profile);
         omn::report::printProfile(out, *in.profile);
         (void)omn::report::profileCsv(*in.profile);
-        (void)omn::audit::checkRegression(doc, doc, nullptr, "fuzz", "");
+        (void)omn::audit::checkRegression(*in.profile, *in.profile, std::nullopt, "fuzz");
         (void)omn::report::htmlReport(in);
         break;
       case K::track: {

@@ -11,12 +11,14 @@
 #include "omn/audit/regression.h"
 #include "omn/errors.h"
 #include "omn/documents/document.h"
+#include "omn/documents/profile_document.h"
+#include "omn/documents/tolerance_document.h"
 #include "omn/io/json_document.h"
 
 using nlohmann::json;
 
 namespace {
-json g_profile;
+omn::documents::ProfileDocument g_profile;
 }
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -25,7 +27,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     std::fprintf(stderr, "fuzz_gate: set OMN_FUZZ_PROFILE to a profile --json output\n");
     std::abort();
   }
-  g_profile = omn::documents::readDocument(p, "profile", {omn::documents::DocumentKind::profile}).json;
+  g_profile = omn::documents::ProfileDocument::fromJson(
+      omn::documents::readDocument(p, "profile", {omn::documents::DocumentKind::profile}).json, "profile");
   return 0;
 }
 
@@ -33,12 +36,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     json doc = omn::io::parseJson(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
     const bool tolerance = doc.is_object() && doc.contains("schema") && doc["schema"] == "omn-audit/tolerance@1";
-    if (tolerance) {
-      (void)omn::audit::checkRegression(g_profile, g_profile, doc, "profile", "fuzz");
-    } else {  // as --baseline reads it: accepted (older shapes read as today's), then compared
-      omn::documents::acceptDocument(doc, "fuzz", {omn::documents::DocumentKind::profile, omn::documents::DocumentKind::reference_profile});
-      omn::audit::checkComparable(doc, g_profile["options"], "fuzz");
-      (void)omn::audit::checkRegression(g_profile, doc, nullptr, "fuzz", "");
+    if (tolerance) {  // as --tolerance reads it: checked, then typed
+      omn::documents::checkDocument(doc, "fuzz", {omn::documents::DocumentKind::tolerance});
+      const auto tol = omn::documents::ToleranceDocument::fromJson(doc, "fuzz");
+      (void)omn::audit::unmatchedRules(g_profile, tol);
+      (void)omn::audit::checkRegression(g_profile, g_profile, tol, "profile");
+    } else {  // as --baseline reads it: accepted (older shapes read as today's), typed, then compared
+      const omn::audit::Baseline baseline = omn::audit::readBaseline(doc, "fuzz");
+      omn::audit::checkComparable(baseline, g_profile.options, "fuzz");
+      (void)omn::audit::checkRegression(g_profile, baseline, std::nullopt, "fuzz");
     }
   } catch (const omn::Error&) {
   }

@@ -27,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     switch (data[0] % 3) {
       case 0: {
         const omn::train::RunRecord rr = omn::train::checkRunRecord(omn::io::parseJson(body, "train.json"), "train.json");
-        if (rr.has_checkpoint != !rr.checkpoints.empty()) std::abort();
-        if (rr.last_step < 0 || (rr.has_checkpoint && rr.last_step > rr.doc["steps"].get<std::int64_t>())) std::abort();
+        if (rr.has_checkpoint != !rr.doc.checkpoints.empty()) std::abort();
+        if (rr.last_step < 0 || (rr.has_checkpoint && rr.last_step > rr.doc.steps)) std::abort();
         // the segments a resume reads back: in order, within the run, reaching its last checkpoint
         const auto segs = omn::train::recordedSegments(rr.doc, "train.json", 4096);
         for (std::size_t i = 0; i < segs.size(); ++i)

@@ -28,6 +28,7 @@
 #include "omn/documents/layer_metrics.h"
 #include "omn/documents/legacy_documents.h"
 #include "omn/documents/profile_document.h"
+#include "omn/documents/run_outcome.h"
 #include "omn/documents/study_document.h"
 #include "omn/documents/track_document.h"
 #include "omn/documents/train_document.h"
@@ -88,7 +89,7 @@ TEST(Documents, AProfileReadsBackAsItsStructAndWritesBackTheSame) {
   for (const char* file : {"omn1-mini.pt", "interop/qwen3.safetensors"}) {
     omn::audit::ProfileRequest r;
     r.checkpoint = std::string(OMN_FIXTURES) + "/" + file;
-    const json doc = omn::audit::profileCheckpoint(r);
+    const json doc = omn::audit::profileCheckpoint(r).toJson();
     omn::documents::checkDocument(doc, file, {DocumentKind::profile});
     const auto p = omn::documents::ProfileDocument::fromJson(doc, file);
     EXPECT_EQ(firstDifference(doc, p.toJson()), "") << file;
@@ -100,7 +101,7 @@ TEST(Documents, AProfileReadsBackAsItsStructAndWritesBackTheSame) {
 TEST(Documents, AProfileFromBeforeCountRangesReadsAsToday) {
   omn::audit::ProfileRequest r;
   r.checkpoint = std::string(OMN_FIXTURES) + "/omn1-mini.pt";
-  json old = omn::audit::profileCheckpoint(r);
+  json old = omn::audit::profileCheckpoint(r).toJson();
   const json counts = old["statistics"]["counts"];
   old["statistics"].erase("counts");
   old["options"].erase("count_ranges");
@@ -129,13 +130,39 @@ TEST(Documents, ATrainingRunReadsBackAsItsStructAndWritesBackTheSame) {
   EXPECT_EQ(r.clipGradNorm(), doc["config"]["values"]["clip_grad_norm"].get<double>());
   std::ifstream log(repositoryFile("demo/tiny-sotu/log.jsonl"));
   std::vector<json> records;
-  for (std::string line; std::getline(log, line);) records.push_back(json::parse(line));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(log, line);) {
+    records.push_back(json::parse(line));
+    lines.push_back(line);
+  }
   const auto typed = omn::documents::TrainLogRecord::fromJson(records, "log.jsonl");
   ASSERT_EQ(typed.size(), records.size());
+  // the trainer writes each line from its record: the same bytes as the run's own log, line for line
+  for (std::size_t i = 0; i < typed.size(); ++i) EXPECT_EQ(typed[i].toJson().dump(), lines[i]) << "line " << i + 1;
   ASSERT_TRUE(typed.front().eval.has_value());
   const json& layer0 = records.front()["eval"]["layers"][0];
   EXPECT_EQ(typed.front().eval->layers.at(0).metrics.max_attention_logit, layer0["max_attention_logit"].get<double>());
   EXPECT_EQ(typed.front().eval->layers.at(0).metrics.attention_entropy, layer0["attention_entropy"].get<double>());
+}
+
+// What a run came to is one record (documents/run_outcome.h): train.json writes it of its run, and
+// each run of a study repeats it, the same members under the same names, read and written by one pair.
+TEST(Documents, ARunsOutcomeIsOneRecordInTrainJsonAndInAStudy) {
+  const json train = published("demo/tiny-sotu/train.json", DocumentKind::train);
+  const json study = published("results/ablation-small/study.json", DocumentKind::study);
+  std::vector<std::string> keys;
+  for (const json* doc : {&train, &study["runs"][0]}) {
+    const json written = doc->get<omn::documents::RunOutcome>();
+    std::vector<std::string> mine;
+    for (auto it = written.begin(); it != written.end(); ++it) {
+      mine.push_back(it.key());
+      EXPECT_EQ(it.value(), (*doc)[it.key()]) << it.key();
+    }
+    if (keys.empty()) keys = mine;
+    EXPECT_EQ(mine, keys);  // the same members in both documents
+  }
+  EXPECT_NE(std::find(keys.begin(), keys.end(), "initial_train_loss"), keys.end());
+  EXPECT_EQ(keys.size(), 11u);
 }
 
 TEST(Documents, AStudyReadsBackAsItsStructAndWritesBackTheSame) {
@@ -269,12 +296,12 @@ namespace {
 json profileWithVerdict() {
   omn::audit::ProfileRequest r;
   r.checkpoint = std::string(OMN_FIXTURES) + "/omn1-mini-perturbed.pt";
-  json doc = omn::audit::profileCheckpoint(r);
+  omn::documents::ProfileDocument doc = omn::audit::profileCheckpoint(r);
   r.checkpoint = std::string(OMN_FIXTURES) + "/omn1-mini.pt";
-  const json baseline = omn::audit::profileCheckpoint(r);
-  const auto rep = omn::audit::checkRegression(doc, baseline, nullptr, "mini.json", "");
-  doc["regression"] = omn::audit::regressionJson(rep, "mini.json", "");
-  return doc;
+  const omn::documents::ProfileDocument baseline = omn::audit::profileCheckpoint(r);
+  const auto rep = omn::audit::checkRegression(doc, baseline, std::nullopt, "mini.json");
+  doc.regression = omn::audit::regressionVerdict(rep, "mini.json", "");
+  return doc.toJson();
 }
 
 json trackWithDrift() {
@@ -285,7 +312,7 @@ json trackWithDrift() {
   t.order = omn::audit::TrackOrder::Given;
   t.baseline = omn::audit::profileCheckpoint(r);
   t.baseline_path = "mini.json";
-  return omn::audit::trackCheckpoints(t, t.inputs);
+  return omn::audit::trackCheckpoints(t, t.inputs).toJson();
 }
 
 // `doc` with every array cut to its first `keep` elements: arrays walked in step stay in step (a
@@ -462,21 +489,22 @@ TEST(Documents, AnIntegerMemberIsAWholeNumberInItsRange) {
 // then refused), and read back and shown as inf.
 TEST(Documents, AControlThatDiffersWithoutBoundReadsBack) {
   const json doc = published("demo/tiny-sotu/results/sweep.json", DocumentKind::intervention);
+  const auto shard = omn::documents::InterventionDocument::fromJson(doc, "sweep.json");
   omn::intervene::ResultsInput in;
-  in.base = doc;
-  for (const char* k : {"control", "conditions", "multiplicity", "noise_floor"}) in.base.erase(k);
-  in.control_open = omn::intervene::controlFromResult(doc["control"]["open"], "control_open", "t");
-  in.control_close = omn::intervene::controlFromResult(doc["control"]["close"], "control_close", "t");
+  in.base = shard;
+  in.control_open = omn::intervene::controlFromResult(shard.control.open, "control_open");
+  in.control_close = omn::intervene::controlFromResult(shard.control.close, "control_close");
   in.control_close.scores.nll_sum.at(1) = INFINITY;
-  for (const auto& c : doc["conditions"]) in.conditions.push_back(omn::intervene::conditionFromResult(c, "t"));
+  for (const auto& c : shard.conditions) in.conditions.push_back(omn::intervene::conditionFromResult(c));
   in.bootstrap.resamples = 200;
   in.family_size = in.conditions.size();
   in.exact_control = false;
-  const json assembled = omn::intervene::assembleResults(in);
+  const omn::documents::InterventionDocument assembled = omn::intervene::assembleResults(in);
+  EXPECT_FALSE(assembled.control.max_abs_nll_difference);  // infinite: empty
   std::ostringstream table;
   omn::intervene::printResultsTable(table, assembled);
   EXPECT_NE(table.str().find("differs from the opening one by up to inf"), std::string::npos) << table.str();
-  json written = json::parse(assembled.dump());  // as the file holds it
+  json written = json::parse(assembled.toJson().dump());  // as the file holds it
   EXPECT_TRUE(written["control"]["max_abs_nll_difference"].is_null());
   omn::documents::acceptDocument(written, "s.json", {DocumentKind::intervention});
   omn::report::ReportInput report;
@@ -597,7 +625,7 @@ TEST(DocumentsReport, ATrackOfNanGainsReadsBackIntoTheReport) {
   omn::audit::TrackRequest t;
   t.inputs = {std::string(OMN_FIXTURES) + "/interop/qwen3.safetensors", ckpt};
   t.order = omn::audit::TrackOrder::Given;
-  json doc = json::parse(omn::audit::trackCheckpoints(t, t.inputs).dump());  // as written
+  json doc = json::parse(omn::audit::trackCheckpoints(t, t.inputs).toJson().dump());  // as written
   ASSERT_TRUE(doc["checkpoints"][1]["layers"][0]["q"]["mean"].is_null());
   omn::documents::acceptDocument(doc, "track.json", {DocumentKind::track});
   omn::report::ReportInput in;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "omn/documents/intervention_document.h"
 #include "omn/documents/layer_metrics.h"
 #include "omn/eval/evaluator.h"
 #include "omn/eval/mechanism.h"
@@ -28,14 +29,13 @@ TEST(LayerMetricsMeasured, APassMeasuresEveryRowAndEveryRecordNamesIt) {
       const double v = layer.*row.value;
       EXPECT_TRUE(std::isfinite(v) && v != 0) << row.key << " = " << v << ": no computation fills it (eval/mechanism.cpp)";
     }
-  // the sweep's table (intervene) and the trainer's log (train::toJson) write each row under its key
-  nlohmann::json entry = nlohmann::json::object();
-  omn::documents::writeLayerMetrics(entry, mech[0]);
+  // the sweep's table (intervene) and the trainer's log (its record's to_json) write each row under its key
+  const nlohmann::json entry = omn::documents::MechanismLayer{0, mech[0]};
   omn::train::Evaluation e;
   omn::train::LayerHealth h;
-  static_cast<omn::documents::LayerMetrics&>(h) = mech[0];
+  h.metrics = mech[0];
   e.layers = {h};
-  const nlohmann::json log = omn::train::toJson(e);
+  const nlohmann::json log = e;
   for (const auto& row : omn::documents::kLayerMetrics) {
     EXPECT_EQ(entry[row.key].get<double>(), mech[0].*row.value) << row.key;
     EXPECT_EQ(log["layers"][0].contains(row.key), row.trained) << row.key;

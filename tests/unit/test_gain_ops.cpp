@@ -164,18 +164,18 @@ TEST_F(GainOpsTest, ConstantAndScaleOnTheTargetedLayersAndRoles) {
   EXPECT_EQ(g.firstLayer(c[0]), 1);
   EXPECT_EQ(g.firstLayer(c[1]), 0);
   const AppliedGains a = expectApplied(g, c[0], {{slotOf(1, true), Vector(8, 2.5f)}});
-  EXPECT_EQ(a.vectors[0], json::parse(R"({"layer": 1, "role": "q", "bypassed": false, "coordinates": 8, "changed": 8,
-                                          "mean": 2.5, "min": 2.5, "max": 2.5})"));
+  EXPECT_EQ(json(a.vectors[0]), json::parse(R"({"layer": 1, "role": "q", "bypassed": false, "coordinates": 8, "changed": 8,
+                                                "mean": 2.5, "min": 2.5, "max": 2.5})"));
   // scale 0.5 on every K: exact halves
   const auto half = [](float x) { return x * 0.5f; };
   const AppliedGains b = expectApplied(g, c[1], {{slotOf(0, false), mapGain(gainsOf(0, false), half)},
                                                  {slotOf(1, false), mapGain(gainsOf(1, false), half)}});
-  EXPECT_EQ(b.vectors[1]["mean"].get<double>(), meanOf(gainsOf(1, false)) / 2);
-  EXPECT_EQ(b.vectors[1]["min"].get<double>(), -0.5);
+  EXPECT_EQ(*b.vectors[1].mean, meanOf(gainsOf(1, false)) / 2);
+  EXPECT_EQ(*b.vectors[1].min, -0.5);
   // constant 1 on layer 0's Q and K: layer 0 K's 1.0 stays, so 7 of its 8 change
   const AppliedGains d = expectApplied(g, c[2], {{slotOf(0, true), Vector(8, 1.0f)}, {slotOf(0, false), Vector(8, 1.0f)}});
-  EXPECT_EQ(d.vectors[0]["changed"], 7);  // layer 0 Q holds a 1.0 too
-  EXPECT_EQ(d.vectors[1]["changed"], 7);
+  EXPECT_EQ(d.vectors[0].changed, 7);  // layer 0 Q holds a 1.0 too
+  EXPECT_EQ(d.vectors[1].changed, 7);
 }
 
 TEST_F(GainOpsTest, MeansPermutationAndSignFix) {
@@ -216,9 +216,9 @@ TEST_F(GainOpsTest, MeansPermutationAndSignFix) {
     absed[s] = mapGain(kGains[static_cast<std::size_t>(s)], absolute);
   }
   const AppliedGains z = expectApplied(g, c[3], zeroed);
-  EXPECT_EQ(z.vectors[0]["changed"], 2);
-  EXPECT_EQ(z.vectors[1]["changed"], 0);
-  EXPECT_EQ(z.vectors[3]["changed"], 1);
+  EXPECT_EQ(z.vectors[0].changed, 2);
+  EXPECT_EQ(z.vectors[1].changed, 0);
+  EXPECT_EQ(z.vectors[3].changed, 1);
   expectApplied(g, c[4], absed);
 }
 
@@ -266,8 +266,8 @@ TEST_F(GainOpsTest, TransplantAndBypass) {
   EXPECT_TRUE(g.overlay().bypassed(1, false));
   EXPECT_FALSE(g.overlay().bypassed(0, true));
   EXPECT_EQ(b.touched, (std::vector<std::string>{tensorName(1, true), tensorName(1, false)}));
-  EXPECT_EQ(b.vectors[0]["bypassed"], true);
-  EXPECT_EQ(b.vectors[0]["changed"], 0);
+  EXPECT_EQ(b.vectors[0].bypassed, true);
+  EXPECT_EQ(b.vectors[0].changed, 0);
   EXPECT_EQ(passGain(g, 1, true), gainsOf(1, true));
   g.restore();
   EXPECT_FALSE(g.overlay().bypassed(1, true));
@@ -290,8 +290,8 @@ TEST_F(GainOpsTest, CoordinateSubsets) {
   Vector q0 = gainsOf(0, true);
   q0[1] = q0[6] = 1.0f;  // layer 0 Q's negatives; layer 0 K has none: untouched
   const AppliedGains a = expectApplied(g, c[0], {{slotOf(0, true), q0}});
-  EXPECT_EQ(a.vectors[0]["coordinates"], 2);
-  EXPECT_EQ(a.vectors[0]["changed"], 2);
+  EXPECT_EQ(a.vectors[0].coordinates, 2);
+  EXPECT_EQ(a.vectors[0].changed, 2);
   // top-2 |g| of layer 0 Q: 3.0 (index 4) and 2.0 (index 2), both set to their mean 2.5
   Vector top = gainsOf(0, true);
   top[2] = top[4] = 2.5f;
@@ -313,7 +313,7 @@ TEST_F(GainOpsTest, CompositeStepsComposeInOrder) {
   ASSERT_EQ(c.size(), 1u);
   const AppliedGains a = expectApplied(g, c[0], {{slotOf(0, true), gainsOf(1, false)}, {slotOf(0, false), gainsOf(0, true)},
                                                  {slotOf(1, true), gainsOf(1, false)}, {slotOf(1, false), gainsOf(1, true)}});
-  EXPECT_EQ(a.vectors[0]["coordinates"], 16);  // chosen twice: by the swap and by the copy
+  EXPECT_EQ(a.vectors[0].coordinates, 16);  // chosen twice: by the swap and by the copy
 }
 
 // Impossible requests are refused naming the manifest's pointer, by check() and by apply(), and

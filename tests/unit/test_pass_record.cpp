@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "omn/documents/read_block.h"
 #include "omn/errors.h"
 #include "omn/intervene/pass_record.h"
 #include "omn/intervene/results.h"
@@ -33,14 +34,18 @@ PassRecord condition() {
   r.id = "c1";
   r.label = "q gains = 1";
   r.manifest_pointer = "/conditions/0";
-  r.op = {{"op", "constant"}, {"target", "q"}, {"layers", "all"}, {"value", 1.0}};
+  r.op = omn::documents::readBlock<omn::documents::ConditionOp>(
+      json{{"op", "constant"}, {"target", "q"}, {"layers", "all"}, {"value", 1.0}}, "test", "/op");
   r.touched = {"layers.0.q_norm.weight", "layers.1.q_norm.weight"};
-  r.applied_sha256 = std::string(64, 'b');
-  r.applied_vectors = json::array({{{"layer", 0}, {"role", "q"}}});
+  r.applied.sha256 = std::string(64, 'b');
+  r.applied.vectors = {{0, "q", false, 8, 8, 1.0, 1.0, 1.0}};
   r.scores.nll_sum = {std::nan(""), 2.5, 3.75, 4.5};  // a non-finite sum is journaled as null
   r.scores.tokens = {3, 4, 5, 6};
   r.seconds = 0.25;
-  r.mechanism = json::array({{{"layer", 0}, {"max_logit", 3.5}}});
+  omn::documents::LayerMetrics layer0;
+  layer0.max_attention_logit = 3.5;
+  layer0.attention_entropy = std::nan("");  // not finite: null in the line, NaN read back
+  r.mechanism = std::vector<omn::documents::MechanismLayer>{{0, layer0}};
   r.restore_sha256 = r.restore_expected = std::string(64, 'a');
   r.reported_perplexity = 692.0;
   return r;
@@ -83,18 +88,28 @@ TEST(PassRecord, AJournalLineReadsBackToTheSameRecord) {
 
 TEST(PassRecord, AResultDocumentReadsBackToTheRecordsItWasAssembledFrom) {
   omn::intervene::ResultsInput in;
-  in.base = {{"schema", "omn-audit/intervention@1"}};
+  in.base.reported = omn::documents::ReportedSource{"the historical record", 173.0};
   in.control_open = control("control_open", 1.125);
   in.control_close = control("control_close", 1.125);
   in.conditions = {condition()};
   in.bootstrap.resamples = 50;
   in.groups = 2;
-  const json doc = omn::intervene::assembleResults(in);
-  const PassRecord open = omn::intervene::controlFromResult(doc["control"]["open"], "control_open", "r.json /control/open");
+  const omn::documents::InterventionDocument doc = omn::intervene::assembleResults(in);
+  const PassRecord open = omn::intervene::controlFromResult(doc.control.open, "control_open");
   EXPECT_EQ(lineOf(open), lineOf(in.control_open));
-  const PassRecord c = omn::intervene::conditionFromResult(doc["conditions"][0], "r.json /conditions/0");
+  const PassRecord c = omn::intervene::conditionFromResult(doc.conditions[0]);
   EXPECT_EQ(lineOf(c), lineOf(in.conditions[0]));
-  EXPECT_EQ(doc["conditions"][0]["restore"]["ok"], true);
+  EXPECT_TRUE(doc.conditions[0].restore.ok);
+  // the reported value beside the measured one, its ratio to the reported control's
+  ASSERT_TRUE(doc.conditions[0].reported);
+  EXPECT_EQ(doc.conditions[0].reported->perplexity, 692.0);
+  EXPECT_EQ(doc.conditions[0].reported->ratio_to_reported_control, 692.0 / 173.0);
+  // and through the document's JSON, as merge reads a shard's blocks
+  const json written = doc.toJson();
+  const auto condition = written["conditions"][0].get<omn::documents::SweepCondition>();
+  EXPECT_EQ(lineOf(omn::intervene::conditionFromResult(condition)), lineOf(in.conditions[0]));
+  const auto close = written["control"]["close"].get<omn::documents::ControlPass>();
+  EXPECT_EQ(lineOf(omn::intervene::controlFromResult(close, "control_close")), lineOf(in.control_close));
 }
 
 TEST(PassRecord, ADamagedRecordIsRefusedAtItsKey) {
@@ -124,6 +139,24 @@ TEST(PassRecord, ADamagedRecordIsRefusedAtItsKey) {
   line = lineOf(condition());
   line["start_layer"] = -1;
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /start_layer: expected an integer >= 0, got -1");
+  // a block the document's own reader refuses is refused at its member's pointer
+  auto formatRefusal = [](const json& damaged) {
+    try {
+      readBack(damaged, false);
+    } catch (const omn::FormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  line = lineOf(condition());
+  line["mechanism"][0]["max_attention_logit"] = "big";
+  EXPECT_EQ(formatRefusal(line), "journal j record c1: /mechanism/0/max_attention_logit: expected a number, got string");
+  line = lineOf(condition());
+  line["applied"]["vectors"][0]["changed"] = 1.5;
+  EXPECT_EQ(formatRefusal(line), "journal j record c1: /applied/vectors/0/changed: expected an integer, got 1.5");
+  line = lineOf(condition());
+  line["op"] = "constant";
+  EXPECT_EQ(formatRefusal(line), "journal j record c1: /op: expected an object, got string");
 }
 
 TEST(PassRecord, ANonFiniteSumIsRecordedAsNaNAsItReadsBack) {

@@ -143,7 +143,8 @@ TEST(InterveneReported, OnePerConditionWithASource) {
   ASSERT_EQ(m.conditions.size(), 3u);
   EXPECT_EQ(*m.conditions[0].reported_perplexity, 24.08);
   EXPECT_FALSE(m.conditions[1].reported_perplexity.has_value());
-  EXPECT_EQ(m.reported["control_perplexity"], 12.97);
+  ASSERT_TRUE(m.reported && m.reported->control_perplexity);
+  EXPECT_EQ(*m.reported->control_perplexity, 12.97);
   auto refused = [&](const json& conditions, const json& reported) {
     json k = withConditions("tiny-demo.json", conditions);
     k["reported"] = reported;
@@ -178,7 +179,8 @@ TEST(InterveneReported, ShippedManifestsParse) {
   EXPECT_EQ(h.session.out_of_vocab, omn::eval::OutOfVocabulary::Drop);
   ASSERT_EQ(h.conditions.size(), 3u);
   EXPECT_EQ(*h.conditions[2].reported_perplexity, 692.08);
-  EXPECT_EQ(h.reported["control_perplexity"], 12.97);
+  ASSERT_TRUE(h.reported && h.reported->control_perplexity);
+  EXPECT_EQ(*h.reported->control_perplexity, 12.97);
   const auto b = parseManifest(withConditions("omn1-bridge.json", json()), "b.json", "", true);
   EXPECT_EQ(b.session.row_form, omn::eval::RowForm::Historical);
 }

@@ -15,16 +15,28 @@
 #include "omn/train/run_segments.h"
 
 using nlohmann::json;
+using omn::documents::TrainLogRecord;
 using omn::train::CheckpointEntry;
 using omn::train::RunHistory;
 
 namespace {
-json evalRecord(std::int64_t step, json heldout) { return {{"step", step}, {"eval", {{"heldout_loss", heldout}}}}; }
-json trainRecord(std::int64_t step, json loss) { return {{"step", step}, {"train_loss", loss}}; }
+TrainLogRecord evalRecord(std::int64_t step, std::optional<double> heldout) {
+  TrainLogRecord r;
+  r.step = step;
+  r.eval = omn::documents::LogEvaluation{heldout, 0, {}};
+  return r;
+}
+TrainLogRecord trainRecord(std::int64_t step, std::optional<double> loss) {
+  TrainLogRecord r;
+  r.step = step;
+  r.trained = true;
+  r.train_loss = loss;
+  return r;
+}
 
 // A run's log: L0 7.0 at step 0, the first batch's loss 6.9, evaluations at 2, 4 (not finite: null) and 6.
-std::vector<json> sampleLog() {
-  return {evalRecord(0, 7.0), trainRecord(1, 6.9), evalRecord(2, 5.4), trainRecord(3, 5.3), evalRecord(4, nullptr),
+std::vector<TrainLogRecord> sampleLog() {
+  return {evalRecord(0, 7.0), trainRecord(1, 6.9), evalRecord(2, 5.4), trainRecord(3, 5.3), evalRecord(4, std::nullopt),
           evalRecord(6, 4.9)};
 }
 }  // namespace
@@ -32,14 +44,14 @@ std::vector<json> sampleLog() {
 TEST(RunHistory, StepByStepEqualsRebuiltFromTheLog) {
   RunHistory live({6.0, 5.0, 4.0});
   std::string text;
-  for (const json& r : sampleLog()) {
-    const std::string line = r.dump() + "\n";
+  for (const TrainLogRecord& r : sampleLog()) {
+    const std::string line = r.toJson().dump() + "\n";
     live.logged(r, line);
     text += line;
   }
-  live.checkpointed({6, "checkpoints/step-000006.pt", "aa", "bb", text.size(), "cc"});
+  live.checkpointed({6, "checkpoints/step-000006.pt", "aa", "bb", static_cast<std::int64_t>(text.size()), "cc"});
   RunHistory rebuilt({6.0, 5.0, 4.0});
-  rebuilt.restore(omn::train::parseLog("log.jsonl", text), text, live.checkpointsJson());
+  rebuilt.restore(TrainLogRecord::fromJson(omn::train::parseLog("log.jsonl", text), "log.jsonl"), text, live.checkpoints());
   for (const RunHistory* h : {&live, &rebuilt}) {
     EXPECT_EQ(h->initialLoss(), 7.0);
     EXPECT_EQ(h->initialTrainLoss(), 6.9);
@@ -50,12 +62,16 @@ TEST(RunHistory, StepByStepEqualsRebuiltFromTheLog) {
     EXPECT_EQ(h->lastEval()->step, 6);
     EXPECT_EQ(h->logText(), text);
   }
-  EXPECT_EQ(live.thresholdsJson(), rebuilt.thresholdsJson());
-  EXPECT_EQ(live.evalsJson(), rebuilt.evalsJson());
-  EXPECT_EQ(live.checkpointsJson(), rebuilt.checkpointsJson());
+  EXPECT_EQ(json(live.thresholds()), json(rebuilt.thresholds()));
+  EXPECT_EQ(json(live.evals()), json(rebuilt.evals()));
+  EXPECT_EQ(json(live.checkpoints()), json(rebuilt.checkpoints()));
   // 6.0 first reached at step 2 (5.4), 5.0 at step 6 (4.9), 4.0 never; a null evaluation is kept as null
-  EXPECT_EQ(live.thresholdsJson(), json::parse(R"([{"threshold":6.0,"step":2},{"threshold":5.0,"step":6},{"threshold":4.0,"step":null}])"));
-  EXPECT_EQ(live.evalsJson()[2], json::parse(R"({"step":4,"heldout_loss":null})"));
+  EXPECT_EQ(json(live.thresholds()), json::parse(R"([{"threshold":6.0,"step":2},{"threshold":5.0,"step":6},{"threshold":4.0,"step":null}])"));
+  EXPECT_EQ(json(live.evals()[2]), json::parse(R"({"step":4,"heldout_loss":null})"));
+  // the log's lines as the trainer writes them: a training step's with its loss (null when not
+  // finite), step 0's evaluation without one
+  EXPECT_EQ(trainRecord(3, std::nullopt).toJson()["train_loss"], nullptr);
+  EXPECT_FALSE(evalRecord(0, 7.0).toJson().contains("train_loss"));
 }
 
 TEST(RunHistory, NothingLoggedHasNoL0) {
@@ -64,10 +80,10 @@ TEST(RunHistory, NothingLoggedHasNoL0) {
   EXPECT_TRUE(std::isinf(h.bestHeldout()));
   EXPECT_FALSE(h.logStartsAtStep0());
   EXPECT_FALSE(h.lastLoggedStep());
-  EXPECT_EQ(h.thresholdsJson(), json::array());
+  EXPECT_TRUE(h.thresholds().empty());
   // a log that does not start at step 0 (written before step-0 evaluations) has no L0 either
   RunHistory old({});
-  old.restore({trainRecord(1, 6.0), evalRecord(2, 5.0)}, "", json::array());
+  old.restore({trainRecord(1, 6.0), evalRecord(2, 5.0)}, "", {});
   EXPECT_FALSE(old.logStartsAtStep0());
   EXPECT_TRUE(std::isnan(old.initialLoss()));
 }
@@ -84,10 +100,10 @@ TEST(RunHistory, HeldoutDivergenceAfterWarmupOnly) {
 
 TEST(RunHistory, CheckpointEntryRoundTrips) {
   const CheckpointEntry e{200, "checkpoints/step-000200.pt", std::string(64, 'a'), std::string(64, 'b'), 12345, std::string(64, 'c')};
-  const json j = omn::train::toJson(e);
-  EXPECT_EQ(j, omn::train::toJson(omn::train::checkpointEntry(j)));
+  const json j = e;
+  EXPECT_EQ(j, json(j.get<CheckpointEntry>()));
   EXPECT_EQ(j["log_bytes"], 12345);
-  EXPECT_THROW(omn::train::checkpointEntry(json{{"step", 1}}), json::exception);
+  EXPECT_THROW((void)json({{"step", 1}}).get<CheckpointEntry>(), std::exception);
 }
 
 // train.json's /segments: one per process that trained the run, read back by a resume in order,
@@ -101,13 +117,15 @@ json segmentJson(std::int64_t start, std::int64_t end, double seconds, const std
   s.end = "checkpoint";
   s.seconds = seconds;
   s.openblas = openblas;
-  return omn::train::toJson(s);
+  return s;
 }
 // A running record of 100 steps (64 tokens each) with checkpoints at 0 and 40, and `segments`.
-json segmentedRecord(const json& segments) {
-  json doc = {{"steps", 100}, {"last_checkpoint_step", 40},
-              {"checkpoints", json::array({{{"step", 0}}, {{"step", 40}}})}};
-  if (!segments.is_null()) doc["segments"] = segments;
+omn::documents::TrainDocument segmentedRecord(const json& segments) {
+  omn::documents::TrainDocument doc;
+  doc.steps = 100;
+  doc.last_checkpoint_step = 40;
+  doc.checkpoints = {CheckpointEntry{0, "", "", {}, {}, {}}, CheckpointEntry{40, "", "", {}, {}, {}}};
+  if (!segments.is_null()) doc.segments = segments.get<std::vector<omn::train::RunSegment>>();
   return doc;
 }
 }  // namespace
@@ -117,9 +135,9 @@ TEST(RunSegments, ReadBackAsWrittenAndTimedTogether) {
   const json segs = {segmentJson(0, 50, 30.0, "OpenBLAS 0.3.21 Haswell"), segmentJson(40, 100, 20.0, "OpenBLAS 0.3.21 SkylakeX")};
   const auto back = omn::train::recordedSegments(segmentedRecord(segs), "train.json", 64);
   ASSERT_EQ(back.size(), 2u);
-  EXPECT_EQ(omn::train::segmentsJson(back), segs);  // nothing lost between the record and the resume
+  EXPECT_EQ(json(back), segs);  // nothing lost between the record and the resume
   EXPECT_EQ(*back[0].openblas, "OpenBLAS 0.3.21 Haswell");
-  const json t = omn::train::timingJson(back);
+  const json t = omn::train::runTiming(back);
   EXPECT_EQ(t["seconds"], 50.0);
   EXPECT_EQ(t["tokens_trained"], (50 + 60) * 64);  // steps 41-50 twice: both were spent
   EXPECT_EQ(t["tokens_per_second"], (50 + 60) * 64 / 50.0);
@@ -136,14 +154,14 @@ TEST(RunSegments, ARecordWithoutSegmentsIsOneUnrecordedSegment) {
   EXPECT_EQ(back[0].tokens, 40 * 64);
   EXPECT_FALSE(back[0].seconds);
   EXPECT_FALSE(back[0].openblas);
-  const json t = omn::train::timingJson({back[0], omn::train::recordedSegments(segmentedRecord(json::array({segmentJson(40, 100, 20.0, "x")})), "t", 64)[0]});
+  const json t = omn::train::runTiming({back[0], omn::train::recordedSegments(segmentedRecord(json::array({segmentJson(40, 100, 20.0, "x")})), "t", 64)[0]});
   EXPECT_EQ(t["seconds"], 20.0);
   EXPECT_EQ(t["tokens_trained"], 100 * 64);
   EXPECT_EQ(t["tokens_per_second"], 60 * 64 / 20.0);  // the timed segment's tokens over its time
   EXPECT_EQ(t["unrecorded_steps"], 40);
-  json none = segmentedRecord(nullptr);
-  none["checkpoints"] = json::array();
-  none["last_checkpoint_step"] = nullptr;
+  omn::documents::TrainDocument none = segmentedRecord(nullptr);
+  none.checkpoints.clear();
+  none.last_checkpoint_step.reset();
   EXPECT_TRUE(omn::train::recordedSegments(none, "train.json", 64).empty());  // nothing to continue: nothing to count
 }
 
@@ -190,11 +208,12 @@ TEST(LayerMetrics, EveryRowReachesTheLogTheStudyTheSchemaAndTheDocs) {
   e.heldout_loss = 4.5;
   e.heldout_tokens = 100;
   omn::train::LayerHealth h;
-  h.max_attention_logit = 12.5;
-  h.attention_entropy = std::nan("");
-  h.input_kurtosis = 3.25;
+  h.metrics.max_attention_logit = 12.5;
+  h.metrics.attention_entropy = std::nan("");
+  h.metrics.input_kurtosis = 3.25;
   e.layers = {h, h};
-  const json rec = omn::train::toJson(e);
+  e.layers[1].layer = 1;
+  const json rec = e;
   ASSERT_EQ(rec["layers"].size(), 2u);
   EXPECT_EQ(rec["layers"][1]["layer"], 1);
   EXPECT_FALSE(rec["layers"][0].contains("q_gain"));  // no QK-norm: no gain statistics
@@ -204,8 +223,12 @@ TEST(LayerMetrics, EveryRowReachesTheLogTheStudyTheSchemaAndTheDocs) {
   // the study's trajectory carries a per-layer series for each row, from the log as written
   omn::study::Cell cell;
   cell.id = "qk-off_lr-1.000e-03_seed-0";
-  const json train = {{"status", "finished"}, {"config", {{"sha256", "x"}}}, {"model", {{"parameters", 10}}}};
-  const std::vector<json> log = {{{"step", 0}, {"eval", rec}}, {{"step", 1}, {"train_loss", 4.0}}};
+  omn::documents::TrainDocument train;
+  train.status = "finished";
+  train.config.sha256 = "x";
+  train.model.parameters = 10;
+  const std::vector<TrainLogRecord> log =
+      TrainLogRecord::fromJson(std::vector<json>{{{"step", 0}, {"eval", rec}}, {{"step", 1}, {"train_loss", 4.0}}}, "log.jsonl");
   const json run = omn::study::runRecord(cell, train, log, "runs/x", "y");
   const std::string schema = sourceFile("docs/schema/study.schema.json");
   const std::string docs = sourceFile("docs/train.md");

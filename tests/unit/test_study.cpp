@@ -27,73 +27,88 @@ TEST(StudentT, MatchesPublishedTables) {
 }
 
 namespace {
-json run(const std::string& arm, bool qk, double lr, std::uint64_t seed, double l0, json loss, bool diverged) {
-  return {{"id", arm + std::to_string(lr) + "-" + std::to_string(seed)}, {"index", 0}, {"arm", arm}, {"qk_norm", qk},
-          {"n_layers", 2}, {"optimizer", "adamw"}, {"lr", lr}, {"seed", seed}, {"initial_loss", l0},
-          {"final_heldout_loss", loss}, {"diverged", diverged}};
+using omn::documents::StudyGrid;
+using omn::documents::StudyRun;
+
+StudyRun run(const std::string& arm, bool qk, double lr, std::uint64_t seed, double l0, std::optional<double> loss, bool diverged) {
+  StudyRun r;
+  r.id = arm + std::to_string(lr) + "-" + std::to_string(seed);
+  r.arm = arm;
+  r.qk_norm = qk;
+  r.n_layers = 2;
+  r.optimizer = "adamw";
+  r.lr = lr;
+  r.seed = seed;
+  r.initial_loss = l0;
+  r.final_heldout_loss = loss;
+  r.diverged = diverged;
+  return r;
+}
+StudyGrid grid(std::vector<std::string> arms, std::vector<double> lrs, std::vector<std::uint64_t> seeds) {
+  const auto cells = static_cast<std::int64_t>(arms.size() * lrs.size() * seeds.size());
+  return {std::move(arms), std::move(lrs), std::move(seeds), cells};
 }
 }  // namespace
 
 TEST(StudyAnalysis, WortsmanSensitivityLargestStableAndPairedDifferences) {
-  const json grid = {{"arms", {"qk-on", "qk-off"}}, {"lrs", {0.001, 0.01, 0.1}}, {"seeds", {0, 1}}, {"cells", 12}};
-  std::vector<json> runs = {
+  const StudyGrid g = grid({"qk-on", "qk-off"}, {0.001, 0.01, 0.1}, {0, 1});
+  std::vector<StudyRun> runs = {
       run("qk-on", true, 0.001, 0, 8, 5.0, false), run("qk-on", true, 0.001, 1, 8, 5.2, false),
       run("qk-on", true, 0.01, 0, 8, 4.0, false),  run("qk-on", true, 0.01, 1, 8, 4.4, false),
       run("qk-on", true, 0.1, 0, 8, 9.0, false),   run("qk-on", true, 0.1, 1, 8, 4.6, false),  // 9 > L0: capped, unstable
       run("qk-off", false, 0.001, 0, 8, 5.1, false), run("qk-off", false, 0.001, 1, 8, 5.1, false),
       run("qk-off", false, 0.01, 0, 8, 4.5, false),  run("qk-off", false, 0.01, 1, 8, 4.7, false),
-      run("qk-off", false, 0.1, 0, 8, nullptr, true), run("qk-off", false, 0.1, 1, 8, 50.0, true),
+      run("qk-off", false, 0.1, 0, 8, std::nullopt, true), run("qk-off", false, 0.1, 1, 8, 50.0, true),
   };
-  const json arms = omn::study::analyseArms(runs, grid, 0.95);
+  const auto arms = omn::study::analyseArms(runs, g, 0.95);
   ASSERT_EQ(arms.size(), 2u);
   // qk-on: capped means 5.1, 4.2, (8 + 4.6)/2 = 6.3 → mean 5.2, min 4.2 → 1.0
-  EXPECT_NEAR(arms[0]["lr_sensitivity"].get<double>(), 1.0, 1e-12);
-  EXPECT_EQ(arms[0]["largest_stable_lr"].get<double>(), 0.01);  // one seed at 0.1 ended above L0
-  EXPECT_EQ(arms[0]["best_lr"].get<double>(), 0.01);
-  EXPECT_NEAR(arms[0]["best_loss"].get<double>(), 4.2, 1e-12);
+  EXPECT_NEAR(arms[0].lr_sensitivity.value(), 1.0, 1e-12);
+  EXPECT_EQ(arms[0].largest_stable_lr, 0.01);  // one seed at 0.1 ended above L0
+  EXPECT_EQ(arms[0].best_lr, 0.01);
+  EXPECT_NEAR(arms[0].best_loss.value(), 4.2, 1e-12);
   // qk-off: 5.1, 4.6, 8 (diverged counts as L0) → mean 5.9, min 4.6 → 1.3
-  EXPECT_NEAR(arms[1]["lr_sensitivity"].get<double>(), 1.3, 1e-12);
-  EXPECT_EQ(arms[1]["diverged"].get<int>(), 2);
-  EXPECT_EQ(arms[1]["largest_stable_lr"].get<double>(), 0.01);
-  const json cmp = omn::study::compareArms(runs, arms, 0.95);
+  EXPECT_NEAR(arms[1].lr_sensitivity.value(), 1.3, 1e-12);
+  EXPECT_EQ(arms[1].diverged, 2);
+  EXPECT_EQ(arms[1].largest_stable_lr, 0.01);
+  const auto cmp = omn::study::compareArms(runs, arms, 0.95);
   ASSERT_EQ(cmp.size(), 1u);
-  const json& d = cmp[0]["per_lr"][1]["difference"];  // lr 0.01: on − off = −0.5, −0.3
-  EXPECT_NEAR(d["mean"].get<double>(), -0.4, 1e-12);
+  const omn::documents::SeriesSummary& d = cmp[0].per_lr[1].difference;  // lr 0.01: on − off = −0.5, −0.3
+  EXPECT_NEAR(d.mean.value(), -0.4, 1e-12);
   const double half = 12.706204736174698 * std::sqrt(0.02) / std::sqrt(2.0);  // t(0.975, 1) · sd / √n
-  EXPECT_NEAR(d["ci_high"].get<double>(), -0.4 + half, 1e-6);
-  EXPECT_EQ(cmp[0]["per_lr"][2]["difference"]["n"].get<int>(), 0);  // both off runs diverged: no pair
-  EXPECT_EQ(cmp[0]["per_lr"][2]["diverged"]["off"].get<int>(), 2);
+  EXPECT_NEAR(d.ci_high.value(), -0.4 + half, 1e-6);
+  EXPECT_EQ(cmp[0].per_lr[2].difference.n, 0);  // both off runs diverged: no pair
+  EXPECT_EQ(cmp[0].per_lr[2].diverged.off, 2);
 }
 
 TEST(StudyAnalysis, NoSensitivityWithoutAGridOrWithoutTraining) {
   // every run diverged: capped losses all equal L0, and mean − min = 0 would read "insensitive"
-  const json grid = {{"arms", {"qk-off"}}, {"lrs", {0.1, 1.0}}, {"seeds", {0}}, {"cells", 2}};
-  std::vector<json> runs = {run("qk-off", false, 0.1, 0, 8, nullptr, true), run("qk-off", false, 1.0, 0, 8, 40.0, true)};
-  json arms = omn::study::analyseArms(runs, grid, 0.95);
-  EXPECT_TRUE(arms[0]["lr_sensitivity"].is_null());
-  EXPECT_NE(arms[0]["lr_sensitivity_note"].get<std::string>().find("below the loss at initialisation"), std::string::npos);
-  EXPECT_TRUE(arms[0]["largest_stable_lr"].is_null());
-  EXPECT_TRUE(arms[0]["lr_sensitivity_by_seed"][0]["lr_sensitivity"].is_null());
+  std::vector<StudyRun> runs = {run("qk-off", false, 0.1, 0, 8, std::nullopt, true), run("qk-off", false, 1.0, 0, 8, 40.0, true)};
+  auto arms = omn::study::analyseArms(runs, grid({"qk-off"}, {0.1, 1.0}, {0}), 0.95);
+  EXPECT_FALSE(arms[0].lr_sensitivity);
+  EXPECT_NE(arms[0].lr_sensitivity_note.value().find("below the loss at initialisation"), std::string::npos);
+  EXPECT_FALSE(arms[0].largest_stable_lr);
+  EXPECT_FALSE(arms[0].lr_sensitivity_by_seed[0].lr_sensitivity);
   // one learning rate: nothing to be sensitive to
-  const json one = {{"arms", {"qk-on"}}, {"lrs", {0.01}}, {"seeds", {0}}, {"cells", 1}};
-  arms = omn::study::analyseArms({run("qk-on", true, 0.01, 0, 8, 4.0, false)}, one, 0.95);
-  EXPECT_TRUE(arms[0]["lr_sensitivity"].is_null());
-  EXPECT_EQ(arms[0]["largest_stable_lr"].get<double>(), 0.01);
+  arms = omn::study::analyseArms({run("qk-on", true, 0.01, 0, 8, 4.0, false)}, grid({"qk-on"}, {0.01}, {0}), 0.95);
+  EXPECT_FALSE(arms[0].lr_sensitivity);
+  EXPECT_EQ(arms[0].largest_stable_lr, 0.01);
   // a missing cell: incomplete, no sensitivity
-  arms = omn::study::analyseArms({run("qk-on", true, 0.001, 0, 8, 5.0, false)}, json{{"arms", {"qk-on"}}, {"lrs", {0.001, 0.01}}, {"seeds", {0}}, {"cells", 2}}, 0.95);
-  EXPECT_FALSE(arms[0]["complete"].get<bool>());
-  EXPECT_TRUE(arms[0]["lr_sensitivity"].is_null());
+  arms = omn::study::analyseArms({run("qk-on", true, 0.001, 0, 8, 5.0, false)}, grid({"qk-on"}, {0.001, 0.01}, {0}), 0.95);
+  EXPECT_FALSE(arms[0].complete);
+  EXPECT_FALSE(arms[0].lr_sensitivity);
+  // the note is always recorded, null when the sensitivity was measured
+  EXPECT_TRUE(json(arms[0]).contains("lr_sensitivity_note"));
 }
 
 TEST(StudyAnalysis, EachRunIsCappedBeforeTheSeedsAreAveraged) {
   // seeds ending at 4 and 12 with L0 = 8: the learning rate's value is (4 + 8) / 2 = 6
-  const json grid = {{"arms", {"qk-on"}}, {"lrs", {0.01, 0.1}}, {"seeds", {0, 1}}, {"cells", 4}};
-  std::vector<json> runs = {run("qk-on", true, 0.01, 0, 8, 5.0, false), run("qk-on", true, 0.01, 1, 8, 5.0, false),
-                            run("qk-on", true, 0.1, 0, 8, 4.0, false), run("qk-on", true, 0.1, 1, 8, 12.0, false)};
-  const json arms = omn::study::analyseArms(runs, grid, 0.95);
-  EXPECT_NEAR(arms[0]["per_lr"][1]["capped_mean"].get<double>(), 6.0, 1e-12);
-  EXPECT_NEAR(arms[0]["lr_sensitivity"].get<double>(), (5.0 + 6.0) / 2 - 5.0, 1e-12);
-  EXPECT_EQ(arms[0]["largest_stable_lr"].get<double>(), 0.01);  // seed 1 at 0.1 ended above L0
+  std::vector<StudyRun> runs = {run("qk-on", true, 0.01, 0, 8, 5.0, false), run("qk-on", true, 0.01, 1, 8, 5.0, false),
+                                run("qk-on", true, 0.1, 0, 8, 4.0, false), run("qk-on", true, 0.1, 1, 8, 12.0, false)};
+  const auto arms = omn::study::analyseArms(runs, grid({"qk-on"}, {0.01, 0.1}, {0, 1}), 0.95);
+  EXPECT_NEAR(arms[0].per_lr[1].capped_mean.value(), 6.0, 1e-12);
+  EXPECT_NEAR(arms[0].lr_sensitivity.value(), (5.0 + 6.0) / 2 - 5.0, 1e-12);
+  EXPECT_EQ(arms[0].largest_stable_lr, 0.01);  // seed 1 at 0.1 ended above L0
 }
 
 TEST(Journal, ChecksumTornTailAndLock) {

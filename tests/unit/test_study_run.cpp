@@ -16,6 +16,8 @@
 #include <iterator>
 
 #include "../support/token_files.h"
+#include "omn/documents/study_document.h"
+#include "omn/documents/train_document.h"
 #include "omn/errors.h"
 #include "omn/io/sha256.h"
 #include "omn/output/json_file.h"
@@ -23,6 +25,8 @@
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using omn::documents::StudyDocument;
+using omn::documents::StudyRun;
 
 namespace {
 
@@ -40,7 +44,8 @@ std::size_t studyJournalLines(const std::string& path) {
 
 // A run's record without what differs between two trainings of the same cell: its wall time, its
 // directory and its train.json's digest (train.json holds timestamps)
-json runNumbers(json run) {
+json runNumbers(const StudyRun& r) {
+  json run = r;
   for (const char* k : {"seconds", "dir", "train_json_sha256"}) run.erase(k);
   return run;
 }
@@ -71,7 +76,7 @@ class StudyRunTest : public ::testing::Test {
                        {"steps", 4}, {"batch_size", 4}, {"seq_len", 16}, {"seed", 3}, {"log_every", 1},
                        {"eval", {{"every", 2}, {"rows", 4}}}, {"checkpoint_every", 2}, {"loss_thresholds", {4.0}}};
     std::ofstream(*root_ / "base.json") << base.dump(2);
-    whole_ = new json(runIn("whole", {}));
+    whole_ = new StudyDocument(runIn("whole", {}));
   }
   static void TearDownTestSuite() {
     delete whole_;
@@ -90,74 +95,89 @@ class StudyRunTest : public ::testing::Test {
     std::ofstream(p) << m.dump(1);
     return p.string();
   }
-  static json runIn(const std::string& name, omn::study::StudyOptions o) {
+  static StudyDocument runIn(const std::string& name, omn::study::StudyOptions o) {
     o.threads = 1;
     return omn::study::runStudy(omn::study::loadStudyManifest(manifestIn(name)), o);
   }
 
   static fs::path* root_;
-  static json* whole_;
+  static StudyDocument* whole_;
 };
 fs::path* StudyRunTest::root_ = nullptr;
-json* StudyRunTest::whole_ = nullptr;
+StudyDocument* StudyRunTest::whole_ = nullptr;
 
 }  // namespace
 
 TEST_F(StudyRunTest, CellsRunsArmsAndTheBestLearningRate) {
-  const json& doc = *whole_;
+  const StudyDocument& doc = *whole_;
   const fs::path dir = *root_ / "whole";
-  EXPECT_EQ(doc["schema"], "omn-audit/study@1");
   EXPECT_TRUE(fs::exists(dir / "study.json"));
+  EXPECT_EQ(omn::output::readJsonFile((dir / "study.json").string(), "study"), doc.toJson()) << "the document written is not the one returned";
   EXPECT_FALSE(fs::exists(dir / "study.json.journal")) << "the journal outlived the document";
-  EXPECT_EQ(doc["grid"], json::parse(R"({"arms": ["qk-on"], "lrs": [0.003, 0.03], "seeds": [7], "cells": 2})"));
-  ASSERT_EQ(doc["runs"].size(), 2u);
+  EXPECT_EQ(json(doc.grid), json::parse(R"({"arms": ["qk-on"], "lrs": [0.003, 0.03], "seeds": [7], "cells": 2})"));
+  EXPECT_FALSE(doc.shard);
+  ASSERT_EQ(doc.runs.size(), 2u);
   const std::vector<double> lrs = {0.003, 0.03};
   std::vector<double> capped;
   double best_lr = NAN, best_loss = NAN;
   for (std::size_t i = 0; i < 2; ++i) {
-    const json& r = doc["runs"][i];
-    EXPECT_EQ(r["index"], i);
-    EXPECT_EQ(r["arm"], "qk-on");
-    EXPECT_EQ(r["lr"], lrs[i]);
-    EXPECT_EQ(r["seed"], 7);
-    EXPECT_EQ(r["qk_norm"], true);
-    // the run's own files: its train.json (whose digest the record holds) and its config
-    const fs::path run_dir = dir / r["dir"].get<std::string>();
-    const json train = omn::output::readJsonFile((run_dir / "train.json").string(), "record");
-    EXPECT_EQ(r["train_json_sha256"], omn::io::sha256File((run_dir / "train.json").string()));
-    EXPECT_EQ(train["config"]["values"]["optimizer"]["lr"], lrs[i]);
-    EXPECT_EQ(train["config"]["values"]["seed"], 7);
-    for (const char* k : {"status", "initial_loss", "final_heldout_loss", "best_heldout_loss", "final_train_loss", "steps_done"})
-      EXPECT_EQ(r[k], train[k]) << r["id"] << " " << k;
-    EXPECT_EQ(r["status"], "finished");
-    EXPECT_EQ(r["steps_done"], 4);
-    EXPECT_TRUE(fs::exists(dir / "runs" / (r["id"].get<std::string>() + ".config.json")));
+    const StudyRun& r = doc.runs[i];
+    EXPECT_EQ(r.index, static_cast<std::int64_t>(i));
+    EXPECT_EQ(r.arm, "qk-on");
+    EXPECT_EQ(r.lr, lrs[i]);
+    EXPECT_EQ(r.seed, 7u);
+    EXPECT_TRUE(r.qk_norm);
+    // the run's own files: its train.json (whose digest the record holds) and its config; the run's
+    // outcome is its train.json's, member for member
+    const fs::path run_dir = dir / r.dir;
+    const json train_json = omn::output::readJsonFile((run_dir / "train.json").string(), "record");
+    const auto train = omn::documents::TrainDocument::fromJson(train_json, "train.json");
+    EXPECT_EQ(r.train_json_sha256, omn::io::sha256File((run_dir / "train.json").string()));
+    EXPECT_EQ(train.config.values["optimizer"]["lr"], lrs[i]);
+    EXPECT_EQ(train.config.values["seed"], 7);
+    EXPECT_EQ(json(static_cast<const omn::documents::RunOutcome&>(r)), json(static_cast<const omn::documents::RunOutcome&>(train))) << r.id;
+    EXPECT_EQ(r.seconds, train.timing->seconds);
+    ASSERT_TRUE(train.final_checkpoint);
+    EXPECT_EQ(r.final_checkpoint_sha256, train.final_checkpoint->sha256);
+    EXPECT_EQ(r.status, "finished");
+    EXPECT_EQ(r.steps_done, 4);
+    EXPECT_TRUE(fs::exists(dir / "runs" / (r.id + ".config.json")));
+    // the trajectory: every logged step's loss, every evaluation (steps 0, 2, 4) with a value per layer
+    EXPECT_EQ(r.trajectory.train.step, (std::vector<std::int64_t>{1, 2, 3, 4}));
+    EXPECT_EQ(r.trajectory.eval.step, (std::vector<std::int64_t>{0, 2, 4}));
+    for (const auto& row : omn::documents::kLayerMetrics) {
+      ASSERT_EQ(r.trajectory.eval.metric(row).has_value(), row.trained) << row.key;
+      if (row.trained) {
+        EXPECT_EQ(r.trajectory.eval.metric(row)->at(0).size(), 2u) << row.key;
+      }
+    }
     // Wortsman et al.'s capped loss, and the best LR among the stable runs (below L0, not diverged)
-    const double l0 = r["initial_loss"].get<double>(), loss = r["final_heldout_loss"].get<double>();
+    const double l0 = *r.initial_loss, loss = *r.final_heldout_loss;
     capped.push_back(std::min(loss, l0));
-    if (!r["diverged"].get<bool>() && loss < l0 && (std::isnan(best_loss) || loss < best_loss)) {
+    if (!r.diverged && loss < l0 && (std::isnan(best_loss) || loss < best_loss)) {
       best_loss = loss;
       best_lr = lrs[i];
     }
   }
   EXPECT_FALSE(std::isnan(best_lr)) << "neither learning rate trained below L0 in 4 steps";
-  ASSERT_EQ(doc["arms"].size(), 1u);
-  const json& arm = doc["arms"][0];
-  EXPECT_EQ(arm["arm"], "qk-on");
-  EXPECT_EQ(arm["runs"], 2);
-  EXPECT_EQ(arm["diverged"], 0);
-  EXPECT_TRUE(arm["complete"].get<bool>());
-  EXPECT_EQ(arm["best_lr"], best_lr);
-  EXPECT_EQ(arm["best_loss"], best_loss);
-  ASSERT_EQ(arm["per_lr"].size(), 2u);
+  ASSERT_EQ(doc.arms.size(), 1u);
+  const omn::documents::StudyArm& arm = doc.arms[0];
+  EXPECT_EQ(arm.arm, "qk-on");
+  EXPECT_EQ(arm.runs, 2);
+  EXPECT_EQ(arm.diverged, 0);
+  EXPECT_TRUE(arm.complete);
+  EXPECT_EQ(arm.best_lr, best_lr);
+  EXPECT_EQ(arm.best_loss, best_loss);
+  ASSERT_EQ(arm.per_lr.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {
-    EXPECT_EQ(arm["per_lr"][i]["lr"], lrs[i]);
-    EXPECT_EQ(arm["per_lr"][i]["runs"], json::array({doc["runs"][i]["id"]}));
+    EXPECT_EQ(arm.per_lr[i].lr, lrs[i]);
+    EXPECT_EQ(arm.per_lr[i].runs, std::vector<std::string>{doc.runs[i].id});
   }
   // mean over the grid of the capped losses minus their minimum (one seed: no averaging)
   const double sensitivity = (capped[0] + capped[1]) / 2 - std::min(capped[0], capped[1]);
-  EXPECT_DOUBLE_EQ(arm["lr_sensitivity"].get<double>(), sensitivity);
-  EXPECT_TRUE(doc["comparison"].empty());  // one arm: nothing to pair
+  ASSERT_TRUE(arm.lr_sensitivity);
+  EXPECT_DOUBLE_EQ(*arm.lr_sensitivity, sensitivity);
+  EXPECT_TRUE(doc.comparison.empty());  // one arm: nothing to pair
 }
 
 TEST_F(StudyRunTest, AResumedStudyReusesItsFinishedRuns) {
@@ -169,7 +189,7 @@ TEST_F(StudyRunTest, AResumedStudyReusesItsFinishedRuns) {
   EXPECT_THROW(runIn("stopped", stop), omn::Interrupted);
   EXPECT_EQ(studyJournalLines(journal), 2u);  // the header and the first run
   EXPECT_FALSE(fs::exists(*root_ / "stopped" / "study.json"));
-  const fs::path first = *root_ / "stopped" / "runs" / (*whole_)["runs"][0]["id"].get<std::string>();
+  const fs::path first = *root_ / "stopped" / "runs" / whole_->runs[0].id;
   const std::string first_train = studyFileBytes(first / "train.json"), first_log = studyFileBytes(first / "log.jsonl");
   const auto first_time = fs::last_write_time(first / "train.json");
 
@@ -178,7 +198,7 @@ TEST_F(StudyRunTest, AResumedStudyReusesItsFinishedRuns) {
   resume.resume = true;
   int resumed_asks = 0;
   resume.stop = [&] { return ++resumed_asks < 0; };
-  const json doc = runIn("stopped", resume);
+  const StudyDocument doc = runIn("stopped", resume);
   EXPECT_EQ(resumed_asks, 2) << "the resumed study trained other steps than the second run's last two";
   EXPECT_EQ(studyFileBytes(first / "train.json"), first_train);
   EXPECT_EQ(studyFileBytes(first / "log.jsonl"), first_log);
@@ -186,8 +206,8 @@ TEST_F(StudyRunTest, AResumedStudyReusesItsFinishedRuns) {
   EXPECT_FALSE(fs::exists(journal));
 
   // the document the uninterrupted study wrote: every run's numbers (final weights bitwise), the arm
-  ASSERT_EQ(doc["runs"].size(), 2u);
-  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(runNumbers(doc["runs"][i]), runNumbers((*whole_)["runs"][i])) << i;
-  EXPECT_EQ(doc["arms"], (*whole_)["arms"]);
-  EXPECT_EQ(doc["grid"], (*whole_)["grid"]);
+  ASSERT_EQ(doc.runs.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(runNumbers(doc.runs[i]), runNumbers(whole_->runs[i])) << i;
+  EXPECT_EQ(json(doc.arms), json(whole_->arms));
+  EXPECT_EQ(json(doc.grid), json(whole_->grid));
 }

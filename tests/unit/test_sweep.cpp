@@ -12,12 +12,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "omn/documents/intervention_document.h"
 #include "omn/errors.h"
 #include "omn/intervene/sweep.h"
 #include "../support/tiny_model.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using omn::documents::InterventionDocument;
+using omn::documents::SweepCondition;
 using omn::intervene::SweepOptions;
 
 namespace {
@@ -60,7 +63,8 @@ void dropSeconds(json& j) {
     for (auto& v : j) dropSeconds(v);
   }
 }
-json sweepNumbers(json doc) {
+json sweepNumbers(const InterventionDocument& d) {
+  json doc = d.toJson();
   doc.erase("provenance");
   dropSeconds(doc);
   return doc;
@@ -80,12 +84,14 @@ std::string handMadeGainDigest() {
 class SweepTest : public ::testing::Test {
  protected:
   // Runs the manifest's sweep into `out` (in the files' directory) as `intervene` does: the session
-  // opened outside inference mode, the sweep inside it.
-  json sweep(const omn::intervene::Manifest& m, const std::string& out, SweepOptions o = {}) {
+  // opened outside inference mode, the sweep inside it. The document it returns is the one it wrote.
+  InterventionDocument sweep(const omn::intervene::Manifest& m, const std::string& out, SweepOptions o = {}) {
     o.output_json = files_.dir.path() + "/" + out;
     auto s = omn::eval::openSession(m.session);
     c10::InferenceMode inference;
-    json doc = omn::intervene::runSweep(m, *s, o);
+    InterventionDocument doc = omn::intervene::runSweep(m, *s, o);
+    std::ifstream written(o.output_json);
+    EXPECT_EQ(json::parse(written), doc.toJson()) << "the document written is not the one returned";
     // the model's own gains are the hand-made ones after the sweep: nothing wrote them
     const auto gains = omn::test::tinyGains();
     for (int l = 0; l < omn::test::kTinyLayers; ++l) {
@@ -127,73 +133,77 @@ TEST_F(SweepTest, ControlFirstAndLastAndEachConditionsRecord) {
   // resumed: only the closing control runs, and it must reproduce the opening one bitwise
   SweepOptions resume;
   resume.resume = true;
-  const json doc = sweep(m, "order.json", resume);
+  const InterventionDocument doc = sweep(m, "order.json", resume);
   EXPECT_FALSE(fs::exists(files_.dir.path() + "/order.json.journal")) << "the journal outlived the document";
-  EXPECT_EQ(doc["schema"], "omn-audit/intervention@1");
+  EXPECT_EQ(doc.toJson()["schema"], "omn-audit/intervention@1");
   const std::string original = handMadeGainDigest();
-  EXPECT_EQ(doc["gains"]["working_sha256"], original);
-  EXPECT_EQ(doc["gains"]["checkpoint_sha256"], original);  // stored fp32, worked in fp32: the same bytes
-  EXPECT_EQ(doc["control"]["open"]["gain_sha256"], original);
-  EXPECT_EQ(doc["control"]["close"]["gain_sha256"], original);
-  EXPECT_TRUE(doc["control"]["reproduced_bitwise"].get<bool>());
-  EXPECT_EQ(doc["control"]["max_abs_nll_difference"], 0.0);
-  EXPECT_EQ(doc["control"]["open"]["result"]["sequences"]["tokens"].size(), 8u);
+  EXPECT_EQ(doc.gains.working_sha256, original);
+  EXPECT_EQ(doc.gains.checkpoint_sha256, original);  // stored fp32, worked in fp32: the same bytes
+  EXPECT_EQ(doc.control.open.gain_sha256, original);
+  EXPECT_EQ(doc.control.close.gain_sha256, original);
+  EXPECT_TRUE(doc.control.reproduced_bitwise);
+  EXPECT_EQ(doc.control.max_abs_nll_difference, 0.0);
+  EXPECT_EQ(doc.control.open.result.sequences.tokens.size(), 8u);
 
   const std::vector<std::string> all = {tensorNameOf(0, true), tensorNameOf(0, false), tensorNameOf(1, true), tensorNameOf(1, false)};
   const std::vector<std::vector<std::string>> touched = {
       {tensorNameOf(0, true), tensorNameOf(1, true)}, all, {tensorNameOf(1, false)}, all, all};
   const std::vector<std::string> pointers = {"/conditions/0", "/conditions/0", "/conditions/1", "/conditions/2", "/conditions/3"};
-  const json& conds = doc["conditions"];
+  const std::vector<std::string> ops = {"constant", "constant", "scale", "swap_qk", "compensate"};
+  const std::vector<SweepCondition>& conds = doc.conditions;
   ASSERT_EQ(conds.size(), 5u);
   for (std::size_t i = 0; i < conds.size(); ++i) {
-    const json& c = conds[i];
-    EXPECT_EQ(c["id"], "c" + std::to_string(i));
-    EXPECT_EQ(c["label"], m.conditions[i].label);
-    EXPECT_EQ(c["manifest_pointer"], pointers[i]);
-    EXPECT_EQ(c["touched"].get<std::vector<std::string>>(), touched[i]) << c["label"];
-    EXPECT_EQ(c["applied"]["vectors"].size(), touched[i].size()) << c["label"];
-    EXPECT_NE(c["applied"]["sha256"], original) << c["label"] << ": the pass ran with the original gains";
-    EXPECT_EQ(c["restore"]["sha256"], original) << c["label"];
-    EXPECT_EQ(c["restore"]["expected"], original) << c["label"];
-    EXPECT_TRUE(c["restore"]["ok"].get<bool>()) << c["label"];
-    EXPECT_EQ(c["start_layer"], 0);
-    EXPECT_EQ(c["result"]["sequences"]["tokens"], doc["control"]["open"]["result"]["sequences"]["tokens"]);
+    const SweepCondition& c = conds[i];
+    EXPECT_EQ(c.id, "c" + std::to_string(i));
+    EXPECT_EQ(c.label, m.conditions[i].label);
+    EXPECT_EQ(c.op.name, ops[i]) << c.label;
+    EXPECT_EQ(c.op.recorded, m.conditions[i].describe()) << c.label;
+    EXPECT_EQ(c.manifest_pointer, pointers[i]);
+    EXPECT_EQ(c.touched, touched[i]) << c.label;
+    EXPECT_EQ(c.applied.vectors.size(), touched[i].size()) << c.label;
+    EXPECT_NE(c.applied.sha256, original) << c.label << ": the pass ran with the original gains";
+    EXPECT_EQ(c.restore.sha256, original) << c.label;
+    EXPECT_EQ(c.restore.expected, original) << c.label;
+    EXPECT_TRUE(c.restore.ok) << c.label;
+    EXPECT_EQ(c.start_layer, 0);
+    EXPECT_EQ(c.result.sequences.tokens, doc.control.open.result.sequences.tokens);
+    EXPECT_FALSE(c.divergence) << c.label << ": no --kl, no divergence";
+    EXPECT_FALSE(c.mechanism) << c.label << ": no --mechanism, no table";
   }
   // every logit q·k unchanged and the gains exact (×2, ÷2 in fp32): compensate is the control bitwise;
   // the others change the NLLs
-  EXPECT_EQ(conds[4]["result"]["sequences"], doc["control"]["open"]["result"]["sequences"]);
-  EXPECT_EQ(conds[4]["vs_control"]["delta_nll_per_token"]["estimate"], 0.0);
-  for (std::size_t i = 0; i < 4; ++i)
-    EXPECT_NE(conds[i]["result"]["nll_sum"], doc["control"]["open"]["result"]["nll_sum"]) << conds[i]["label"];
+  EXPECT_EQ(conds[4].result.sequences.nll_sum, doc.control.open.result.sequences.nll_sum);
+  EXPECT_EQ(conds[4].vs_control.delta_nll_per_token.estimate, 0.0);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_NE(conds[i].result.nll_sum, doc.control.open.result.nll_sum) << conds[i].label;
 }
 
 // An interrupted sweep continued with --resume writes the document an uninterrupted one writes,
 // every number equal, whether it stopped inside a condition or inside the closing control.
 TEST_F(SweepTest, AResumedSweepEqualsAnUninterruptedOne) {
   const auto m = files_.manifest(json::parse(kSweepConditions));
-  const json whole = sweep(m, "whole.json");
-  EXPECT_EQ(whole["conditions"].size(), 5u);
+  const InterventionDocument whole = sweep(m, "whole.json");
+  EXPECT_EQ(whole.conditions.size(), 5u);
 
   sweepStoppedAt(m, "mid.json", 4);  // header, control, c0, c1: stopped inside c2
   const std::vector<json> journaled = journalRecords(files_.dir.path() + "/mid.json.journal");
   SweepOptions resume;
   resume.resume = true;
-  const json mid = sweep(m, "mid.json", resume);
+  const InterventionDocument mid = sweep(m, "mid.json", resume);
   EXPECT_EQ(sweepNumbers(mid), sweepNumbers(whole));
   // the journaled passes were reused, not run again: their durations are the journal's
-  EXPECT_EQ(mid["control"]["open"]["seconds"], journaled[1]["seconds"]);
-  EXPECT_EQ(mid["conditions"][0]["seconds"], journaled[2]["seconds"]);
-  EXPECT_EQ(mid["conditions"][1]["seconds"], journaled[3]["seconds"]);
+  EXPECT_EQ(mid.control.open.seconds, journaled[1]["seconds"].get<double>());
+  EXPECT_EQ(mid.conditions[0].seconds, journaled[2]["seconds"].get<double>());
+  EXPECT_EQ(mid.conditions[1].seconds, journaled[3]["seconds"].get<double>());
 
   // a resume without the flag is refused, naming the journal; nothing is overwritten
   sweepStoppedAt(m, "late.json", 7);
   EXPECT_THROW(sweep(m, "late.json"), omn::UsageError);
   EXPECT_EQ(journalLines(files_.dir.path() + "/late.json.journal"), 7u);
-  const json late = sweep(m, "late.json", resume);
+  const InterventionDocument late = sweep(m, "late.json", resume);
   EXPECT_EQ(sweepNumbers(late), sweepNumbers(whole));
   // the raw per-sequence sums themselves, bit for bit
   for (std::size_t i = 0; i < 5; ++i)
-    EXPECT_EQ(late["conditions"][i]["result"]["sequences"]["nll_sum"], whole["conditions"][i]["result"]["sequences"]["nll_sum"]);
+    EXPECT_EQ(late.conditions[i].result.sequences.nll_sum, whole.conditions[i].result.sequences.nll_sum);
 }
 
 // Conditions that touch layer 1 only start from the activation cache at layer 1, with --mechanism
@@ -202,42 +212,49 @@ TEST_F(SweepTest, AResumedSweepEqualsAnUninterruptedOne) {
 TEST_F(SweepTest, CacheMechanismAndKlLeaveTheNllsOfAPlainSweep) {
   const auto m = files_.manifest(json::parse(kLayerOneConditions));
   ASSERT_EQ(m.conditions.size(), 3u);
-  const json plain = sweep(m, "plain.json");
+  const InterventionDocument plain = sweep(m, "plain.json");
   SweepOptions o;
   o.cache_activations = true;
   o.mechanism = true;
   o.kl = true;
-  const json full = sweep(m, "full.json", o);
-  EXPECT_TRUE(full["cache"]["enabled"].get<bool>());
-  EXPECT_EQ(full["cache"]["layer"], 1);
-  EXPECT_EQ(full["control"]["open"]["result"]["sequences"], plain["control"]["open"]["result"]["sequences"]);
-  EXPECT_EQ(full["control"]["close"]["result"]["sequences"], plain["control"]["close"]["result"]["sequences"]);
-  const json& ctl_mech = full["control"]["open"]["mechanism"];
+  const InterventionDocument full = sweep(m, "full.json", o);
+  EXPECT_TRUE(full.cache.enabled);
+  EXPECT_EQ(full.cache.layer, 1);
+  EXPECT_TRUE(full.mechanism);
+  EXPECT_EQ(full.kl, true);
+  EXPECT_EQ(full.control.open.result.sequences.nll_sum, plain.control.open.result.sequences.nll_sum);
+  EXPECT_EQ(full.control.close.result.sequences.nll_sum, plain.control.close.result.sequences.nll_sum);
+  ASSERT_TRUE(full.control.open.mechanism);
+  const std::vector<omn::documents::MechanismLayer>& ctl_mech = *full.control.open.mechanism;
   ASSERT_EQ(ctl_mech.size(), 2u);
+  auto metricsOf = [](const omn::documents::MechanismLayer& l) { json j; omn::documents::writeLayerMetrics(j, l.metrics); return j; };
   for (std::size_t i = 0; i < 3; ++i) {
-    const json& c = full["conditions"][i];
-    EXPECT_EQ(c["start_layer"], 1) << c["label"];
-    EXPECT_EQ(c["result"]["sequences"], plain["conditions"][i]["result"]["sequences"]) << c["label"];
-    EXPECT_EQ(c["vs_control"]["ppl_ratio"], plain["conditions"][i]["vs_control"]["ppl_ratio"]) << c["label"];
-    ASSERT_EQ(c["mechanism"].size(), 2u);
-    EXPECT_EQ(c["mechanism"][0], ctl_mech[0]) << c["label"] << ": layer 0 was not run, it is the control's";
-    EXPECT_NE(c["mechanism"][1], ctl_mech[1]) << c["label"];
-    ASSERT_TRUE(c["vs_control"]["divergence"].is_object()) << c["label"];
-    EXPECT_GT(c["vs_control"]["divergence"]["kl_per_token"].get<double>(), 0.0) << c["label"];
+    const SweepCondition& c = full.conditions[i];
+    EXPECT_EQ(c.start_layer, 1) << c.label;
+    EXPECT_EQ(c.result.sequences.nll_sum, plain.conditions[i].result.sequences.nll_sum) << c.label;
+    const omn::documents::Interval &ratio = c.vs_control.ppl_ratio, &plain_ratio = plain.conditions[i].vs_control.ppl_ratio;
+    EXPECT_TRUE(ratio.estimate == plain_ratio.estimate && ratio.low == plain_ratio.low && ratio.high == plain_ratio.high) << c.label;
+    ASSERT_TRUE(c.mechanism);
+    ASSERT_EQ(c.mechanism->size(), 2u);
+    EXPECT_EQ(metricsOf((*c.mechanism)[0]), metricsOf(ctl_mech[0])) << c.label << ": layer 0 was not run, it is the control's";
+    EXPECT_NE(metricsOf((*c.mechanism)[1]), metricsOf(ctl_mech[1])) << c.label;
+    ASSERT_TRUE(c.divergence) << c.label << ": --kl keeps the raw sums";
+    ASSERT_TRUE(c.vs_control.divergence) << c.label;
+    EXPECT_GT(c.vs_control.divergence->kl_per_token.value_or(0), 0.0) << c.label;
   }
-  const json& close = full["control"]["close"]["divergence"];
-  ASSERT_TRUE(close.is_object());
-  const json tokens = full["control"]["close"]["result"]["sequences"]["tokens"];
+  ASSERT_TRUE(full.control.close.divergence);
+  const omn::documents::DivergenceSums& close = *full.control.close.divergence;
+  const std::vector<std::int64_t>& tokens = full.control.close.result.sequences.tokens;
   for (std::size_t r = 0; r < tokens.size(); ++r) {
-    EXPECT_EQ(close["kl_sum"][r], 0.0) << "row " << r;
-    EXPECT_EQ(close["top1_agree"][r], tokens[r]) << "row " << r;
-    EXPECT_EQ(close["dp_correct_sum"][r], 0.0) << "row " << r;
+    EXPECT_EQ(close.kl_sum[r], 0.0) << "row " << r;
+    EXPECT_EQ(close.top1_agree[r], tokens[r]) << "row " << r;
+    EXPECT_EQ(close.dp_correct_sum[r], 0.0) << "row " << r;
   }
   // stopped in a condition and resumed: the cache and the --kl reference are refilled by one control
   // pass, and the document is the uninterrupted one's
   sweepStoppedAt(m, "full-resumed.json", 3, o);
   SweepOptions resume = o;
   resume.resume = true;
-  const json resumed = sweep(m, "full-resumed.json", resume);
+  const InterventionDocument resumed = sweep(m, "full-resumed.json", resume);
   EXPECT_EQ(sweepNumbers(resumed), sweepNumbers(full));
 }

@@ -196,9 +196,10 @@ TEST_F(TrainerTest, StepsOneByOne) {
 
 TEST_F(TrainerTest, AStoppedRunResumesBitwise) {
   const TrainOptions whole = options("whole");
-  const json a = runTraining(whole);
-  ASSERT_EQ(a["status"], "finished");
-  EXPECT_LT(a["final_train_loss"].get<double>(), a["initial_train_loss"].get<double>());
+  const omn::documents::TrainDocument a = runTraining(whole);
+  ASSERT_EQ(a.status, "finished");
+  ASSERT_TRUE(a.final_train_loss && a.initial_train_loss);
+  EXPECT_LT(*a.final_train_loss, *a.initial_train_loss);
 
   TrainOptions part = options("part");
   int asked = 0;
@@ -206,48 +207,51 @@ TEST_F(TrainerTest, AStoppedRunResumesBitwise) {
   EXPECT_THROW(runTraining(part), omn::Interrupted);
   TrainOptions resumed = options("part");
   resumed.resume = true;
-  const json b = runTraining(resumed);
-  ASSERT_EQ(b["status"], "finished");
+  const omn::documents::TrainDocument b = runTraining(resumed);
+  ASSERT_EQ(b.status, "finished");
   EXPECT_EQ(omn::io::sha256File(whole.out_dir + "/final.pt"), omn::io::sha256File(part.out_dir + "/final.pt"));
-  for (const char* key : {"final_train_loss", "final_heldout_loss", "best_heldout_loss", "initial_loss", "initial_train_loss",
-                          "evals", "steps_to_threshold", "steps_done"})
-    EXPECT_EQ(a[key], b[key]) << key;
-  ASSERT_EQ(a["checkpoints"].size(), b["checkpoints"].size());
-  for (std::size_t i = 0; i < a["checkpoints"].size(); ++i)
-    EXPECT_EQ(a["checkpoints"][i]["sha256"], b["checkpoints"][i]["sha256"]) << i;
+  ASSERT_TRUE(b.final_checkpoint);
+  EXPECT_EQ(b.final_checkpoint->sha256, omn::io::sha256File(part.out_dir + "/final.pt"));
+  // the run's outcome (losses, thresholds, steps) and its evaluations: the uninterrupted run's
+  EXPECT_EQ(json(static_cast<const omn::documents::RunOutcome&>(a)), json(static_cast<const omn::documents::RunOutcome&>(b)));
+  EXPECT_EQ(json(a.evals), json(b.evals));
+  ASSERT_EQ(a.checkpoints.size(), b.checkpoints.size());
+  for (std::size_t i = 0; i < a.checkpoints.size(); ++i) EXPECT_EQ(a.checkpoints[i].sha256, b.checkpoints[i].sha256) << i;
 
   // the uninterrupted run is one segment; the resumed one two: steps 1-5 (stopped), then 5-6 from
   // the checkpoint of step 4 (step 5 trained twice), each timed, and the run's timing over both
-  ASSERT_EQ(a["segments"].size(), 1u);
-  EXPECT_EQ(a["segments"][0]["start_step"], 0);
-  EXPECT_EQ(a["segments"][0]["end_step"], 6);
-  EXPECT_EQ(a["segments"][0]["end"], "finished");
-  ASSERT_EQ(b["segments"].size(), 2u);
-  const json& s0 = b["segments"][0];
-  const json& s1 = b["segments"][1];
-  EXPECT_EQ(s0["start_step"], 0);
-  EXPECT_EQ(s0["end_step"], 5);
-  EXPECT_EQ(s0["end"], "interrupted");
-  EXPECT_EQ(s1["start_step"], 4);
-  EXPECT_EQ(s1["end_step"], 6);
-  EXPECT_EQ(s1["end"], "finished");
+  ASSERT_TRUE(a.segments && b.segments && b.timing);
+  ASSERT_EQ(a.segments->size(), 1u);
+  EXPECT_EQ(a.segments->at(0).start_step, 0);
+  EXPECT_EQ(a.segments->at(0).end_step, 6);
+  EXPECT_EQ(a.segments->at(0).end, "finished");
+  ASSERT_EQ(b.segments->size(), 2u);
+  const omn::train::RunSegment& s0 = b.segments->at(0);
+  const omn::train::RunSegment& s1 = b.segments->at(1);
+  EXPECT_EQ(s0.start_step, 0);
+  EXPECT_EQ(s0.end_step, 5);
+  EXPECT_EQ(s0.end, "interrupted");
+  EXPECT_EQ(s1.start_step, 4);
+  EXPECT_EQ(s1.end_step, 6);
+  EXPECT_EQ(s1.end, "finished");
   const std::int64_t per_step = 4 * 32;
-  EXPECT_EQ(s0["tokens"], 5 * per_step);
-  EXPECT_EQ(s1["tokens"], 2 * per_step);
-  EXPECT_EQ(b["timing"]["tokens_trained"], 7 * per_step);
-  EXPECT_EQ(b["timing"]["segments"], 2);
-  EXPECT_EQ(b["timing"]["seconds"].get<double>(), s0["seconds"].get<double>() + s1["seconds"].get<double>());
-  EXPECT_GT(s0["seconds"].get<double>(), 0.0);
+  EXPECT_EQ(s0.tokens, 5 * per_step);
+  EXPECT_EQ(s1.tokens, 2 * per_step);
+  EXPECT_EQ(b.timing->tokens_trained, 7 * per_step);
+  EXPECT_EQ(b.timing->segments, 2);
+  ASSERT_TRUE(s0.seconds && s1.seconds);
+  EXPECT_EQ(b.timing->seconds, *s0.seconds + *s1.seconds);
+  EXPECT_GT(*s0.seconds, 0.0);
   // each segment's host and build as the provenance block records them (here one process: the same)
-  for (const json* s : {&s0, &s1}) {
-    EXPECT_EQ((*s)["cpu"], b["provenance"]["host"]["cpu"]);
-    EXPECT_EQ((*s)["openblas"], b["provenance"]["libraries"]["openblas"]);
-    EXPECT_EQ((*s)["git_revision"], b["provenance"]["git_revision"]);
-    EXPECT_EQ((*s)["model_code_fingerprint"], b["provenance"]["model_code_fingerprint"]);
-    EXPECT_EQ((*s)["threads"], 1);
-    EXPECT_TRUE((*s)["bf16_products"] == "native" || (*s)["bf16_products"] == "fp32-accumulate") << (*s)["bf16_products"];
+  for (const omn::train::RunSegment* s : {&s0, &s1}) {
+    EXPECT_EQ(s->cpu, b.provenance.host->cpu);
+    EXPECT_EQ(s->openblas, b.provenance.libraries->openblas);
+    EXPECT_EQ(s->git_revision, b.provenance.git_revision);
+    EXPECT_EQ(s->model_code_fingerprint, b.provenance.model_code_fingerprint);
+    EXPECT_EQ(s->threads, 1);
+    EXPECT_TRUE(s->bf16_products == "native" || s->bf16_products == "fp32-accumulate") << s->bf16_products.value_or("(none)");
   }
-  omn::documents::checkDocument(b, "train.json", {omn::documents::DocumentKind::train});  // the schema holds them
+  omn::documents::checkDocument(b.toJson(), "train.json", {omn::documents::DocumentKind::train});  // the schema holds them
 }
 
 TEST_F(TrainerTest, AResumeOnAnotherBuildKeepsEachSegmentsOwn) {
@@ -268,7 +272,7 @@ TEST_F(TrainerTest, AResumeOnAnotherBuildKeepsEachSegmentsOwn) {
   omn::output::writeFileAtomic(record, doc.dump());
   TrainOptions resumed = options("build");
   resumed.resume = true;
-  const json b = runTraining(resumed);
+  const json b = runTraining(resumed).toJson();
   ASSERT_EQ(b["segments"].size(), 2u);
   EXPECT_EQ(b["segments"][0]["openblas"], "OpenBLAS 0.3.21 DYNAMIC_ARCH Haswell");
   EXPECT_EQ(b["segments"][0]["git_revision"], "2cca08a");
@@ -304,7 +308,7 @@ TEST_F(TrainerTest, TheRecordIsWrittenOnceAtTheEnd) {
   ASSERT_GE(fd, 0);
   // with the creation of each write's temporary between them: inotify merges an event identical to the one before
   ASSERT_GE(::inotify_add_watch(fd, o.out_dir.c_str(), IN_CREATE | IN_MOVED_TO), 0);
-  const json doc = runTraining(o);
+  const omn::documents::TrainDocument doc = runTraining(o);
   int writes = 0;
   alignas(inotify_event) char buf[1 << 16];
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
@@ -316,8 +320,8 @@ TEST_F(TrainerTest, TheRecordIsWrittenOnceAtTheEnd) {
   ::close(fd);
   // before step 0's evaluation, then the checkpoints of steps 0, 2 and 4, then the end: 5
   EXPECT_EQ(writes, 5);
-  EXPECT_EQ(omn::output::readJsonFile(o.out_dir + "/train.json", "record"), doc);  // what it returned is what it wrote
-  EXPECT_TRUE(doc.contains("timing"));
+  EXPECT_EQ(omn::output::readJsonFile(o.out_dir + "/train.json", "record"), doc.toJson());  // what it returned is what it wrote
+  EXPECT_TRUE(doc.timing);
 }
 
 TEST_F(TrainerTest, AFlippedCheckpointByteIsRefused) {

@@ -2,6 +2,7 @@
 // name of an embedded reference ("omn-1-reference" = configs/omn-1-reference-profile.json); and
 // --count-range, the profile option a baseline must agree with.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,25 +14,24 @@
 #include "omn/audit/regression.h"
 #include "omn/embedded.h"
 #include "omn/documents/document.h"
+#include "omn/documents/tolerance_document.h"
 #include "omn/io/json_document.h"
 #include "omn/io/terminal_text.h"
 
 namespace omn::cli {
 
-inline nlohmann::json loadBaseline(const std::string& b) {
+// Read, validated and typed on entry (audit::readBaseline).
+inline audit::Baseline loadBaseline(const std::string& b) {
   const auto& files = embeddedConfigs();
-  const auto kinds = {documents::DocumentKind::profile, documents::DocumentKind::reference_profile};
-  if (auto it = files.find(b + "-profile.json"); it != files.end()) {
-    nlohmann::json j = io::parseJson(it->second, "embedded baseline " + b);
-    documents::acceptDocument(j, "embedded baseline " + b, kinds);
-    return j;
-  }
-  return documents::readDocument(b, "baseline", kinds).json;
+  if (auto it = files.find(b + "-profile.json"); it != files.end())
+    return audit::readBaseline(io::parseJson(it->second, "embedded baseline " + b), "embedded baseline " + b);
+  return audit::readBaseline(io::readJsonFile(b, "baseline"), "baseline " + b);
 }
 
-// --tolerance: an omn-audit/tolerance@1 document, validated on entry.
-inline nlohmann::json loadTolerance(const std::string& path) {
-  return documents::readDocument(path, "tolerance", {documents::DocumentKind::tolerance}).json;
+// --tolerance: an omn-audit/tolerance@1 document, validated and typed on entry.
+inline documents::ToleranceDocument loadTolerance(const std::string& path) {
+  return documents::ToleranceDocument::fromJson(documents::readDocument(path, "tolerance", {documents::DocumentKind::tolerance}).json,
+                                                "tolerance " + path);
 }
 
 // --count-range RANGE, repeatable: one range per occurrence, never the checkpoint after it.
@@ -51,11 +51,11 @@ inline void applyCountRanges(const std::vector<std::string>& ranges, audit::Prof
 
 // Before the first checkpoint is hashed: the options can be checked against the baseline at all
 // (exit 2 naming the option), and tolerance rules that match nothing are named.
-inline void checkBaselineFirst(const nlohmann::json& baseline, const nlohmann::json& tolerance, const audit::ProfileOptions& options,
-                               const std::string& baseline_path, const std::string& tolerance_path) {
+inline void checkBaselineFirst(const audit::Baseline& baseline, const std::optional<documents::ToleranceDocument>& tolerance,
+                               const audit::ProfileOptions& options, const std::string& baseline_path, const std::string& tolerance_path) {
   audit::validate(options);
-  audit::checkComparable(baseline, audit::optionsJson(options), baseline_path);
-  for (const auto& r : audit::unmatchedRules(baseline, tolerance, tolerance_path))
+  audit::checkComparable(baseline, audit::optionsRecord(options), baseline_path);
+  for (const auto& r : audit::unmatchedRules(baseline, tolerance))
     spdlog::warn("{}: tolerance rule {} matches no statistic of the baseline {}: it changes nothing",
                  io::terminalSafe(tolerance_path), io::terminalSafe(r, 200), io::terminalSafe(baseline_path));
 }

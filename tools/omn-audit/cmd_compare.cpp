@@ -33,8 +33,9 @@ Command addCompareCommand(CLI::App& root) {
               const auto pa = documents::ProfileDocument::fromJson(a, "profile " + (*paths)[0]);
               const auto pb = documents::ProfileDocument::fromJson(b, "profile " + (*paths)[1]);
               std::map<std::string, double> va, vb;
-              for (const auto& [p, v] : audit::comparableStatistics(a)) va[p] = v;
-              for (const auto& [p, v] : audit::comparableStatistics(b)) vb[p] = v;
+              const auto sa = audit::comparableStatistics(pa), sb = audit::comparableStatistics(pb);
+              for (const auto& [p, v] : sa) va[p] = v;
+              for (const auto& [p, v] : sb) vb[p] = v;
               output::Table t({"statistic", "A", "B", "B - A"});
               std::size_t differ = 0, total = 0;
               auto row = [&](const std::string& p, const double* x, const double* y) {
@@ -45,11 +46,11 @@ Command addCompareCommand(CLI::App& root) {
                 t.add({p, x ? output::general(*x) : "missing", y ? output::general(*y) : "missing",
                        x && y ? output::general(*y - *x) : ""});
               };
-              for (const auto& [p, v] : audit::comparableStatistics(a)) {  // A's order, then what only B has
+              for (const auto& [p, v] : sa) {  // A's order, then what only B has
                 auto it = vb.find(p);
                 row(p, &v, it == vb.end() ? nullptr : &it->second);
               }
-              for (const auto& [p, v] : audit::comparableStatistics(b))
+              for (const auto& [p, v] : sb)
                 if (!va.count(p)) row(p, nullptr, &v);
               std::cout << "A " << (*paths)[0] << "  sha256 " << pa.checkpoint.sha256.value_or("-") << "\n"
                         << "B " << (*paths)[1] << "  sha256 " << pb.checkpoint.sha256.value_or("-") << "\n"

@@ -35,12 +35,12 @@ Command addMergeCommand(CLI::App& root) {
               // the first shard's schema says which kind of job the shards are from
               const auto head = documents::readDocument(paths->front(), "shard", {documents::DocumentKind::intervention, documents::DocumentKind::study});
               if (head.kind == documents::DocumentKind::study) {
-                const nlohmann::json doc = study::mergeStudyShards(*paths, *out);
-                output::writeFileAtomic(*out, output::dumpJson(doc));
+                const documents::StudyDocument doc = study::mergeStudyShards(*paths, *out);
+                output::writeFileAtomic(*out, output::dumpJson(doc.toJson()));
                 if (!csv->empty()) output::writeFileAtomic(*csv, study::studyCsv(doc));
               } else {
-                const nlohmann::json doc = intervene::mergeShards(*paths);
-                output::writeFileAtomic(*out, output::dumpJson(doc));
+                const documents::InterventionDocument doc = intervene::mergeShards(*paths);
+                output::writeFileAtomic(*out, output::dumpJson(doc.toJson()));
                 if (!csv->empty()) output::writeFileAtomic(*csv, intervene::resultsCsv(doc));
                 intervene::printResultsTable(text, doc);
               }

@@ -37,9 +37,8 @@ std::vector<report::Figure> figuresOf(const documents::Document& d, const std::s
     case DocumentKind::track:
       return report::trackFigures(documents::TrackDocument::fromJson(d.json, label));
     case DocumentKind::train: {
-      const nlohmann::json& record = train::checkRunRecord(d.json, path).doc;
-      return report::runFigures(documents::TrainDocument::fromJson(record, label),
-                                documents::TrainLogRecord::fromJson(train::readRunLog(path, record), train::runLogPath(path, record)));
+      const documents::TrainDocument record = train::checkRunRecord(d.json, path).doc;
+      return report::runFigures(record, train::readRunLog(path, record));
     }
     default:
       throw UsageError(path + ": /schema: expected omn-audit/profile@1, intervention@1, study@1, track@1 or train@1, got \"" +

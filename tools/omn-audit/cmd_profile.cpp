@@ -27,6 +27,45 @@ struct ProfileArgs {
   bool force = false, quiet_tables = false, all_rows = false;
 };
 
+// The checks on the options and outputs, then the baseline and tolerance read (a typo must not
+// cost a 3.5 GB hash), the profile, its tables, the gate's verdict, the documents written.
+int runProfile(ProfileArgs& a) {
+  applyCountRanges(a.count_ranges, a.req.options);
+  if (a.baseline.empty() && !a.tolerance.empty()) throw UsageError("--tolerance needs --baseline");
+  if (a.baseline.empty() && a.all_rows) throw UsageError("--all needs --baseline (it lists the checked statistics)");
+  output::checkDistinctOutputs({{"--json", a.json_out}, {"--csv", a.csv_out}});
+  // --json - / --csv -: standard output carries that document alone; the text goes to stderr
+  std::ostream& text = output::isStdout(a.json_out) || output::isStdout(a.csv_out) ? std::cerr : std::cout;
+  for (const auto& out : {a.json_out, a.csv_out})
+    if (!out.empty()) output::checkOutputPath(out, a.force, {a.req.checkpoint, a.baseline, a.tolerance, a.req.digests_path});
+  std::optional<audit::Baseline> baseline;
+  std::optional<documents::ToleranceDocument> tolerance;
+  if (!a.req.digests_path.empty()) a.req.digests = audit::readDigestList(a.req.digests_path);
+  if (!a.baseline.empty()) baseline = loadBaseline(a.baseline);
+  if (!a.tolerance.empty()) tolerance = loadTolerance(a.tolerance);
+  if (baseline) checkBaselineFirst(*baseline, tolerance, a.req.options, a.baseline, a.tolerance);
+  a.req.progress = output::ProgressBar::stderrIsTerminal();
+  documents::ProfileDocument profile = audit::profileCheckpoint(a.req);
+  if (!a.quiet_tables) report::printProfile(text, profile);
+  else if (spdlog::default_logger()->should_log(spdlog::level::info))  // what was verified is silent only with -q
+    report::printVerification(std::cerr, profile);
+  // with a baseline, the document carries the verdict (a CI job reads it, or the exit code)
+  std::optional<audit::RegressionReport> rep;
+  if (baseline) {
+    rep = audit::checkRegression(profile, *baseline, tolerance, a.baseline);
+    profile.regression = audit::regressionVerdict(*rep, a.baseline, a.tolerance);
+  }
+  if (!a.json_out.empty()) output::writeFileAtomic(a.json_out, output::dumpJson(profile.toJson()));
+  if (!a.csv_out.empty()) output::writeFileAtomic(a.csv_out, report::profileCsv(profile));
+  if (!rep) return 0;
+  text << "\n";
+  report::printRegression(text, *rep, a.all_rows);
+  if (rep->drifted())  // exit 3, mapped in guard.h like every other typed error
+    throw RegressionFound("DRIFT: " + std::to_string(rep->drifted()) + " statistic(s) outside tolerance of " + a.baseline);
+  text << "OK: every statistic within tolerance\n";
+  return 0;
+}
+
 }  // namespace
 
 Command addProfileCommand(CLI::App& root) {
@@ -60,45 +99,7 @@ Command addProfileCommand(CLI::App& root) {
   app->add_flag("--all", a->all_rows, "with --baseline: list every checked statistic, not only drifted ones");
   app->add_flag("--no-tables", a->quiet_tables, "print no profile tables (the checkpoint's digest and whether it was verified still go to stderr, and the regression verdict)");
   app->add_flag("--force", a->force, "overwrite existing --json/--csv outputs");
-  return {app, [a]() -> int {
-            applyCountRanges(a->count_ranges, a->req.options);
-            if (a->baseline.empty() && !a->tolerance.empty()) throw UsageError("--tolerance needs --baseline");
-            if (a->baseline.empty() && a->all_rows) throw UsageError("--all needs --baseline (it lists the checked statistics)");
-            output::checkDistinctOutputs({{"--json", a->json_out}, {"--csv", a->csv_out}});
-            // --json - / --csv -: standard output carries that document alone; the text goes to stderr
-            std::ostream& text = output::isStdout(a->json_out) || output::isStdout(a->csv_out) ? std::cerr : std::cout;
-            for (const auto& out : {a->json_out, a->csv_out})
-              if (!out.empty())
-                output::checkOutputPath(out, a->force, {a->req.checkpoint, a->baseline, a->tolerance, a->req.digests_path});
-            // parse the baseline and tolerance first: a typo must not cost a 3.5 GB hash
-            nlohmann::json baseline, tolerance;
-            if (!a->req.digests_path.empty()) a->req.digests = audit::readDigestList(a->req.digests_path);
-            if (!a->baseline.empty()) baseline = loadBaseline(a->baseline);
-            if (!a->tolerance.empty()) tolerance = loadTolerance(a->tolerance);
-            if (!baseline.is_null()) checkBaselineFirst(baseline, tolerance, a->req.options, a->baseline, a->tolerance);
-            a->req.progress = output::ProgressBar::stderrIsTerminal();
-            nlohmann::json doc = audit::profileCheckpoint(a->req);
-            const documents::ProfileDocument profile = documents::ProfileDocument::fromJson(doc, "profile of " + a->req.checkpoint);
-            if (!a->quiet_tables) report::printProfile(text, profile);
-            else if (spdlog::default_logger()->should_log(spdlog::level::info))  // what was verified is silent only with -q
-              report::printVerification(std::cerr, profile);
-            // with a baseline, the document carries the verdict (a CI job reads it, or the exit code)
-            std::optional<audit::RegressionReport> rep;
-            if (!a->baseline.empty()) {
-              rep = audit::checkRegression(doc, baseline, tolerance, a->baseline, a->tolerance);
-              doc["regression"] = audit::regressionJson(*rep, a->baseline, a->tolerance);
-            }
-            if (!a->json_out.empty()) output::writeFileAtomic(a->json_out, output::dumpJson(doc));
-            if (!a->csv_out.empty()) output::writeFileAtomic(a->csv_out, report::profileCsv(profile));
-            if (!rep) return 0;
-            text << "\n";
-            report::printRegression(text, *rep, a->all_rows);
-            if (rep->drifted())  // exit 3, mapped in guard.h like every other typed error
-              throw RegressionFound("DRIFT: " + std::to_string(rep->drifted()) + " statistic(s) outside tolerance of " +
-                                    a->baseline);
-            text << "OK: every statistic within tolerance\n";
-            return 0;
-          }};
+  return {app, [a]() -> int { return runProfile(*a); }};
 }
 
 }  // namespace omn::cli

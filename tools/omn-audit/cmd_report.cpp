@@ -36,10 +36,9 @@ void takeDocument(report::ReportInput& in, const documents::Document& d, const s
   if (d.kind == DocumentKind::profile) in.profile = documents::ProfileDocument::fromJson(d.json, label);
   if (d.kind == DocumentKind::track) in.track = documents::TrackDocument::fromJson(d.json, label);
   if (d.kind == DocumentKind::train) {
-    const nlohmann::json& record = train::checkRunRecord(d.json, p).doc;
-    const std::string log = train::runLogPath(p, record);
-    in.run_log = documents::TrainLogRecord::fromJson(train::readRunLog(p, record), log);
-    in.run = documents::TrainDocument::fromJson(record, label);
+    in.run = train::checkRunRecord(d.json, p).doc;
+    const std::string log = train::runLogPath(p, *in.run);
+    in.run_log = train::readRunLog(p, *in.run);
     read.push_back(p);
     read.push_back(log);
   }

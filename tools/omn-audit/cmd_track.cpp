@@ -58,11 +58,10 @@ Command addTrackCommand(CLI::App& root) {
             if (!r->digests_path.empty()) r->digests = audit::readDigestList(r->digests_path);
             if (!r->baseline_path.empty()) r->baseline = loadBaseline(r->baseline_path);
             if (!r->tolerance_path.empty()) r->tolerance = loadTolerance(r->tolerance_path);
-            if (!r->baseline.is_null()) checkBaselineFirst(r->baseline, r->tolerance, r->options, r->baseline_path, r->tolerance_path);
-            const nlohmann::json doc = audit::trackCheckpoints(*r, checkpoints);
-            const documents::TrackDocument track = documents::TrackDocument::fromJson(doc, "track");
+            if (r->baseline) checkBaselineFirst(*r->baseline, r->tolerance, r->options, r->baseline_path, r->tolerance_path);
+            const documents::TrackDocument track = audit::trackCheckpoints(*r, checkpoints);
             report::printTrack(text, track);
-            if (!json_out->empty()) output::writeFileAtomic(*json_out, output::dumpJson(doc));
+            if (!json_out->empty()) output::writeFileAtomic(*json_out, output::dumpJson(track.toJson()));
             if (!csv_out->empty()) output::writeFileAtomic(*csv_out, report::trackCsv(track));
             if (track.summary.drifted.value_or(0) > 0)
               throw RegressionFound("DRIFT: " + std::to_string(*track.summary.drifted) + " checkpoint(s) outside tolerance of " +

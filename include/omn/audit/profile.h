@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "omn/audit/gain_set.h"
+#include "omn/documents/profile_document.h"
 
 namespace omn::audit {
 
@@ -39,13 +38,15 @@ struct ProfileOptions {
 // distinct); throws UsageError.
 void validate(const ProfileOptions& o);
 
-// The "statistics", "histogram", "negatives", "non_finite", "layers", "steepest_change", "top" and
-// "options" members of a profile document. A NaN or infinite gain is counted (count_non_finite)
-// and listed with its place (non_finite, the first 100), never binned, averaged or ranked.
-nlohmann::json computeProfile(const GainSet& gains, const ProfileOptions& options);
+// A profile document of the gains: its options, gains, statistics, histogram, distribution,
+// negatives, non_finite, layers, steepest_change and top (the checkpoint, the preset, the tensors,
+// the parameters and the provenance are profileCheckpoint's). A NaN or infinite gain is counted
+// (count_non_finite) and listed with its place (non_finite, the first 100), never binned, averaged
+// or ranked.
+documents::ProfileDocument computeProfile(const GainSet& gains, const ProfileOptions& options);
 
 // The "options" member of a profile document: what the numbers were computed with.
-nlohmann::json optionsJson(const ProfileOptions& options);
+documents::ProfileOptionsRecord optionsRecord(const ProfileOptions& options);
 
 // Histogram bin labels for the edges and pivot, e.g. "<0", "[0,1)", "[1,2]", "(2,4]", ">32".
 std::vector<std::string> histogramLabels(const ProfileOptions& o);

@@ -5,9 +5,8 @@
 #include <map>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "omn/audit/profile.h"
+#include "omn/documents/profile_document.h"
 
 namespace omn::audit {
 
@@ -30,6 +29,7 @@ struct ProfileRequest {
 // file (and returns nothing else), FormatError/UsageError for bad input; UsageError when --digests
 // names a file that is neither the checkpoint nor one of its shards. /checkpoint/verified says
 // which bytes were checked: "all", "partial" (an index without its shards, say) or "none".
-nlohmann::json profileCheckpoint(const ProfileRequest& req);
+// The document has no /regression: a gate adds its verdict (regressionVerdict).
+documents::ProfileDocument profileCheckpoint(const ProfileRequest& req);
 
 }  // namespace omn::audit

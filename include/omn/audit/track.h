@@ -6,13 +6,15 @@
 // (then the whole file is hashed and checked). No libtorch. docs/track.md.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "omn/audit/digest_list.h"
 #include "omn/audit/profile.h"
+#include "omn/audit/regression.h"
+#include "omn/documents/tolerance_document.h"
+#include "omn/documents/track_document.h"
 
 namespace omn::audit {
 
@@ -25,7 +27,8 @@ struct TrackRequest {
   std::string preset, state_key;
   ProfileOptions options;
   TrackOrder order = TrackOrder::Step;
-  nlohmann::json baseline, tolerance;          // null: no drift check
+  std::optional<Baseline> baseline;            // empty: no drift check
+  std::optional<documents::ToleranceDocument> tolerance;
   std::string baseline_path, tolerance_path;
 };
 
@@ -35,6 +38,6 @@ std::vector<std::string> expandTrackInputs(const std::vector<std::string>& input
 
 // The track document (omn-audit/track@1) of `checkpoints`, what expandTrackInputs(req.inputs) found
 // (the caller has checked its outputs against them). Throws IntegrityError on a digest mismatch.
-nlohmann::json trackCheckpoints(const TrackRequest& req, const std::vector<std::string>& checkpoints);
+documents::TrackDocument trackCheckpoints(const TrackRequest& req, const std::vector<std::string>& checkpoints);
 
 }  // namespace omn::audit

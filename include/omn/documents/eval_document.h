@@ -131,5 +131,7 @@ void from_json(const nlohmann::json& j, SelectionRecord& v);
 void to_json(nlohmann::json& j, const SelectionRecord& v);
 void from_json(const nlohmann::json& j, Scores& v);
 void to_json(nlohmann::json& j, const Scores& v);
+void from_json(const nlohmann::json& j, SequenceScores& v);
+void to_json(nlohmann::json& j, const SequenceScores& v);
 
 }  // namespace omn::documents

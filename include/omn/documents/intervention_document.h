@@ -187,4 +187,22 @@ struct InterventionDocument {
   nlohmann::json toJson() const;
 };
 
+// nlohmann's conversions of the parts the sweep's journal shares with the document (found by ADL).
+void from_json(const nlohmann::json& j, MechanismLayer& v);
+void to_json(nlohmann::json& j, const MechanismLayer& v);
+void from_json(const nlohmann::json& j, DivergenceSums& v);
+void to_json(nlohmann::json& j, const DivergenceSums& v);
+void from_json(const nlohmann::json& j, ControlPass& v);
+void to_json(nlohmann::json& j, const ControlPass& v);
+void from_json(const nlohmann::json& j, AppliedVector& v);
+void to_json(nlohmann::json& j, const AppliedVector& v);
+void from_json(const nlohmann::json& j, AppliedGains& v);
+void to_json(nlohmann::json& j, const AppliedGains& v);
+void from_json(const nlohmann::json& j, RestoreRecord& v);
+void to_json(nlohmann::json& j, const RestoreRecord& v);
+void from_json(const nlohmann::json& j, ConditionOp& v);
+void to_json(nlohmann::json& j, const ConditionOp& v);
+void from_json(const nlohmann::json& j, SweepCondition& v);
+void to_json(nlohmann::json& j, const SweepCondition& v);
+
 }  // namespace omn::documents

@@ -166,6 +166,10 @@ struct ProfileDocument {
   // JSON pointer of a member that does not convert.
   static ProfileDocument fromJson(const nlohmann::json& doc, const std::string& label);
   nlohmann::json toJson() const;
+  // Every number of the document as toJson writes it, by its JSON pointer ("/statistics/mean",
+  // "/statistics/counts/[1,2]/count", "/layers/3/q/max"): what a reference's figure names. A null
+  // (a statistic of no finite gain) is no number.
+  std::map<std::string, double> numbers() const;
 };
 
 // The statistics block, which a track document holds per checkpoint too.

@@ -38,7 +38,9 @@ struct RunTrajectory {
   EvalTrajectory eval;    // every held-out evaluation
 };
 
-struct StudyRun {
+// One run of the grid: its cell, its files' digests, its outcome as its train.json records it
+// (run_outcome.h), its wall-clock seconds and its trajectories.
+struct StudyRun : RunOutcome {
   std::string id;
   std::int64_t index = 0;
   std::string arm;
@@ -51,13 +53,6 @@ struct StudyRun {
   std::string dir, config_sha256, train_json_sha256;
   std::optional<std::string> final_checkpoint_sha256;
   std::int64_t parameters = 0;
-  std::string status;
-  bool diverged = false;
-  std::optional<Divergence> divergence;
-  std::optional<double> initial_loss, initial_train_loss, final_train_loss, final_heldout_loss, best_heldout_loss;
-  bool has_initial_train_loss = false;  // recorded since 2026-12-02
-  std::int64_t steps = 0, steps_done = 0;
-  std::vector<ThresholdStep> steps_to_threshold;
   std::optional<double> seconds;
   RunTrajectory trajectory;
 };
@@ -158,5 +153,13 @@ struct StudyDocument {
 
 void from_json(const nlohmann::json& j, ShardOf& v);
 void to_json(nlohmann::json& j, const ShardOf& v);
+void from_json(const nlohmann::json& j, StudyRun& v);
+void to_json(nlohmann::json& j, const StudyRun& v);
+void from_json(const nlohmann::json& j, StudyArm& v);
+void to_json(nlohmann::json& j, const StudyArm& v);
+void from_json(const nlohmann::json& j, ArmComparison& v);
+void to_json(nlohmann::json& j, const ArmComparison& v);
+void from_json(const nlohmann::json& j, StudyGrid& v);
+void to_json(nlohmann::json& j, const StudyGrid& v);
 
 }  // namespace omn::documents

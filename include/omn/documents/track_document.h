@@ -49,10 +49,15 @@ struct TrackSummary {
   std::optional<std::int64_t> drifted;  // empty without --baseline
 };
 
+// What the statistics were computed with (the schema requires only the threshold).
+struct TrackOptions {
+  double threshold = 0;
+};
+
 struct TrackDocument {
   Provenance provenance;
   std::string order;  // "step" or "given"
-  nlohmann::json options;  // what the statistics were computed with ({threshold}); free-form in the schema
+  TrackOptions options;
   std::optional<std::string> digests;
   std::optional<TrackBaseline> baseline;
   TrackSummary summary;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "omn/documents/intervention_document.h"
 
 namespace omn::eval {
 
@@ -18,14 +18,13 @@ struct Divergence {
   std::vector<float> kl_tokens;           // every scored token's KL, in order (not journaled)
 };
 
-// The raw per-sequence sums and the KL quantiles, as journaled:
-// {"kl_sum": [...], "top1_agree": [...], "dp_correct_sum": [...],
-//  "kl_quantiles": {"p50", "p90", "p99", "max"}, "non_finite_tokens"} (nearest rank over every
-// finite token KL; non-finite sums are null)
-nlohmann::json divergenceRaw(const Divergence& d);
+// The raw per-sequence sums and the KL quantiles, as journaled and as a result holds them: the sums
+// (non-finite: empty), the quantiles by nearest rank over every finite token KL, and how many
+// token KLs were not finite.
+documents::DivergenceSums divergenceSums(const Divergence& d);
 
-// The summary a result shows, recomputed from the raw block and the pass's token counts:
-// {"kl_per_token", "top1_agreement", "delta_p_correct", "kl_quantiles", "method"}
-nlohmann::json divergenceSummary(const nlohmann::json& raw, const std::vector<std::int64_t>& tokens);
+// The summary a result shows, recomputed from the raw sums and the pass's token counts: KL per
+// token, top-1 agreement, the change in p(correct), the quantiles, how they were computed.
+documents::DivergenceSummary divergenceSummary(const documents::DivergenceSums& raw, const std::vector<std::int64_t>& tokens);
 
 }  // namespace omn::eval

@@ -9,9 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/documents/eval_document.h"
 #include "omn/eval/bootstrap.h"
 #include "omn/eval/session_spec.h"
-#include "omn/eval/scores_json.h"
+#include "omn/eval/scores_record.h"
 #include "omn/eval/token_set.h"
 #include "omn/io/checkpoint.h"
 #include "omn/io/model_folder.h"
@@ -61,12 +62,13 @@ void requireCheckpointUnchanged(const Session& s, const std::string& when, bool 
 
 // Whether every shard of a sharded set was pinned and verified (true for a single file).
 bool allShardsVerified(const Session& s);
-// JSON blocks shared by eval and intervene results.
-nlohmann::json checkpointJson(const Session& s);
+// The blocks eval and intervene results share (documents/eval_document.h): the checkpoint as read,
+// the model as run, the token set and the rows selected, with every path as the session names it.
+documents::EvalCheckpoint checkpointRecord(const Session& s);
 // The working dtype as --dtype and /model/dtype spell it: bf16, fp16, fp32.
 std::string dtypeName(at::ScalarType t);
-nlohmann::json modelJson(const Session& s);
-nlohmann::json tokensJson(const Session& s);
-nlohmann::json selectionJson(const Session& s);
+documents::EvalModel modelRecord(const Session& s);
+documents::TokensRecord tokensRecord(const Session& s);
+documents::SelectionRecord selectionRecord(const Session& s);
 
 }  // namespace omn::eval

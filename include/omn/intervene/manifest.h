@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/documents/intervention_document.h"
 #include "omn/eval/bootstrap.h"
 #include "omn/eval/session_spec.h"
 #include "omn/intervene/op_catalog.h"
@@ -92,8 +93,8 @@ struct Manifest {
   int groups = 5;
   std::vector<Condition> conditions;
   std::string output_json, output_csv;  // resolved against the manifest's directory
-  // /reported: where reported values come from and the control's reported perplexity (null: none)
-  nlohmann::json reported;
+  // /reported: where reported values come from and the control's reported perplexity (empty: none)
+  std::optional<documents::ReportedSource> reported;
   double noise_floor = -1;  // /model/noise_floor, nats/token (< 0: the working dtype's default)
   bool confirm_fp32 = false;  // /model/confirm_fp32: conditions below the noise floor run again in fp32
   std::size_t family_size = 0;  // multiplicity's m when not every condition is here (the fp32 arm); 0: conditions.size()
@@ -106,7 +107,7 @@ Manifest parseManifest(const nlohmann::json& j, const std::string& path, const s
 
 // The fp32 confirmation arm (/model/confirm_fp32): the manifest with dtype fp32 and only the
 // conditions a result flags below_noise_floor (their ids kept); nothing when there is none.
-std::optional<Manifest> confirmationManifest(const Manifest& m, const nlohmann::json& result);
+std::optional<Manifest> confirmationManifest(const Manifest& m, const documents::InterventionDocument& result);
 // Every file the manifest makes the run read: the manifest itself, the checkpoint, the token file
 // and its offsets, a preset file, each transplant source. No output may be one of them.
 std::vector<std::string> inputFiles(const Manifest& m);

@@ -5,11 +5,12 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "omn/documents/intervention_document.h"
 
 namespace omn::intervene {
 
-// Throws UsageError naming the file and what differs.
-nlohmann::json mergeShards(const std::vector<std::string>& paths);
+// Each shard read once as its document (the schema checked, then the struct); every derived number
+// recomputed from their records (results.h). Throws UsageError naming the file and what differs.
+documents::InterventionDocument mergeShards(const std::vector<std::string>& paths);
 
 }  // namespace omn::intervene

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/documents/intervention_document.h"
 #include "omn/intervene/manifest.h"
 #include "omn/io/checkpoint.h"
 #include "omn/model/transformer.h"
@@ -24,7 +25,7 @@ namespace omn::intervene {
 // the checkpoint's stored values), mean, min, max (of the effective gain as written)}.
 struct AppliedGains {
   std::vector<std::string> touched;
-  nlohmann::json vectors = nlohmann::json::array();
+  std::vector<documents::AppliedVector> vectors;  // each vector written, as the result records it
 };
 
 class GainState {

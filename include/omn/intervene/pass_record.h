@@ -1,7 +1,8 @@
 // One pass of a sweep, typed: the control before and after, or one condition, with the raw numbers
 // every derived figure is recomputed from (results.h). The sweep builds it, the journal stores it
 // (one line, `journalLine`) and a resume reads it back; `merge` reads it back from a shard's result
-// document. Its JSON form is written and read here only. No libtorch.
+// document, typed. Its journal line is written and read here only; its parts are the document's
+// (documents/intervention_document.h), written by their one to_json. No libtorch.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -10,11 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/documents/intervention_document.h"
 #include "omn/eval/bootstrap.h"
 
 namespace omn::intervene {
-
-nlohmann::json scoresRaw(const eval::SequenceScores& s);  // {nll_sum: [..|null], tokens: [..]}
 
 struct PassRecord {
   bool control = true;          // the checkpoint as is; else a condition
@@ -22,15 +22,15 @@ struct PassRecord {
   eval::SequenceScores scores;  // per sequence: the NLL sum (NaN where it was not finite: recordedScores), the tokens scored
   double seconds = 0;
   // per layer (--mechanism) and against the control's next-token distributions (--kl: the per-sequence
-  // sums of eval::divergenceRaw): the blocks as the document holds them, or null when not asked for
-  nlohmann::json mechanism, divergence;
+  // sums of eval::divergenceSums), as the document holds them; empty when not asked for
+  documents::MechanismTable mechanism;
+  std::optional<documents::DivergenceSums> divergence;
   std::string gain_sha256;  // a control: the gains it ran with
   // a condition: what it was, what it changed, and the restore after it
   std::string label, manifest_pointer;
-  nlohmann::json op;  // Condition::describe()
+  documents::ConditionOp op;  // as Condition::describe() records it
   std::vector<std::string> touched;
-  std::string applied_sha256;      // the gains the pass ran with
-  nlohmann::json applied_vectors;  // AppliedGains::vectors
+  documents::AppliedGains applied;  // the gains the pass ran with: their digest, each vector changed
   int start_layer = 0;             // 0, or the cached layer the pass started from
   std::string restore_sha256, restore_expected;  // the gains after the restore, and what they must equal
   std::optional<double> reported_perplexity;     // the manifest's /reported value: shown, never computed with
@@ -63,13 +63,13 @@ PassRecord recordFromJournal(const nlohmann::json& line, const std::string& wher
 // bitwise (one that did not runs again). A record too damaged to tell is reused, so that
 // recordFromJournal refuses it at its key instead of the sweep silently running it again.
 bool reusable(const nlohmann::json& line);
-// What a result document holds of a pass, read back (merge): its control block ("open", "close")
-// as `id`, or one of its conditions. `where` names the document and the pointer to the block.
-PassRecord controlFromResult(const nlohmann::json& block, const std::string& id, const std::string& where);
-PassRecord conditionFromResult(const nlohmann::json& condition, const std::string& where);
+// What a result document holds of a pass, read back (merge): its control pass ("open", "close") as
+// `id`, or one of its conditions (a null NLL sum: NaN, as the record holds it).
+PassRecord controlFromResult(const documents::ControlPass& block, const std::string& id);
+PassRecord conditionFromResult(const documents::SweepCondition& condition);
 
-// The blocks of a result document made from a record: a condition's fixed part (what it was, did
-// and restored; results.cpp adds its result and statistics), and a restore's {sha256, expected, ok}.
-nlohmann::json conditionIdentity(const PassRecord& r);
+// A condition's fixed part in the result document, made from its record: what it was, did and
+// restored (results.cpp adds its result and statistics).
+documents::SweepCondition conditionIdentity(const PassRecord& r);
 
 }  // namespace omn::intervene

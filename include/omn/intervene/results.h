@@ -1,14 +1,14 @@
 // The sweep result document (omn-audit/intervention@1, docs/schema/intervention.schema.json),
 // assembled from raw per-condition records — by the sweep itself, and again by `merge` from
 // shard outputs, so both give the same bytes. Every derived number (perplexity, CIs, paired
-// differences) is recomputed here from the raw per-sequence NLL sums. No libtorch.
+// differences) is recomputed here from the raw per-sequence NLL sums, into the document's struct
+// (documents/intervention_document.h); JSON is written from it at the edge. No libtorch.
 #pragma once
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "omn/documents/intervention_document.h"
 #include "omn/eval/bootstrap.h"
 #include "omn/intervene/pass_record.h"
 
@@ -18,7 +18,9 @@ namespace omn::intervene {
 inline constexpr const char* kControlLabel = "control (the checkpoint as is)";
 
 struct ResultsInput {
-  nlohmann::json base;  // schema, provenance, manifest, checkpoint, model, tokens, selection, cache, shard
+  // what the sweep ran on and with: provenance, manifest, checkpoint, model, tokens, selection,
+  // gains, cache, shard, reported, confirms (its control and conditions are assembled here)
+  documents::InterventionDocument base;
   PassRecord control_open, control_close;
   std::vector<PassRecord> conditions;  // in manifest order
   eval::BootstrapSpec bootstrap;
@@ -32,9 +34,9 @@ struct ResultsInput {
 };
 
 // Throws IntegrityError when exact_control and the closing control differs from the opening one.
-nlohmann::json assembleResults(const ResultsInput& in);
+documents::InterventionDocument assembleResults(const ResultsInput& in);
 
-std::string resultsCsv(const nlohmann::json& results);
-void printResultsTable(std::ostream& os, const nlohmann::json& results);
+std::string resultsCsv(const documents::InterventionDocument& results);
+void printResultsTable(std::ostream& os, const documents::InterventionDocument& results);
 
 }  // namespace omn::intervene

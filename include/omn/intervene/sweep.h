@@ -8,8 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <optional>
 
+#include "omn/documents/intervention_document.h"
 #include "omn/eval/evaluator.h"
 #include "omn/eval/session.h"
 #include "omn/intervene/manifest.h"
@@ -27,12 +28,9 @@ struct SweepOptions {
   bool kl = false;  // next-token distributions against the control's: KL, top-1 agreement, p(correct)
   bool progress = false;              // progress bars on stderr
   std::function<bool()> stop;         // set by SIGINT/SIGTERM
-  nlohmann::json confirms;            // a confirmation sweep: {path, dtype} of the result it confirms
+  std::optional<documents::Confirms> confirms;  // a confirmation sweep: the result it confirms, and its dtype
 };
 
-// Runs (or resumes) the sweep and writes the outputs; returns the result document.
-// Throws Interrupted when stopped, IntegrityError when a restore or the closing control fails or
-// the checkpoint changed during the run (checked after every pass, before it is journaled).
 // The JSON and CSV outputs the sweep will write, checked (distinct, not an input, --force, directory
 // writable); called before the checkpoint is opened, and again by runSweep. Returns {json, csv}.
 std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const SweepOptions& o, const std::vector<std::string>& inputs);
@@ -43,6 +41,10 @@ std::pair<std::string, std::string> checkSweepOutputs(const Manifest& m, const S
 bool planMemory(const std::vector<Condition>& conditions, const GainState& gains, const eval::Evaluator& ev, int n_layers,
                 const SweepOptions& o, eval::ActivationCache& cache);
 
-nlohmann::json runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o);
+// Runs (or resumes) the sweep and writes the outputs (the document's JSON from its struct, the CSV);
+// returns the result document. Throws Interrupted when stopped, IntegrityError when a restore or the
+// closing control fails or the checkpoint changed during the run (checked after every pass, before
+// it is journaled).
+documents::InterventionDocument runSweep(const Manifest& m, eval::Session& s, const SweepOptions& o);
 
 }  // namespace omn::intervene

@@ -22,8 +22,9 @@ struct ModelLocation {
 // A file: itself. A folder: its config.json (required) and its weights, by the preference
 // `transformers` loads them with: model.safetensors, model.safetensors.index.json, pytorch_model.bin.
 // FormatError naming the folder and what it holds for a folder without config.json or weights, or
-// whose weights are a sharded pytorch_model.bin (convert it to safetensors); UsageError for a path
-// that does not exist.
+// whose config.json is not a Hugging Face config, or whose weights are a sharded pytorch_model.bin
+// (convert it to safetensors); UsageError for a path that does not exist. (A training run's
+// directory is the audit layer's to recognise: audit/run_directory.h.)
 ModelLocation locateModel(const std::string& path);
 
 // Whether `dir` is a Hugging Face model folder: a config.json that is a JSON object naming a

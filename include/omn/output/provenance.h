@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/documents/provenance.h"
+
 namespace omn::output {
 
 struct InputHash {
@@ -25,8 +27,9 @@ std::string toolVersion();
 std::string gitRevision();
 std::string cpuModel();  // /proc/cpuinfo's model name ("AMD EPYC"), or "unknown CPU"
 
-// {tool, version, git_revision, model_code_fingerprint, libtorch, device, host_threads, inputs,
-//  started_utc, finished_utc}
+// {tool, version, git_revision, model_code_fingerprint, libtorch, device, host_threads, build, host,
+//  libraries, inputs, started_utc, finished_utc}: the block as its struct, and as JSON (its to_json)
+documents::Provenance provenanceRecord(const ProvenanceInfo& info);
 nlohmann::json provenance(const ProvenanceInfo& info);
 
 }  // namespace omn::output

@@ -13,37 +13,34 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "omn/documents/study_document.h"
+#include "omn/documents/train_document.h"
 #include "omn/study/study_manifest.h"
 
 namespace omn::study {
 
 // The record of one finished (or diverged) run: `train` is its train.json, `log` its log.jsonl
 // records, `dir` the run directory as the study document names it.
-nlohmann::json runRecord(const Cell& cell, const nlohmann::json& train, const std::vector<nlohmann::json>& log,
-                         const std::string& dir, const std::string& train_json_sha256);
+documents::StudyRun runRecord(const Cell& cell, const documents::TrainDocument& train, const std::vector<documents::TrainLogRecord>& log,
+                              const std::string& dir, const std::string& train_json_sha256);
 
 // The grid as the study document records it (arms, learning rates, seeds, cells).
-nlohmann::json gridJson(const StudyManifest& m);
+documents::StudyGrid gridRecord(const StudyManifest& m);
 
 // Per-arm summaries and the matched on/off comparison from the run records (any order), for the
 // grid's arms and learning rates; `confidence` for the intervals over seeds.
-nlohmann::json analyseArms(const std::vector<nlohmann::json>& runs, const nlohmann::json& grid, double confidence);
-nlohmann::json compareArms(const std::vector<nlohmann::json>& runs, const nlohmann::json& arms, double confidence);
+std::vector<documents::StudyArm> analyseArms(const std::vector<documents::StudyRun>& runs, const documents::StudyGrid& grid, double confidence);
+std::vector<documents::ArmComparison> compareArms(const std::vector<documents::StudyRun>& runs, const std::vector<documents::StudyArm>& arms,
+                                                  double confidence);
 
 // One CSV row per run.
-std::string studyCsv(const nlohmann::json& study);
+std::string studyCsv(const documents::StudyDocument& study);
 
 // The two-sided Student-t quantile: t such that P(T <= t) = p for `df` degrees of freedom.
 double studentTQuantile(double p, int df);
 
-}  // namespace omn::study
-
-namespace omn::study {
-
-// The study document (omn-audit/study@1) from `base` (schema, provenance, manifest, grid, shard,
-// confidence, ...) and the run records: runs in grid order, arms, comparison.
-nlohmann::json assembleStudy(nlohmann::json base, std::vector<nlohmann::json> runs);
+// The study document (omn-audit/study@1) from `base` (provenance, manifest, grid, shard, confidence,
+// ...) and the run records: runs in grid order, arms, comparison.
+documents::StudyDocument assembleStudy(documents::StudyDocument base, std::vector<documents::StudyRun> runs);
 
 }  // namespace omn::study

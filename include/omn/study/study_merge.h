@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "omn/documents/study_document.h"
 
 namespace omn::study {
 
 // `out`: where the merged document goes (each run's directory is rebased to it).
-nlohmann::json mergeStudyShards(const std::vector<std::string>& paths, const std::string& out);
+documents::StudyDocument mergeStudyShards(const std::vector<std::string>& paths, const std::string& out);
 
 }  // namespace omn::study

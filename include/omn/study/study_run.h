@@ -5,8 +5,7 @@
 #include <functional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "omn/documents/study_document.h"
 #include "omn/study/study_manifest.h"
 
 namespace omn::study {
@@ -19,6 +18,8 @@ struct StudyOptions {
   std::function<bool()> stop;  // SIGINT/SIGTERM: the run in flight stops between two steps, exit 130
 };
 
-nlohmann::json runStudy(const StudyManifest& m, const StudyOptions& o);
+// Trains (or reuses) every cell of this shard, writes the study document (from its struct) and the
+// CSV; returns the document.
+documents::StudyDocument runStudy(const StudyManifest& m, const StudyOptions& o);
 
 }  // namespace omn::study

@@ -9,9 +9,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "omn/data/corpus.h"
+#include "omn/documents/train_document.h"
 #include "omn/train/run_files.h"
 #include "omn/train/run_segments.h"
 #include "omn/train/train_config.h"
@@ -21,7 +20,7 @@ namespace omn::train {
 struct ResumePoint {
   bool has_checkpoint = false;                        // false: none yet (the run starts over)
   std::int64_t step = 0;                              // the last checkpoint's step (0: the step-0 checkpoint)
-  nlohmann::json checkpoints = nlohmann::json::array();  // the record's /checkpoints, as written
+  std::vector<documents::RunCheckpoint> checkpoints;  // the record's /checkpoints
   std::string log;                                    // the log's verified prefix (restoreLog keeps it)
   std::vector<RunSegment> segments;                   // the record's /segments (recordedSegments): the run's past processes
 };
@@ -40,6 +39,6 @@ ResumePoint verifyResume(const RunPaths& paths, const TrainConfig& c, const data
 // against the digest the record holds (IntegrityError otherwise): nothing is left to run, as study
 // --resume keeps its finished runs. Empty when the run is not finished or was started with another
 // config (verifyResume then says what is wrong).
-std::optional<nlohmann::json> finishedRun(const RunPaths& paths, const TrainConfig& c);
+std::optional<documents::TrainDocument> finishedRun(const RunPaths& paths, const TrainConfig& c);
 
 }  // namespace omn::train

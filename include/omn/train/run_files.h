@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/documents/train_document.h"
 #include "omn/train/optimizers.h"
 #include "omn/train/parameters.h"
 
@@ -65,9 +66,9 @@ void readOptimizer(const std::string& path, const OptimizerState& s, const std::
 // against the record's digest by verifyResume), written back in place of the file (records after
 // the checkpoint and a torn tail are cut). Returns its records; a line that is not a record with
 // increasing integer steps is an IntegrityError naming it.
-std::vector<nlohmann::json> restoreLog(const std::string& path, const std::string& text);
-// Appends the record as one line; returns the line written (the trainer keeps the log's text for
-// the digest each checkpoint records).
-std::string appendLog(const std::string& path, const nlohmann::json& record);
+std::vector<documents::TrainLogRecord> restoreLog(const std::string& path, const std::string& text);
+// Appends the record as one line (its compact JSON); returns the line written (the trainer keeps the
+// log's text for the digest each checkpoint records).
+std::string appendLog(const std::string& path, const documents::TrainLogRecord& record);
 
 }  // namespace omn::train

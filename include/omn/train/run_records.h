@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/documents/train_document.h"
+
 namespace omn::train {
 
 // "checkpoints/step-NNNNNN.pt": the name train.json records for a step's checkpoint.
@@ -21,11 +23,11 @@ std::string checkpointFileName(std::int64_t step);
 std::vector<nlohmann::json> parseLog(const std::string& path, const std::string& text,
                                      const std::string& note = " (within the part the checkpoint's digest covers)");
 
-// train.json as a resume reads it: an omn-audit/train@1 document (schema, ranges, checkpoint order),
-// each checkpoint entry naming its own step's file. FormatError naming the pointer otherwise.
+// train.json as a resume (and plot, report) reads it: an omn-audit/train@1 document (schema, ranges,
+// checkpoint order), each checkpoint entry naming its own step's file, read once as its struct.
+// FormatError naming the pointer otherwise.
 struct RunRecord {
-  nlohmann::json doc;
-  nlohmann::json checkpoints;  // /checkpoints, as written
+  documents::TrainDocument doc;
   bool has_checkpoint = false;
   std::int64_t last_step = 0;  // the last checkpoint's step (0: step 0's, or none)
 };
@@ -37,8 +39,8 @@ std::string runRecordPath(const std::string& run);
 // The log a run record names in /log, beside it: its whole lines (the last one may still be in
 // flight, as in a run still writing). FormatError for a /log that is not a file name beside it;
 // UsageError when it cannot be read.
-std::string runLogPath(const std::string& train_json, const nlohmann::json& record);
-std::vector<nlohmann::json> readRunLog(const std::string& train_json, const nlohmann::json& record);
+std::string runLogPath(const std::string& train_json, const documents::TrainDocument& record);
+std::vector<documents::TrainLogRecord> readRunLog(const std::string& train_json, const documents::TrainDocument& record);
 
 // The optimizer state's envelope (omn-audit/optimizer@1 metadata): its step must be `step` and its
 // adamw_steps a count in [0, step]; returns adamw_steps. FormatError naming the file otherwise.

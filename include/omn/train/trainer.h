@@ -5,8 +5,7 @@
 #include <functional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "omn/documents/train_document.h"
 #include "omn/train/train_config.h"
 
 namespace omn::train {
@@ -25,6 +24,6 @@ struct TrainOptions {
 // normally (status "diverged", no final.pt): divergence is a result, not an error. Stopped (`stop`)
 // between two steps, it throws Interrupted naming the checkpoint --resume continues from; the run
 // directory stays as the last checkpoint left it. The loop itself is train::Trainer (training_loop.h).
-nlohmann::json runTraining(const TrainOptions& options);
+documents::TrainDocument runTraining(const TrainOptions& options);
 
 }  // namespace omn::train

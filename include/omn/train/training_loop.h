@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "omn/documents/train_document.h"
 #include "omn/eval/evaluator.h"
 #include "omn/output/provenance.h"
 #include "omn/train/batches.h"
@@ -34,7 +35,7 @@ class Trainer {
   explicit Trainer(const TrainOptions& o);
 
   // To the last step or a divergence; returns the train.json document written.
-  nlohmann::json run();
+  documents::TrainDocument run();
 
   // What one training step did.
   struct StepResult {
@@ -62,9 +63,12 @@ class Trainer {
   void evaluateStart();               // step 0: L0 and the starting weights' checkpoint
   // SIGINT/SIGTERM between two steps: train.json records how far this segment got, then Interrupted.
   [[noreturn]] void interrupted(double last_loss);
-  // train.json, with this process's segment brought up to now (`end`: RunSegment::end). Written at
-  // the start, at each checkpoint, when stopped, and once at the end.
-  nlohmann::json writeRecord(const std::string& status, double last_loss, const std::string& divergence, const char* end);
+  // train.json, with this process's segment brought up to now (`end`: RunSegment::end), written from
+  // its struct. Written at the start, at each checkpoint, when stopped, and once at the end.
+  documents::TrainDocument writeRecord(const std::string& status, double last_loss, const std::string& divergence, const char* end);
+  // The record as it stands: what runs (whatRuns) and how far it got (`divergence`: why it diverged).
+  documents::TrainDocument runRecord(const std::string& status, double last_loss, const std::string& divergence) const;
+  documents::TrainDocument whatRuns() const;
 
   const TrainOptions& o_;
   const TrainConfig& c_;

@@ -32,6 +32,45 @@ struct EvalArgs {
   std::string json_out, dump_logits;
   bool force = false;
 };
+
+// The eval@1 document of one pass: provenance (the inputs as given), the session's blocks, the
+// scores recomputed from the per-sequence sums, the timing.
+documents::EvalDocument evalDocument(const eval::Session& s, const eval::SequenceScores& sc, const EvalOptions& o, double secs,
+                                     output::ProvenanceInfo prov) {
+  prov.device = s.device.str();
+  prov.inputs.push_back({"checkpoint", s.spec.checkpoint, s.checkpoint_sha256, !s.spec.sha256.empty()});
+  if (s.location.isFolder())
+    prov.inputs.push_back({"model-config", s.location.config_path, s.location.config_sha256, !s.spec.config_sha256.empty()});
+  prov.inputs.push_back({"tokens", s.tokens.path, s.tokens.sha256, false});
+  if (!s.tokens.offsets_path.empty()) prov.inputs.push_back({"offsets", s.tokens.offsets_path, s.tokens.offsets_sha256, false});
+  prov.finished_utc = output::utcNow();
+  documents::EvalDocument doc;
+  doc.provenance = output::provenanceRecord(prov);
+  doc.checkpoint = eval::checkpointRecord(s);
+  doc.model = eval::modelRecord(s);
+  doc.tokens = eval::tokensRecord(s);
+  doc.selection = eval::selectionRecord(s);
+  doc.result = eval::scoresRecord(sc, o.bootstrap, o.groups);
+  doc.timing = {secs, static_cast<double>(sc.totalTokens()) / secs};
+  return doc;
+}
+
+// The perplexity and its interval, the model as run, and each group's perplexity
+void printEval(std::ostream& text, const eval::Session& s, const eval::SequenceScores& sc, const documents::EvalDocument& doc,
+               const EvalOptions& o, double secs) {
+  const documents::Scores& r = doc.result;
+  auto f4 = [](const std::optional<double>& v) { return v ? output::fixed(*v, 4) : std::string("nan"); };
+  text << "perplexity " << output::fixed(sc.perplexity(), 4) << "  [" << output::ciLabel(o.bootstrap.confidence) << " " << f4(r.perplexity_ci.low) << ", "
+       << f4(r.perplexity_ci.high) << "]  over " << r.tokens << " tokens in " << r.sequences.nll_sum.size() << " sequences\n";
+  text << "model " << s.preset.name << ", " << model::attentionName(s.path) << " attention, " << eval::dtypeName(s.dtype) << ", "
+       << s.device.str() << ", " << s.threads << " threads: " << output::fixed(static_cast<double>(r.tokens) / secs, 1) << " tokens/s\n";
+  output::Table t({"group", "sequences", "tokens", "perplexity"});
+  for (std::size_t g = 0; g < r.groups.size(); ++g) {
+    const documents::ScoreGroup& x = r.groups[g];
+    t.add({std::to_string(g), std::to_string(x.count), std::to_string(x.tokens), f4(x.perplexity)});
+  }
+  t.print(text);
+}
 }  // namespace
 
 Command addEvalCommand(CLI::App& root) {
@@ -93,39 +132,9 @@ Command addEvalCommand(CLI::App& root) {
               const at::Tensor l = ev.rowLogits(0).contiguous();
               output::writeNpyFloat32(a->dump_logits, l.data_ptr<float>(), {l.size(0), l.size(1)});
             }
-            nlohmann::json doc = {{"schema", "omn-audit/eval@1"}};
-            prov.device = s->device.str();
-            prov.inputs.push_back({"checkpoint", s->spec.checkpoint, s->checkpoint_sha256, !s->spec.sha256.empty()});
-            if (s->location.isFolder())
-              prov.inputs.push_back({"model-config", s->location.config_path, s->location.config_sha256, !s->spec.config_sha256.empty()});
-            prov.inputs.push_back({"tokens", s->tokens.path, s->tokens.sha256, false});
-            if (!s->tokens.offsets_path.empty())
-              prov.inputs.push_back({"offsets", s->tokens.offsets_path, s->tokens.offsets_sha256, false});
-            prov.finished_utc = output::utcNow();
-            doc["provenance"] = output::provenance(prov);
-            doc["checkpoint"] = eval::checkpointJson(*s);
-            doc["model"] = eval::modelJson(*s);
-            doc["tokens"] = eval::tokensJson(*s);
-            doc["selection"] = eval::selectionJson(*s);
-            doc["result"] = eval::scoresJson(sc, a->o.bootstrap, a->o.groups);
-            doc["timing"] = {{"seconds", secs}, {"tokens_per_second", static_cast<double>(sc.totalTokens()) / secs}};
-            const auto& r = doc["result"];
-            std::ostream& text = output::isStdout(a->json_out) ? std::cerr : std::cout;  // --json -: stdout is the JSON's
-            text << "perplexity " << output::fixed(sc.perplexity(), 4) << "  [" << output::ciLabel(a->o.bootstrap.confidence) << " "
-                      << (r["perplexity_ci"]["low"].is_null() ? "nan" : output::fixed(r["perplexity_ci"]["low"], 4))
-                      << ", " << (r["perplexity_ci"]["high"].is_null() ? "nan" : output::fixed(r["perplexity_ci"]["high"], 4))
-                      << "]  over " << sc.totalTokens() << " tokens in " << sc.nll_sum.size() << " sequences\n";
-            text << "model " << s->preset.name << ", " << model::attentionName(s->path) << " attention, "
-                      << eval::dtypeName(s->dtype) << ", " << s->device.str() << ", " << s->threads << " threads: "
-                      << output::fixed(static_cast<double>(sc.totalTokens()) / secs, 1) << " tokens/s\n";
-            output::Table t({"group", "sequences", "tokens", "perplexity"});
-            for (std::size_t g = 0; g < r["groups"].size(); ++g) {
-              const auto& x = r["groups"][g];
-              t.add({std::to_string(g), std::to_string(x["count"].get<long long>()), std::to_string(x["tokens"].get<long long>()),
-                     x["perplexity"].is_null() ? "nan" : output::fixed(x["perplexity"], 4)});
-            }
-            t.print(text);
-            if (!a->json_out.empty()) output::writeFileAtomic(a->json_out, output::dumpJson(doc));
+            const documents::EvalDocument doc = evalDocument(*s, sc, a->o, secs, prov);
+            printEval(output::isStdout(a->json_out) ? std::cerr : std::cout, *s, sc, doc, a->o, secs);  // --json -: stdout is the JSON's
+            if (!a->json_out.empty()) output::writeFileAtomic(a->json_out, output::dumpJson(doc.toJson()));
             return 0;
           }};
 }

@@ -137,6 +137,37 @@ void applyRows(const InterveneArgs& a, intervene::Manifest& m) {
   m.session.num_seqs = *a.num_seqs;
 }
 
+// The sweep, in inference mode (the session's weights were loaded outside it)
+documents::InterventionDocument sweepInInferenceMode(const intervene::Manifest& m, eval::Session& s, const intervene::SweepOptions& o) {
+  c10::InferenceMode guard;
+  return intervene::runSweep(m, s, o);
+}
+
+// /model/confirm_fp32: the conditions `doc` flags below the noise floor run again in fp32, into
+// o.output_json, each naming the result it confirms (`out`); the first sweep's model is released first.
+int confirmInFp32(const intervene::Manifest& m, const documents::InterventionDocument& doc, std::unique_ptr<eval::Session>& s,
+                  intervene::SweepOptions o, const std::string& out, std::ostream& text) {
+  if (s->dtype == at::kFloat) {
+    text << "confirmation: the sweep ran in fp32 already\n";
+    return 0;
+  }
+  const std::optional<intervene::Manifest> m2 = intervene::confirmationManifest(m, doc);
+  if (!m2) {
+    text << "confirmation: no condition below the noise floor, nothing to confirm in fp32\n";
+    return 0;
+  }
+  s.reset();  // one model in memory at a time
+  o.shard_index = 0;  // the flagged conditions of this run, all of them
+  o.shard_count = 1;
+  o.confirms = documents::Confirms{io::relativeTo(out, m.path), doc.model.dtype};
+  auto s2 = eval::openSession(m2->session);
+  const documents::InterventionDocument doc2 = sweepInInferenceMode(*m2, *s2, o);
+  text << "confirmation in fp32 of the conditions below the noise floor:\n";
+  intervene::printResultsTable(text, doc2);
+  text << "result: " << o.output_json << "\n";
+  return 0;
+}
+
 }  // namespace
 
 Command addInterveneCommand(CLI::App& root) {
@@ -204,38 +235,11 @@ Command addInterveneCommand(CLI::App& root) {
             auto s = eval::openSession(m.session);  // weights load outside inference mode
             a->o.stop = stopOnSignals();
             std::ostream& text = output::isStdout(a->o.output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
-            nlohmann::json doc;
-            {
-              c10::InferenceMode guard;
-              doc = intervene::runSweep(m, *s, a->o);
-            }
+            const documents::InterventionDocument doc = sweepInInferenceMode(m, *s, a->o);
             intervene::printResultsTable(text, doc);
             text << "result: " << out << "\n";
             if (confirm_out.empty()) return 0;
-            if (s->dtype == at::kFloat) {
-              text << "confirmation: the sweep ran in fp32 already\n";
-              return 0;
-            }
-            const std::optional<intervene::Manifest> m2 = intervene::confirmationManifest(m, doc);
-            if (!m2) {
-              text << "confirmation: no condition below the noise floor, nothing to confirm in fp32\n";
-              return 0;
-            }
-            s.reset();  // one model in memory at a time
-            intervene::SweepOptions o2 = withOutput(a->o, confirm_out);
-            o2.shard_index = 0;  // the flagged conditions of this run, all of them
-            o2.shard_count = 1;
-            o2.confirms = {{"path", io::relativeTo(out, m.path)}, {"dtype", doc["model"]["dtype"]}};
-            auto s2 = eval::openSession(m2->session);
-            nlohmann::json doc2;
-            {
-              c10::InferenceMode guard;
-              doc2 = intervene::runSweep(*m2, *s2, o2);
-            }
-            text << "confirmation in fp32 of the conditions below the noise floor:\n";
-            intervene::printResultsTable(text, doc2);
-            text << "result: " << confirm_out << "\n";
-            return 0;
+            return confirmInFp32(m, doc, s, withOutput(a->o, confirm_out), out, text);
           }};
 }
 

@@ -20,17 +20,16 @@ namespace omn::cli {
 
 namespace {
 
-std::string num(const nlohmann::json& v, int digits) { return v.is_number() ? output::fixed(v.get<double>(), digits) : "-"; }
-std::string sig(const nlohmann::json& v) { return v.is_number() ? output::significant(v.get<double>(), 3) : "-"; }
+std::string num(const std::optional<double>& v, int digits) { return v ? output::fixed(*v, digits) : "-"; }
+std::string sig(const std::optional<double>& v) { return v ? output::significant(*v, 3) : "-"; }
 
 }  // namespace
 
-void printStudySummary(std::ostream& out, const nlohmann::json& doc) {
+void printStudySummary(std::ostream& out, const documents::StudyDocument& doc) {
   output::Table t({"arm", "runs", "diverged", "LR sensitivity", "largest stable LR", "best LR", "best held-out loss", "seed sd"});
-  for (const auto& a : doc["arms"])
-    t.add({a["arm"].get<std::string>(), std::to_string(a["runs"].get<int>()), std::to_string(a["diverged"].get<int>()),
-           num(a["lr_sensitivity"], 4), sig(a["largest_stable_lr"]), sig(a["best_lr"]), num(a["best_loss"], 4),
-           num(a["seed_spread"], 4)});
+  for (const documents::StudyArm& a : doc.arms)
+    t.add({a.arm, std::to_string(a.runs), std::to_string(a.diverged), num(a.lr_sensitivity, 4), sig(a.largest_stable_lr), sig(a.best_lr),
+           num(a.best_loss, 4), num(a.seed_spread, 4)});
   t.print(out);
 }
 
@@ -64,10 +63,10 @@ Command addStudyCommand(CLI::App& root) {
             keepFreedMemoryInHeap();
             o->stop = stopOnSignals();
             warnAboutMachine(o->threads, pluginHost());
-            const nlohmann::json doc = study::runStudy(m, *o);
+            const documents::StudyDocument doc = study::runStudy(m, *o);
             std::ostream& text = output::isStdout(o->output_csv) ? std::cerr : std::cout;  // --csv -: stdout is the CSV's
             printStudySummary(text, doc);
-            text << "study      " << doc["runs"].size() << " runs in " << doc["runs_dir"].get<std::string>() << "\n";
+            text << "study      " << doc.runs.size() << " runs in " << doc.runs_dir << "\n";
             return 0;
           }};
 }

@@ -15,6 +15,25 @@
 
 namespace omn::cli {
 
+namespace {
+
+// What the run came to: its status and size, the model, the losses, and where its files are.
+void printRunSummary(std::ostream& out, const std::string& dir, const documents::TrainDocument& doc) {
+  auto num = [](const std::optional<double>& v) { return v ? output::fixed(*v, 4) : std::string("-"); };
+  out << "run        " << dir << " (" << doc.status << " after " << doc.steps_done << " of " << doc.steps << " steps, " << doc.tokens_seen
+      << " tokens)\n";
+  out << "model      " << doc.model.parameters << " parameters, QK-norm " << (doc.model.qk_norm ? "on" : "off") << ", optimizer "
+      << doc.optimizer.kind << "\n";
+  out << "loss       L0 (held-out at step 0) " << num(doc.initial_loss) << ", final train " << num(doc.final_train_loss) << ", held-out "
+      << num(doc.final_heldout_loss) << " (unigram baseline " << num(doc.heldout_unigram_cross_entropy) << ")\n";
+  if (doc.diverged && doc.divergence)
+    out << "diverged   at step " << doc.divergence->step << ": " << doc.divergence->reason << "\n";
+  else
+    out << "wrote      " << dir << "/final.pt and " << dir << "/train.json\n";
+}
+
+}  // namespace
+
 Command addTrainCommand(CLI::App& root) {
   auto a = std::make_shared<train::TrainOptions>();
   auto config = std::make_shared<std::string>();
@@ -45,23 +64,10 @@ Command addTrainCommand(CLI::App& root) {
                                 (corpus->empty() ? "" : " --corpus " + *corpus) + " --resume";
             warnAboutMachine(a->threads, pluginHost());
             // --resume of a finished run (its final checkpoint verified): nothing left to run, as study --resume
-            const std::optional<nlohmann::json> done = a->resume ? train::finishedRun(train::RunPaths(a->out_dir), a->config) : std::nullopt;
+            const std::optional<documents::TrainDocument> done = a->resume ? train::finishedRun(train::RunPaths(a->out_dir), a->config) : std::nullopt;
             if (done) std::cout << "resume     the run finished already; nothing to resume (its final.pt matches train.json)\n";
-            const nlohmann::json doc = done ? *done : train::runTraining(*a);
-            auto num = [](const nlohmann::json& v) { return v.is_number() ? output::fixed(v.get<double>(), 4) : std::string("-"); };
-            std::cout << "run        " << a->out_dir << " (" << doc["status"].get<std::string>() << " after "
-                      << doc["steps_done"] << " of " << doc["steps"] << " steps, " << doc["tokens_seen"] << " tokens)\n";
-            std::cout << "model      " << doc["model"]["parameters"] << " parameters, QK-norm "
-                      << (doc["model"]["qk_norm"].get<bool>() ? "on" : "off") << ", optimizer "
-                      << doc["optimizer"]["kind"].get<std::string>() << "\n";
-            std::cout << "loss       L0 (held-out at step 0) " << num(doc["initial_loss"]) << ", final train " << num(doc["final_train_loss"])
-                      << ", held-out " << num(doc["final_heldout_loss"]) << " (unigram baseline "
-                      << num(doc["heldout_unigram_cross_entropy"]) << ")\n";
-            if (doc["diverged"].get<bool>())
-              std::cout << "diverged   at step " << doc["divergence"]["step"] << ": "
-                        << doc["divergence"]["reason"].get<std::string>() << "\n";
-            else
-              std::cout << "wrote      " << a->out_dir << "/final.pt and " << a->out_dir << "/train.json\n";
+            const documents::TrainDocument doc = done ? *done : train::runTraining(*a);
+            printRunSummary(std::cout, a->out_dir, doc);
             return 0;
           }};
 }
