@@ -1005,7 +1005,9 @@ def limitations(x, sizes):
         "- %s seeds a point: the intervals are wide, and a difference too small for them reads as no measurable difference." %
         p.num({"op": "len", "of": Page.src(x.analysis[sizes[0][0]], "seeds")}, "d") if len(seeds) == 1 else
         "- Few seeds a point: the intervals are wide.",
-        "- No equivalence test: where a difference is not measurable, this page does not say how small it is.",
+        "- No equivalence test has been read yet: where a difference is not measurable, this page does not say how small it "
+        "is. The small ablation's test is stated before its seeds are trained (`configs/experiments.json`, `equivalence`; "
+        "docs/experiments/ablation-small.md) and is read once every seed is in.",
         "- A resumed run's `train.json` records the build, CPU and kernel of its last segment only; a pair flagged as "
         "alike above may have trained part of the way on another kernel.",
         "- The routing arms are compared at one LR (the tiny ablation's best QK-on LR); the depth and length runs at the "
