@@ -50,19 +50,38 @@ json embeddedSchema(const std::string& file) {
   return json::parse(it->second);
 }
 
+std::unique_ptr<valijson::Schema> parseSchema(const json& root) {
+  auto schema = std::make_unique<valijson::Schema>();
+  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+  valijson::adapters::NlohmannJsonAdapter adapter(root);
+  parser.populateSchema(
+      adapter, *schema, [](const std::string& uri) { return new json(embeddedSchema(uri.substr(0, uri.find('#')))); },
+      [](const json* d) { delete d; });
+  return schema;
+}
+
 // The parsed schema of each kind, built once (schemas refer to each other by file name:
 // "provenance.schema.json", "eval.schema.json#/$defs/scores").
 const valijson::Schema& schemaFor(DocumentKind k) {
   static std::map<DocumentKind, std::unique_ptr<valijson::Schema>> cache;
   auto& slot = cache[k];
+  if (!slot) slot = parseSchema(embeddedSchema(info(k).file));
+  return *slot;
+}
+
+// The part of a kind's schema at `pointer` ("/properties/runs/items") as a schema of its own: the
+// part under the kind's $defs and $id, so its "#/$defs/..." references still resolve. Built once each.
+const valijson::Schema& partSchemaFor(DocumentKind k, const std::string& pointer) {
+  static std::map<std::pair<DocumentKind, std::string>, std::unique_ptr<valijson::Schema>> cache;
+  auto& slot = cache[{k, pointer}];
   if (!slot) {
-    const json root = embeddedSchema(info(k).file);
-    slot = std::make_unique<valijson::Schema>();
-    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-    valijson::adapters::NlohmannJsonAdapter adapter(root);
-    parser.populateSchema(
-        adapter, *slot, [](const std::string& uri) { return new json(embeddedSchema(uri.substr(0, uri.find('#')))); },
-        [](const json* d) { delete d; });
+    const json whole = embeddedSchema(info(k).file);
+    const json::json_pointer at(pointer);
+    if (!whole.contains(at)) throw std::logic_error(std::string("docs/schema/") + info(k).file + " has no " + pointer);
+    json part = {{"allOf", json::array({whole.at(at)})}};
+    for (const char* key : {"$schema", "$id", "$defs"})
+      if (whole.contains(key)) part[key] = whole[key];
+    slot = parseSchema(part);
   }
   return *slot;
 }
@@ -81,6 +100,22 @@ std::string pointerOf(const std::vector<std::string>& context) {
   return p.empty() ? "/" : p;
 }
 
+void validateAgainst(const valijson::Schema& schema, const json& target_json, const std::string& label, const std::string& pointer,
+              DocumentKind k) {
+  // One validator per thread: it caches the schemas' compiled "pattern" regexes, which cost more
+  // than validating a whole profile when compiled afresh for each document.
+  static thread_local valijson::Validator validator;
+  valijson::ValidationResults results;
+  valijson::adapters::NlohmannJsonAdapter target(target_json);
+  if (!validator.validate(schema, target, &results)) {
+    valijson::ValidationResults::Error e;
+    results.popError(e);  // the innermost failure comes first
+    const std::string inner = pointerOf(e.context);
+    throw FormatError(label + ": " + (pointer.empty() ? inner : pointer + (inner == "/" ? "" : inner)) + ": " + e.description +
+                      " (docs/schema/" + info(k).file + ")");
+  }
+}
+
 }  // namespace
 
 const char* schemaId(DocumentKind kind) { return info(kind).id; }
@@ -94,20 +129,16 @@ DocumentKind checkDocument(const json& doc, const std::string& label, std::initi
     throw FormatError(label + ": /schema: expected " + expected + ", got " + (s == doc.end() ? "nothing" : s->dump()));
   for (DocumentKind k : accepted) {
     if (*s != schemaId(k)) continue;
-    // One validator per thread: it caches the schemas' compiled "pattern" regexes, which cost more
-    // than validating a whole profile when compiled afresh for each document.
-    static thread_local valijson::Validator validator;
-    valijson::ValidationResults results;
-    valijson::adapters::NlohmannJsonAdapter target(doc);
-    if (!validator.validate(schemaFor(k), target, &results)) {
-      valijson::ValidationResults::Error e;
-      results.popError(e);  // the innermost failure comes first
-      throw FormatError(label + ": " + pointerOf(e.context) + ": " + e.description + " (docs/schema/" + info(k).file + ")");
-    }
+    validateAgainst(schemaFor(k), doc, label, "", k);
     checkShape(doc, k, label);
     return k;
   }
   throw FormatError(label + ": /schema: expected " + expected + ", got " + s->dump());
+}
+
+void checkPart(const json& part, DocumentKind kind, const std::string& schema_pointer, const std::string& label,
+               const std::string& pointer) {
+  validateAgainst(partSchemaFor(kind, schema_pointer), part, label, pointer, kind);
 }
 
 DocumentKind acceptDocument(json& doc, const std::string& label, std::initializer_list<DocumentKind> accepted) {

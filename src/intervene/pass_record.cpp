@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "omn/documents/document.h"
 #include "omn/documents/read_block.h"
 #include "omn/io/json_reader.h"
 #include "omn/output/table.h"
@@ -95,6 +96,8 @@ void readIdentity(const io::JsonReader& rd, const std::string& label, const json
   r.label = sha(rd, j, "", "label");
   r.manifest_pointer = sha(rd, j, "", "manifest_pointer");
   r.op = documents::readBlock<documents::ConditionOp>(rd.need(j, "", "op"), label, "/op");
+  // what the struct reads as absent (an op without its name) the schema refuses
+  documents::checkPart(rd.need(j, "", "op"), documents::DocumentKind::intervention, "/properties/conditions/items/properties/op", label, "/op");
   const json& touched = rd.need(j, "", "touched");
   if (!touched.is_array()) rd.fail("/touched", std::string("expected an array, got ") + touched.type_name());
   for (std::size_t i = 0; i < touched.size(); ++i) r.touched.push_back(rd.str(touched[i], "/touched/" + std::to_string(i)));

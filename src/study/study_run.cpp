@@ -9,6 +9,7 @@
 #include <map>
 
 #include "omn/data/corpus.h"
+#include "omn/documents/document.h"
 #include "omn/documents/read_block.h"
 #include "omn/embedded.h"
 #include "omn/errors.h"
@@ -165,6 +166,8 @@ std::vector<documents::StudyRun> studyRuns(const StudyManifest& m, const StudyOp
     const std::string train_json = (fs::path(m.runs_dir) / c.id / "train.json").string();
     if (const auto done = resumed.done.find(c.id); done != resumed.done.end()) {
       documents::StudyRun rec = documents::readBlock<documents::StudyRun>(done->second, resumed.where(c.id), "");
+      // what the struct reads as absent (a member missing from the record) the schema refuses
+      documents::checkPart(done->second, documents::DocumentKind::study, "/properties/runs/items", resumed.where(c.id), "");
       if (!fs::exists(train_json) || io::sha256File(train_json) != rec.train_json_sha256)
         throw IntegrityError("run " + c.id + ": " + train_json + " is missing or changed since it was journaled in " + jpath +
                              "; remove the journal (and the run) to train it again");

@@ -207,6 +207,33 @@ TEST(Documents, AMemberThatDoesNotConvertNamesTheFileAndPointer) {
   EXPECT_NE(missing.find("track t.json: /summary: required"), std::string::npos) << missing;
 }
 
+// A part of a document kept in a record of its own (a journal line) is held to that part of the
+// schema: a study's run without a member its document requires, or a sweep condition's op without
+// its name, is refused naming the record and the member (the struct alone would read it as absent).
+TEST(Documents, AJournaledPartIsCheckedAgainstItsPartOfTheSchema) {
+  using omn::documents::checkPart;
+  const json study = published("results/ablation-small/study.json", DocumentKind::study);
+  json run = study["runs"][0];
+  EXPECT_NO_THROW(checkPart(run, DocumentKind::study, "/properties/runs/items", "journal j line 2", ""));
+  for (const char* member : {"final_heldout_loss", "divergence", "seconds"}) {
+    json cut = run;
+    cut.erase(member);
+    const std::string e = formatError([&] { checkPart(cut, DocumentKind::study, "/properties/runs/items", "journal j line 2", ""); });
+    EXPECT_NE(e.find("journal j line 2: /: Missing required property '" + std::string(member) + "'"), std::string::npos) << e;
+  }
+  run["lr"] = "0.001";
+  const std::string typed = formatError([&] { checkPart(run, DocumentKind::study, "/properties/runs/items", "journal j line 2", ""); });
+  EXPECT_NE(typed.find("journal j line 2: /lr: "), std::string::npos) << typed;
+
+  const json sweep = published("results/ablation-small/after/qk-on_lr-1.778e-03_seed-0.sweep.json", DocumentKind::intervention);
+  json op = sweep["conditions"][0]["op"];
+  const char* at = "/properties/conditions/items/properties/op";
+  EXPECT_NO_THROW(checkPart(op, DocumentKind::intervention, at, "journal j line 3 record c0", "/op"));
+  op.erase("op");
+  const std::string e = formatError([&] { checkPart(op, DocumentKind::intervention, at, "journal j line 3 record c0", "/op"); });
+  EXPECT_NE(e.find("journal j line 3 record c0: /op"), std::string::npos) << e;
+}
+
 // ARCHITECTURE.md, "Adding ... a per-layer metric": a field and a row in documents/layer_metrics.h,
 // its computation (test_documents_mechanism.cpp checks a pass measures every row), and its name in
 // the schemas and docs that list the metrics -- this test fails until they do.

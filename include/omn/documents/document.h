@@ -23,6 +23,13 @@ const char* schemaId(DocumentKind kind);  // "omn-audit/profile@1"
 // the first failing pointer.
 DocumentKind checkDocument(const nlohmann::json& doc, const std::string& label, std::initializer_list<DocumentKind> accepted);
 
+// A part of a document held in a record of its own (a journal line: a study's run, a sweep
+// condition's op), checked against that part of the kind's schema (`schema_pointer`, e.g.
+// "/properties/runs/items"): every member the document requires, of its type. FormatError naming
+// the label and `pointer` + the failing member's pointer.
+void checkPart(const nlohmann::json& part, DocumentKind kind, const std::string& schema_pointer, const std::string& label,
+               const std::string& pointer);
+
 // checkDocument, then a document of an older form read as today's (legacy_documents.h). What every
 // reader of a document file goes through.
 DocumentKind acceptDocument(nlohmann::json& doc, const std::string& label, std::initializer_list<DocumentKind> accepted);
