@@ -76,6 +76,66 @@ void resolveRowLength(Session& s) {
                  "selection.past_training_length)", s.spec.seq_len, s.location.config_path, s.max_positions);
 }
 
+// A Hugging Face model folder: its weights file is the checkpoint, its config.json the
+// architecture (returned; none for a file).
+std::optional<model::HfArchitecture> locateWeights(Session& s, const SessionSpec& spec) {
+  const OptionNames& n = spec.names;
+  audit::refuseRunDirectory(spec.checkpoint);
+  s.location = io::locateModel(spec.checkpoint);
+  s.spec.checkpoint = s.location.weights;
+  if (!spec.config_sha256.empty()) {  // config.json gives the architecture: pinned, it is checked first
+    if (!s.location.isFolder())
+      throw UsageError(n.config_sha256 + " pins a model folder's config.json; " + spec.checkpoint + " is a file, not a folder");
+    io::requireSha256(s.location.config_path, io::normaliseSha256(spec.config_sha256, n.config_sha256), s.location.config_sha256);
+  }
+  std::optional<model::HfArchitecture> hf;
+  if (s.location.isFolder()) hf = model::readHfConfig(s.location.config, s.location.config_path);
+  return hf;
+}
+
+// The checkpoint opened, its preset and configuration, and the dtype the model computes in.
+void describeModel(Session& s, const SessionSpec& spec, const model::HfArchitecture* hf) {
+  const std::string& weights = s.spec.checkpoint;
+  io::OpenOptions oo;
+  oo.state_key = spec.state_key;
+  s.ck = io::openCheckpoint(weights, oo);
+  s.preset = model::resolvePreset(spec.preset, s.ck->index, s.ck->metadata, weights, hf);
+  if (hf && spec.preset.empty()) model::requireModelTypeAgreesWithTensors(s.preset, s.ck->index, *hf);
+  s.config = model::inferConfig(s.preset, s.ck->index, weights);
+  s.dtype = model::workingDtype(spec.dtype, s.ck->index.at(s.config.name("wq", 0)).dtype);
+  if (s.dtype == at::kHalf && s.device.is_cpu())  // auto on an fp16 checkpoint
+    throw UsageError(spec.names.dtype + " auto: the checkpoint is fp16, which the CPU cannot multiply; use bf16 or fp32");
+}
+
+// the token set and the rows
+void selectSessionRows(Session& s, const SessionSpec& spec) {
+  s.tokens = readTokenSet(spec.tokens);
+  if (!spec.tokens_sha256.empty()) io::requireSha256(spec.tokens.path, spec.tokens_sha256, s.tokens.sha256);
+  if (spec.out_of_vocab == OutOfVocabulary::Drop) dropOutOfVocabulary(s.tokens, s.config.vocab_size);
+  checkVocabulary(s.tokens, s.config.vocab_size);
+  s.row_form = spec.row_form;
+  std::vector<Row> all = buildRows(s.tokens, s.row_form, s.spec.seq_len);
+  s.rows_available = all.size();
+  s.selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed, spec.up_to);
+  for (std::size_t i : s.selection.indices) s.rows.push_back(std::move(all[i]));
+  if (s.spec.batch <= 0) s.spec.batch = autoBatch(s.spec.seq_len, s.rows.size());
+}
+
+// The attention path chosen and the weights loaded; what cannot fit is refused with its figures
+// before a weight is loaded (on the CPU: a GPU's memory is its own)
+void loadSessionModel(Session& s, const SessionSpec& spec) {
+  const OptionNames& n = spec.names;
+  const model::AttentionShape shape{std::min<std::int64_t>(s.spec.batch, static_cast<std::int64_t>(s.rows.size())),
+                                    s.config.n_heads, s.spec.seq_len};
+  s.path = model::chooseAttention(spec.attention, s.device, s.dtype, anyRowPacked(s.rows), n.attention, n.dtype, shape);
+  if (s.device.is_cpu()) {
+    std::string source;
+    const std::int64_t available = availableMemory(&source);
+    requireMemory(s.config, s.dtype, s.path, shape, available, source, {n.attention, n.batch, n.seq_len});
+  }
+  s.model = std::make_unique<model::Transformer>(s.config, model::loadWeights(s.ck, s.config, s.dtype, s.device));
+}
+
 }  // namespace
 
 void checkSessionSpec(const SessionSpec& spec) {
@@ -109,58 +169,17 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   const std::string expected = spec.sha256.empty() ? "" : io::normaliseSha256(spec.sha256, n.sha256);
   s->device = at::Device(spec.device);
   s->threads = at::get_num_threads();  // set by the command (model::useThreads), recorded here
-
-  // a Hugging Face model folder: its weights file is the checkpoint, its config.json the architecture
-  audit::refuseRunDirectory(spec.checkpoint);
-  s->location = io::locateModel(spec.checkpoint);
-  s->spec.checkpoint = s->location.weights;
-  if (!spec.config_sha256.empty()) {  // config.json gives the architecture: pinned, it is checked first
-    if (!s->location.isFolder())
-      throw UsageError(n.config_sha256 + " pins a model folder's config.json; " + spec.checkpoint + " is a file, not a folder");
-    io::requireSha256(s->location.config_path, io::normaliseSha256(spec.config_sha256, n.config_sha256), s->location.config_sha256);
-  }
-  std::optional<model::HfArchitecture> hf;
-  if (s->location.isFolder()) hf = model::readHfConfig(s->location.config, s->location.config_path);
+  const std::optional<model::HfArchitecture> hf = locateWeights(*s, spec);
   // The hash streams the whole checkpoint beside the parse and the weight loading (the parsers
   // execute nothing); nothing is evaluated before it is checked, and a wrong digest is reported
   // as such even when the file also fails to parse.
   const std::string& weights = s->spec.checkpoint;
   io::HashBeside hashing(weights, expected);
   hashing.guard([&] {
-    io::OpenOptions oo;
-    oo.state_key = spec.state_key;
-    s->ck = io::openCheckpoint(weights, oo);
-    s->preset = model::resolvePreset(spec.preset, s->ck->index, s->ck->metadata, weights, hf ? &*hf : nullptr);
-    if (hf && spec.preset.empty()) model::requireModelTypeAgreesWithTensors(s->preset, s->ck->index, *hf);
-    s->config = model::inferConfig(s->preset, s->ck->index, weights);
-    s->dtype = model::workingDtype(spec.dtype, s->ck->index.at(s->config.name("wq", 0)).dtype);
-    if (s->dtype == at::kHalf && s->device.is_cpu())  // auto on an fp16 checkpoint
-      throw UsageError(n.dtype + " auto: the checkpoint is fp16, which the CPU cannot multiply; use bf16 or fp32");
-
+    describeModel(*s, spec, hf ? &*hf : nullptr);
     resolveRowLength(*s);
-    // the token set and the rows
-    s->tokens = readTokenSet(spec.tokens);
-    if (!spec.tokens_sha256.empty()) io::requireSha256(spec.tokens.path, spec.tokens_sha256, s->tokens.sha256);
-    if (spec.out_of_vocab == OutOfVocabulary::Drop) dropOutOfVocabulary(s->tokens, s->config.vocab_size);
-    checkVocabulary(s->tokens, s->config.vocab_size);
-    s->row_form = spec.row_form;
-    std::vector<Row> all = buildRows(s->tokens, s->row_form, s->spec.seq_len);
-    s->rows_available = all.size();
-    s->selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed, spec.up_to);
-    for (std::size_t i : s->selection.indices) s->rows.push_back(std::move(all[i]));
-    if (s->spec.batch <= 0) s->spec.batch = autoBatch(s->spec.seq_len, s->rows.size());
-
-    const model::AttentionShape shape{std::min<std::int64_t>(s->spec.batch, static_cast<std::int64_t>(s->rows.size())),
-                                      s->config.n_heads, s->spec.seq_len};
-    s->path = model::chooseAttention(spec.attention, s->device, s->dtype, anyRowPacked(s->rows), n.attention, n.dtype, shape);
-    // what cannot fit is refused with its figures before a weight is loaded (on the CPU: a GPU's
-    // memory is its own)
-    if (s->device.is_cpu()) {
-      std::string source;
-      const std::int64_t available = availableMemory(&source);
-      requireMemory(s->config, s->dtype, s->path, shape, available, source, {n.attention, n.batch, n.seq_len});
-    }
-    s->model = std::make_unique<model::Transformer>(s->config, model::loadWeights(s->ck, s->config, s->dtype, s->device));
+    selectSessionRows(*s, spec);
+    loadSessionModel(*s, spec);
   });  // an integrity failure outranks the error it may have caused
   s->checkpoint_sha256 = hashing.verify();
   s->shards = io::hashShards(*s->ck, spec.shard_sha256, spec.shard_sha256_where);  // the digest pins an index only

@@ -284,8 +284,9 @@ CoordinateSpec parseCoordinates(const json& v, const std::string& ptr, const Rea
   return s;
 }
 
-// One manifest entry expanded over its lists (values x seeds x targets), in that order.
-std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& p, const std::string& manifest_path) {
+// An entry's op, layers and coordinates, and the checks that need only its op: the parameters
+// another op takes are refused.
+Step parseBaseStep(const Reader& r, const json& c, const std::string& p) {
   Step base;
   base.pointer = p;
   base.op = r.choice(r.need(c, p, "op"), p + "/op", kOpNames);
@@ -300,18 +301,64 @@ std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& 
     if (other.list_key && c.contains(other.list_key) && !(info.list_key && std::string(info.list_key) == other.list_key))
       r.fail(p + "/" + other.list_key, std::string("not a parameter of ") + info.name);
   if (!info.seeded && c.contains(kSeedsKey)) r.fail(p + "/" + kSeedsKey, std::string("not a parameter of ") + info.name);
-  // one parameter list: its values and the pointer of value a
-  auto list = [&](const char* key) { return key ? r.list(r.need(c, p, key), p + "/" + key) : std::vector<json>{json()}; };
-  auto at = [&](const char* key, std::size_t a) {
-    return p + "/" + key + (c.contains(key) && c[key].is_array() ? "/" + std::to_string(a) : "");
-  };
-  const std::vector<json> params = list(info.list_key);
-  const std::vector<json> seeds = list(info.seeded ? kSeedsKey : nullptr);
+  return base;
+}
+
+// The pointer of value a of the entry's list `key` (the key's own when it holds a single value).
+std::string valuePointer(const json& c, const std::string& p, const char* key, std::size_t a) {
+  return p + "/" + key + (c.contains(key) && c[key].is_array() ? "/" + std::to_string(a) : "");
+}
+
+// The entry's targets: "qk" when it names none, and always for an op that acts on Q and K together.
+std::vector<json> parseTargets(const Reader& r, const json& c, const std::string& p, const OpInfo& info) {
   std::vector<json> targets = c.contains("targets") ? r.list(c["targets"], p + "/targets") : std::vector<json>{json("qk")};
   if (info.fixed_targets) {
     if (c.contains("targets")) r.fail(p + "/targets", std::string(info.name) + " acts on Q and K together: it takes no targets");
     targets = {json("qk")};
   }
+  return targets;
+}
+
+// One value of the op's parameter list (at pointer pp) into x; returns its text for the label.
+std::string parseParam(const Reader& r, const OpInfo& info, const json& v, const std::string& pp, const std::string& manifest_path,
+                       Step& x) {
+  switch (info.param) {
+    case ParamKind::Number:
+      x.value = r.num(v, pp);
+      if (!std::isfinite(x.value)) r.fail(pp, "expected a finite number");
+      if (x.op == Op::Compensate && x.value == 0) r.fail(pp, "compensate divides the K gains by it: expected a number other than 0");
+      if (x.op == Op::Noise && x.value < 0) r.fail(pp, "expected a noise level sigma >= 0");
+      return fmt(x.value);
+    case ParamKind::Mode:
+      x.mode = r.str(v, pp);
+      if (std::find_if(kSignFixModes.begin(), kSignFixModes.end(), [&](const char* m) { return x.mode == m; }) == kSignFixModes.end())
+        r.fail(pp, std::string("expected ") + kSignFixModes[0] + " or " + kSignFixModes[1] + ", got \"" + x.mode + "\"");
+      return x.mode;
+    case ParamKind::SourceLayer:
+      x.source_layer = static_cast<int>(r.integer(v, pp, 0, std::numeric_limits<int>::max()));
+      return std::to_string(x.source_layer);
+    case ParamKind::Source: {  // another checkpoint (an earlier step, the initial weights), verified
+      const json& so = r.object(v, pp, {"path", "sha256", "state_key"});
+      x.source.written = r.str(r.need(so, pp, "path"), pp + "/path");
+      x.source.path = resolvePath(x.source.written, manifest_path);
+      x.source.sha256 = io::normaliseSha256(r.str(r.need(so, pp, "sha256"), pp + "/sha256"), r.label() + ": " + pp + "/sha256");
+      if (const json* k = r.opt(so, "state_key")) x.source.state_key = r.str(*k, pp + "/state_key");
+      return x.source.written + (x.source.state_key.empty() ? "" : " [" + x.source.state_key + "]");
+    }
+    case ParamKind::None: break;
+  }
+  return "";
+}
+
+// One manifest entry expanded over its lists (values x seeds x targets), in that order.
+std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& p, const std::string& manifest_path) {
+  const Step base = parseBaseStep(r, c, p);
+  const OpInfo& info = opInfo(base.op);
+  // one parameter list: its values
+  auto list = [&](const char* key) { return key ? r.list(r.need(c, p, key), p + "/" + key) : std::vector<json>{json()}; };
+  const std::vector<json> params = list(info.list_key);
+  const std::vector<json> seeds = list(info.seeded ? kSeedsKey : nullptr);
+  const std::vector<json> targets = parseTargets(r, c, p, info);
   // the size before the expansion: each condition is a full evaluation pass
   const double n = static_cast<double>(params.size()) * static_cast<double>(seeds.size()) * static_cast<double>(targets.size());
   if (n > static_cast<double>(kMaxConditions))
@@ -323,42 +370,12 @@ std::vector<Step> parseEntry(const Reader& r, const json& c, const std::string& 
     for (std::size_t e = 0; e < seeds.size(); ++e)
       for (std::size_t t = 0; t < targets.size(); ++t) {
         Step x = base;
-        x.target = r.choice(targets[t], at("targets", t), kTargets);
-        std::string param_text;
-        const std::string pp = info.list_key ? at(info.list_key, a) : p;
-        switch (info.param) {
-          case ParamKind::Number:
-            x.value = r.num(params[a], pp);
-            if (!std::isfinite(x.value)) r.fail(pp, "expected a finite number");
-            if (x.op == Op::Compensate && x.value == 0) r.fail(pp, "compensate divides the K gains by it: expected a number other than 0");
-            if (x.op == Op::Noise && x.value < 0) r.fail(pp, "expected a noise level sigma >= 0");
-            param_text = fmt(x.value);
-            break;
-          case ParamKind::Mode: {
-            x.mode = r.str(params[a], pp);
-            if (std::find_if(kSignFixModes.begin(), kSignFixModes.end(), [&](const char* m) { return x.mode == m; }) == kSignFixModes.end())
-              r.fail(pp, std::string("expected ") + kSignFixModes[0] + " or " + kSignFixModes[1] + ", got \"" + x.mode + "\"");
-            param_text = x.mode;
-            break;
-          }
-          case ParamKind::SourceLayer:
-            x.source_layer = static_cast<int>(r.integer(params[a], pp, 0, std::numeric_limits<int>::max()));
-            param_text = std::to_string(x.source_layer);
-            break;
-          case ParamKind::Source: {  // another checkpoint (an earlier step, the initial weights), verified
-            const json& so = r.object(params[a], pp, {"path", "sha256", "state_key"});
-            x.source.written = r.str(r.need(so, pp, "path"), pp + "/path");
-            x.source.path = resolvePath(x.source.written, manifest_path);
-            x.source.sha256 = io::normaliseSha256(r.str(r.need(so, pp, "sha256"), pp + "/sha256"), r.label() + ": " + pp + "/sha256");
-            if (const json* k = r.opt(so, "state_key")) x.source.state_key = r.str(*k, pp + "/state_key");
-            param_text = x.source.written + (x.source.state_key.empty() ? "" : " [" + x.source.state_key + "]");
-            break;
-          }
-          case ParamKind::None: break;
-        }
+        x.target = r.choice(targets[t], valuePointer(c, p, "targets", t), kTargets);
+        const std::string pp = info.list_key ? valuePointer(c, p, info.list_key, a) : p;
+        std::string param_text = parseParam(r, info, params[a], pp, manifest_path, x);
         if (!param_text.empty()) param_text = std::string(" ") + (*info.label_word ? std::string(info.label_word) + " " : "") + param_text;
         if (info.seeded) {
-          x.seed = static_cast<std::uint64_t>(r.integer(seeds[e], at(kSeedsKey, e), 0, std::numeric_limits<int>::max()));
+          x.seed = static_cast<std::uint64_t>(r.integer(seeds[e], valuePointer(c, p, kSeedsKey, e), 0, std::numeric_limits<int>::max()));
           param_text += std::string(" ") + kSeedKey + " " + std::to_string(x.seed);
         }
         x.label = std::string(opName(x.op)) + param_text + " " + targetName(x.target) + " " + (x.layers.all ? "all" : x.layers.text) +

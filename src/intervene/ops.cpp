@@ -82,6 +82,88 @@ at::Tensor normals(std::uint64_t seed, int layer, bool q, std::int64_t n) {
   }
   return at::tensor(z, at::kDouble);
 }
+// A vector a step writes: its layer, its role (Q or K) and the coordinates chosen in it.
+struct ChosenVector {
+  int layer;
+  bool q;
+  at::Tensor idx;
+};
+
+// global_mean: one mean over every chosen coordinate of every targeted vector (float64)
+double globalMean(const std::vector<at::Tensor>& before, const std::vector<ChosenVector>& chosen) {
+  double sum = 0;
+  std::int64_t n = 0;
+  for (const auto& [l, q, idx] : chosen) {
+    sum += before[slot(l, q)].index_select(0, idx).to(at::kDouble).sum().item<double>();
+    n += idx.numel();
+  }
+  return sum / static_cast<double>(std::max<std::int64_t>(n, 1));
+}
+
+// Fisher-Yates with SplitMix64, one stream per vector: seed ^ (layer << 32) ^ role
+at::Tensor permuted(const at::Tensor& g, std::uint64_t seed, int l, bool q) {
+  SplitMix64 rng(seed ^ (static_cast<std::uint64_t>(l) << 32) ^ (q ? 0u : 1u));
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(g.numel()));
+  for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(i);
+  for (std::size_t i = perm.size(); i-- > 1;) std::swap(perm[i], perm[rng.below(i + 1)]);
+  return g.index_select(0, at::tensor(perm, at::kLong));
+}
+
+// g * c / mean(g): the pattern kept, the mean set to c
+at::Tensor rescaledPattern(const Step& s, const at::Tensor& g, int l, bool q) {
+  const double mean = g.to(at::kDouble).mean().item<double>();
+  if (!(mean != 0) || !std::isfinite(mean))
+    throw UsageError("manifest: " + s.pointer + ": rescale_pattern: the gains of " + vectorName(l, q) + " have mean " +
+                     std::to_string(mean) + " over the chosen coordinates: there is no magnitude to rescale");
+  return (g.to(at::kDouble) * (s.value / mean)).to(at::kFloat);
+}
+
+// The step's new values for the chosen coordinates `g` of one vector, from the values as the step
+// found them (`before`); `transplant` is the loaded source of a transplant step.
+at::Tensor opValues(const Step& s, const std::vector<at::Tensor>& before, const ChosenVector& v, const at::Tensor& g, double global,
+                    const std::vector<at::Tensor>* transplant) {
+  const int l = v.layer;
+  const bool q = v.q;
+  const at::Tensor& idx = v.idx;
+  const at::Tensor& whole = before[slot(l, q)];
+  auto same = [&](const at::Tensor& src, const char* what) {
+    if (src.numel() != whole.numel())
+      throw UsageError("manifest: " + s.pointer + ": " + what + " between gains of different shapes (" + vectorName(l, q) + ")");
+    return src.index_select(0, idx);
+  };
+  switch (s.op) {
+    case Op::Constant: return at::full_like(g, s.value, g.options().dtype(at::kDouble));  // checked in refuseOverflow
+    case Op::Scale: return g * s.value;
+    case Op::VectorMean: return at::full_like(g, g.to(at::kDouble).mean().item<double>());
+    case Op::GlobalMean: return at::full_like(g, global);
+    case Op::Permute: return permuted(g, s.seed, l, q);
+    case Op::SignFix: return s.mode == "zero" ? g.clamp_min(0) : g.abs();
+    case Op::CopyLayer: return same(before[slot(s.source_layer, q)], "copy_layer");
+    case Op::SwapQK: return same(before[slot(l, !q)], "swap_qk needs Q and K gains of one length:");
+    case Op::RescalePattern: return rescaledPattern(s, g, l, q);
+    case Op::Compensate: return q ? g * s.value : g / s.value;  // every logit q.k unchanged
+    case Op::Noise: return (g.to(at::kDouble) * (1.0 + s.value * normals(s.seed, l, q, g.numel()))).to(at::kFloat);
+    case Op::Bypass: break;  // handled by applyStep
+    case Op::Transplant:  // the other checkpoint's gains of the same layer and role (loadSources)
+      if (!transplant) throw std::logic_error("GainState: transplant source " + s.source.path + " not loaded (loadSources)");
+      return (*transplant)[slot(l, q)].index_select(0, idx);
+  }
+  return at::Tensor();
+}
+
+// arithmetic that leaves float range (a constant of 1e39, scale 1e39) would become inf: refused
+// where the value it worked on was finite (an inf the checkpoint already has passes through,
+// and so do the ops that only move values: copy_layer, swap_qk, transplant, permute)
+void refuseOverflow(const Step& s, int l, bool q, const at::Tensor& g, const at::Tensor& out, const at::Tensor& out_f) {
+  const bool arithmetic = s.op == Op::Constant || s.op == Op::Scale || s.op == Op::RescalePattern || s.op == Op::Compensate ||
+                          s.op == Op::Noise;
+  if (!arithmetic) return;
+  const at::Tensor worked_on = s.op == Op::Constant ? out.to(at::kDouble) : g;
+  const at::Tensor over = at::isinf(out_f) & at::isfinite(worked_on);
+  if (over.any().item<bool>())
+    throw UsageError("manifest: " + s.pointer + ": " + opName(s.op) + " gives " + vectorName(l, q) + " a gain of magnitude " +
+                     magnitude(out.to(at::kDouble).abs().max().item<double>()) + ", beyond float32 (it would become inf)");
+}
 }  // namespace
 
 void GainState::check(const Condition& c) const { (void)compute(c); }
@@ -164,20 +246,12 @@ void GainState::applyStep(const Step& s, Computed& cur) const {
   if (s.target != Target::K) roles.push_back(true);
   if (s.target != Target::Q) roles.push_back(false);
   const Vectors before = cur.values;
-  std::vector<std::tuple<int, bool, at::Tensor>> chosen;  // layer, role, coordinates
+  std::vector<ChosenVector> chosen;
   for (int l : layers)
-    for (bool q : roles) chosen.emplace_back(l, q, chooseCoordinates(s, before[slot(l, q)]));
-  // global_mean: one mean over every chosen coordinate of every targeted vector (float64)
-  double global = 0;
-  if (s.op == Op::GlobalMean) {
-    double sum = 0;
-    std::int64_t n = 0;
-    for (const auto& [l, q, idx] : chosen) {
-      sum += before[slot(l, q)].index_select(0, idx).to(at::kDouble).sum().item<double>();
-      n += idx.numel();
-    }
-    global = sum / static_cast<double>(std::max<std::int64_t>(n, 1));
-  }
+    for (bool q : roles) chosen.push_back({l, q, chooseCoordinates(s, before[slot(l, q)])});
+  const double global = s.op == Op::GlobalMean ? globalMean(before, chosen) : 0;
+  const auto source = sources_.find(sourceKey(s));  // transplant's, when the step is one
+  const Vectors* transplant = source == sources_.end() ? nullptr : &source->second;
   for (const auto& [l, q, idx] : chosen) {
     if (s.op == Op::Bypass) {  // the normalisation removed: the values stay, unused
       cur.bypassed[slot(l, q)] = true;
@@ -187,60 +261,9 @@ void GainState::applyStep(const Step& s, Computed& cur) const {
     if (idx.numel() == 0) continue;  // e.g. no negative coordinate in this vector: it keeps its values
     const at::Tensor& whole = before[slot(l, q)];
     const at::Tensor g = whole.index_select(0, idx);
-    auto same = [&](const at::Tensor& src, const char* what) {
-      if (src.numel() != whole.numel())
-        throw UsageError("manifest: " + s.pointer + ": " + what + " between gains of different shapes (" + vectorName(l, q) + ")");
-      return src.index_select(0, idx);
-    };
-    at::Tensor out;
-    switch (s.op) {
-      case Op::Constant: out = at::full_like(g, s.value, g.options().dtype(at::kDouble)); break;  // checked below
-      case Op::Scale: out = g * s.value; break;
-      case Op::VectorMean: out = at::full_like(g, g.to(at::kDouble).mean().item<double>()); break;
-      case Op::GlobalMean: out = at::full_like(g, global); break;
-      case Op::Permute: {
-        // Fisher-Yates with SplitMix64, one stream per vector: seed ^ (layer << 32) ^ role
-        SplitMix64 rng(s.seed ^ (static_cast<std::uint64_t>(l) << 32) ^ (q ? 0u : 1u));
-        std::vector<std::int64_t> perm(static_cast<std::size_t>(g.numel()));
-        for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(i);
-        for (std::size_t i = perm.size(); i-- > 1;) std::swap(perm[i], perm[rng.below(i + 1)]);
-        out = g.index_select(0, at::tensor(perm, at::kLong));
-        break;
-      }
-      case Op::SignFix: out = s.mode == "zero" ? g.clamp_min(0) : g.abs(); break;
-      case Op::CopyLayer: out = same(before[slot(s.source_layer, q)], "copy_layer"); break;
-      case Op::SwapQK: out = same(before[slot(l, !q)], "swap_qk needs Q and K gains of one length:"); break;
-      case Op::RescalePattern: {  // g * c / mean(g): the pattern kept, the mean set to c
-        const double mean = g.to(at::kDouble).mean().item<double>();
-        if (!(mean != 0) || !std::isfinite(mean))
-          throw UsageError("manifest: " + s.pointer + ": rescale_pattern: the gains of " + vectorName(l, q) + " have mean " +
-                           std::to_string(mean) + " over the chosen coordinates: there is no magnitude to rescale");
-        out = (g.to(at::kDouble) * (s.value / mean)).to(at::kFloat);
-        break;
-      }
-      case Op::Compensate: out = q ? g * s.value : g / s.value; break;  // every logit q.k unchanged
-      case Op::Noise: out = (g.to(at::kDouble) * (1.0 + s.value * normals(s.seed, l, q, g.numel()))).to(at::kFloat); break;
-      case Op::Bypass: break;  // handled above
-      case Op::Transplant: {  // the other checkpoint's gains of the same layer and role (loadSources)
-        const auto it = sources_.find(sourceKey(s));
-        if (it == sources_.end()) throw std::logic_error("GainState: transplant source " + s.source.path + " not loaded (loadSources)");
-        out = it->second[slot(l, q)].index_select(0, idx);
-        break;
-      }
-    }
-    // arithmetic that leaves float range (a constant of 1e39, scale 1e39) would become inf: refused
-    // where the value it worked on was finite (an inf the checkpoint already has passes through,
-    // and so do the ops that only move values: copy_layer, swap_qk, transplant, permute)
+    const at::Tensor out = opValues(s, before, {l, q, idx}, g, global, transplant);
     const at::Tensor out_f = out.to(at::kFloat);
-    const bool arithmetic = s.op == Op::Constant || s.op == Op::Scale || s.op == Op::RescalePattern || s.op == Op::Compensate ||
-                            s.op == Op::Noise;
-    if (arithmetic) {
-      const at::Tensor worked_on = s.op == Op::Constant ? out.to(at::kDouble) : g;
-      const at::Tensor over = at::isinf(out_f) & at::isfinite(worked_on);
-      if (over.any().item<bool>())
-        throw UsageError("manifest: " + s.pointer + ": " + opName(s.op) + " gives " + vectorName(l, q) + " a gain of magnitude " +
-                         magnitude(out.to(at::kDouble).abs().max().item<double>()) + ", beyond float32 (it would become inf)");
-    }
+    refuseOverflow(s, l, q, g, out, out_f);
     cur.values[slot(l, q)] = whole.index_copy(0, idx, out_f);
     cur.written[slot(l, q)] = true;
     cur.chosen[slot(l, q)] += idx.numel();

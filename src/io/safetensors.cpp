@@ -19,10 +19,8 @@ std::uint64_t le64(const std::uint8_t* p) {
   return v;
 }
 
-}  // namespace
-
-nlohmann::json parseSafetensors(const MappedFile& file, std::size_t file_index, TensorIndex& index) {
-  using nlohmann::json;
+// The header's length from the first 8 bytes, checked against the limit and the file's size.
+std::uint64_t headerLength(const MappedFile& file) {
   const std::string& path = file.path();
   if (file.size() < 8) throw FormatError(path + ": " + std::to_string(file.size()) + " bytes is too short for safetensors");
   const std::uint64_t n = le64(file.data());
@@ -31,69 +29,88 @@ nlohmann::json parseSafetensors(const MappedFile& file, std::size_t file_index, 
   if (n > file.size() - 8)
     throw FormatError(path + ": byte 0: safetensors header length " + std::to_string(n) + " runs past the end of the file (" +
                       std::to_string(file.size()) + " bytes)");
-  // one reader for every JSON: the nesting bounded before anything recursive runs
-  const json header = parseJson(std::string_view(reinterpret_cast<const char*>(file.data()) + 8, n),
-                                path + ": safetensors header (bytes 8.." + std::to_string(8 + n) + ")");
-  if (!header.is_object()) throw FormatError(path + ": safetensors header is not a JSON object");
-  const std::uint64_t base = 8 + n, buffer = file.size() - base;
-  json metadata = json::object();
-  struct Span {
-    std::uint64_t begin, end;
-    std::string name;
-  };
-  std::vector<Span> spans;
-  std::vector<TensorRef> refs;
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    const std::string& name = it.key();
-    const std::string where = path + ": header /" + escapePointerToken(name);
-    if (name == "__metadata__") {
-      if (!it->is_object()) throw FormatError(where + ": expected an object of strings");
-      for (auto m = it->begin(); m != it->end(); ++m)
-        if (!m->is_string()) throw FormatError(where + "/" + m.key() + ": expected a string, got " + m->type_name());
-      metadata = *it;
-      continue;
-    }
-    const json& e = *it;
-    if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
-      throw FormatError(where + ": expected {\"dtype\", \"shape\", \"data_offsets\"}");
-    TensorRef t;
-    t.name = name;
-    if (!e["dtype"].is_string() || !dtypeFromName(e["dtype"].get<std::string>(), &t.dtype))
-      throw FormatError(where + "/dtype: unsupported dtype " + e["dtype"].dump() +
-                        " (expected BF16, F16, F32, F64, I64, I32, I16, I8, U8 or BOOL)");
-    if (!e["shape"].is_array()) throw FormatError(where + "/shape: expected an array of non-negative integers");
-    std::uint64_t numel = 1;
-    for (const auto& d : e["shape"]) {
-      if (!d.is_number_unsigned()) throw FormatError(where + "/shape: expected an array of non-negative integers");
-      const std::uint64_t v = d.get<std::uint64_t>();
-      if (v > static_cast<std::uint64_t>(INT64_MAX) || __builtin_mul_overflow(numel, v, &numel))
-        throw FormatError(where + "/shape: element count overflows");
-      t.shape.push_back(static_cast<std::int64_t>(v));
-    }
-    const json& off = e["data_offsets"];
-    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-      throw FormatError(where + "/data_offsets: expected [begin, end] of non-negative integers");
-    const std::uint64_t b = off[0].get<std::uint64_t>(), en = off[1].get<std::uint64_t>();
-    std::uint64_t bytes;
-    if (en < b) throw FormatError(where + "/data_offsets: end " + std::to_string(en) + " < begin " + std::to_string(b));
-    if (__builtin_mul_overflow(numel, dtypeSize(t.dtype), &bytes) || en - b != bytes)
-      throw FormatError(where + "/data_offsets: spans " + std::to_string(en - b) + " bytes, expected numel·size = " +
-                        std::to_string(numel) + "·" + std::to_string(dtypeSize(t.dtype)));
-    if (en > buffer)
-      throw FormatError(where + "/data_offsets: end " + std::to_string(en) + " is past the data buffer (" +
-                        std::to_string(buffer) + " bytes)");
-    t.strides.assign(t.shape.size(), 1);
-    for (std::size_t i = t.shape.size(); i-- > 1;) t.strides[i - 1] = t.strides[i] * std::max<std::int64_t>(t.shape[i], 1);
-    t.storage_key = std::to_string(file_index) + ":" + name;
-    t.storage_file_offset = base + b;
-    t.storage_bytes = en - b;
-    t.storage_data = file.data() + base + b;
-    t.file_index = file_index;
-    spans.push_back({b, en, name});
-    refs.push_back(std::move(t));
+  return n;
+}
+
+// The data buffer after the header: where it starts in the file and how many bytes it holds.
+struct DataBuffer {
+  const MappedFile& file;
+  std::size_t file_index;
+  std::uint64_t base, bytes;
+};
+
+// A tensor's [begin, end) in the data buffer, by name, for the coverage check.
+struct Span {
+  std::uint64_t begin, end;
+  std::string name;
+};
+
+// __metadata__: an object of strings.
+const nlohmann::json& checkedMetadata(const nlohmann::json& m, const std::string& where) {
+  if (!m.is_object()) throw FormatError(where + ": expected an object of strings");
+  for (auto it = m.begin(); it != m.end(); ++it)
+    if (!it->is_string()) throw FormatError(where + "/" + it.key() + ": expected a string, got " + it->type_name());
+  return m;
+}
+
+// /shape into t.shape; returns the element count.
+std::uint64_t readShape(const nlohmann::json& shape, const std::string& where, TensorRef& t) {
+  if (!shape.is_array()) throw FormatError(where + "/shape: expected an array of non-negative integers");
+  std::uint64_t numel = 1;
+  for (const auto& d : shape) {
+    if (!d.is_number_unsigned()) throw FormatError(where + "/shape: expected an array of non-negative integers");
+    const std::uint64_t v = d.get<std::uint64_t>();
+    if (v > static_cast<std::uint64_t>(INT64_MAX) || __builtin_mul_overflow(numel, v, &numel))
+      throw FormatError(where + "/shape: element count overflows");
+    t.shape.push_back(static_cast<std::int64_t>(v));
   }
-  // The reference's rule: sorted by offset, each tensor starts where the previous ended, and the
-  // last one ends exactly at the end of the file.
+  return numel;
+}
+
+// /data_offsets: [begin, end) within the buffer, exactly numel·size bytes long.
+std::pair<std::uint64_t, std::uint64_t> readDataOffsets(const nlohmann::json& off, const std::string& where, std::uint64_t numel,
+                                                        DType dtype, std::uint64_t buffer) {
+  if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+    throw FormatError(where + "/data_offsets: expected [begin, end] of non-negative integers");
+  const std::uint64_t b = off[0].get<std::uint64_t>(), en = off[1].get<std::uint64_t>();
+  std::uint64_t bytes;
+  if (en < b) throw FormatError(where + "/data_offsets: end " + std::to_string(en) + " < begin " + std::to_string(b));
+  if (__builtin_mul_overflow(numel, dtypeSize(dtype), &bytes) || en - b != bytes)
+    throw FormatError(where + "/data_offsets: spans " + std::to_string(en - b) + " bytes, expected numel·size = " +
+                      std::to_string(numel) + "·" + std::to_string(dtypeSize(dtype)));
+  if (en > buffer)
+    throw FormatError(where + "/data_offsets: end " + std::to_string(en) + " is past the data buffer (" +
+                      std::to_string(buffer) + " bytes)");
+  return {b, en};
+}
+
+// One tensor's header entry {dtype, shape, data_offsets} as a reference into the data buffer; its
+// span is added to `spans`.
+TensorRef readTensorEntry(const nlohmann::json& e, const std::string& name, const std::string& where, const DataBuffer& data,
+                          std::vector<Span>& spans) {
+  if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
+    throw FormatError(where + ": expected {\"dtype\", \"shape\", \"data_offsets\"}");
+  TensorRef t;
+  t.name = name;
+  if (!e["dtype"].is_string() || !dtypeFromName(e["dtype"].get<std::string>(), &t.dtype))
+    throw FormatError(where + "/dtype: unsupported dtype " + e["dtype"].dump() +
+                      " (expected BF16, F16, F32, F64, I64, I32, I16, I8, U8 or BOOL)");
+  const std::uint64_t numel = readShape(e["shape"], where, t);
+  const auto [b, en] = readDataOffsets(e["data_offsets"], where, numel, t.dtype, data.bytes);
+  t.strides.assign(t.shape.size(), 1);
+  for (std::size_t i = t.shape.size(); i-- > 1;) t.strides[i - 1] = t.strides[i] * std::max<std::int64_t>(t.shape[i], 1);
+  t.storage_key = std::to_string(data.file_index) + ":" + name;
+  t.storage_file_offset = data.base + b;
+  t.storage_bytes = en - b;
+  t.storage_data = data.file.data() + data.base + b;
+  t.file_index = data.file_index;
+  spans.push_back({b, en, name});
+  return t;
+}
+
+// The reference's rule: sorted by offset, each tensor starts where the previous ended, and the
+// last one ends exactly at the end of the file.
+void requireExactCover(const std::string& path, std::vector<Span>& spans, std::uint64_t buffer) {
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
@@ -107,6 +124,32 @@ nlohmann::json parseSafetensors(const MappedFile& file, std::size_t file_index, 
   if (expect != buffer)
     throw FormatError(path + ": tensors cover " + std::to_string(expect) + " bytes of the " + std::to_string(buffer) +
                       "-byte data buffer; expected the buffer to be covered exactly");
+}
+
+}  // namespace
+
+nlohmann::json parseSafetensors(const MappedFile& file, std::size_t file_index, TensorIndex& index) {
+  using nlohmann::json;
+  const std::string& path = file.path();
+  const std::uint64_t n = headerLength(file);
+  // one reader for every JSON: the nesting bounded before anything recursive runs
+  const json header = parseJson(std::string_view(reinterpret_cast<const char*>(file.data()) + 8, n),
+                                path + ": safetensors header (bytes 8.." + std::to_string(8 + n) + ")");
+  if (!header.is_object()) throw FormatError(path + ": safetensors header is not a JSON object");
+  const DataBuffer data{file, file_index, 8 + n, file.size() - (8 + n)};
+  json metadata = json::object();
+  std::vector<Span> spans;
+  std::vector<TensorRef> refs;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const std::string where = path + ": header /" + escapePointerToken(name);
+    if (name == "__metadata__") {
+      metadata = checkedMetadata(*it, where);
+      continue;
+    }
+    refs.push_back(readTensorEntry(*it, name, where, data, spans));
+  }
+  requireExactCover(path, spans, data.bytes);
   for (auto& t : refs) index.add(std::move(t));
   return metadata;
 }

@@ -12,19 +12,9 @@ namespace {
   throw FormatError(path + " " + pointer + ": expected " + what + ", got " + got.dump());
 }
 
-}  // namespace
-
-HfArchitecture readHfConfig(const json& config, const std::string& path) {
-  HfArchitecture hf;
-  hf.path = path;
-  if (config.contains("model_type")) {
-    if (!config["model_type"].is_string()) bad(path, "/model_type", "a string", config["model_type"]);
-    hf.model_type = config["model_type"].get<std::string>();
-  }
-  // Gemma 3 with vision keeps the language model's keys under /text_config
-  const bool nested = config.contains("text_config") && config["text_config"].is_object();
-  const json& c = nested ? config["text_config"] : config;
-  const std::string at = nested ? "/text_config" : "";
+// The architecture's fields, each with the pointer it came from, from the language model's keys
+// `c` (at pointer `at`).
+void readArchitecture(const json& c, const std::string& path, const std::string& at, HfArchitecture& hf) {
   auto positiveInt = [&](const char* key, const char* arch) {
     if (!c.contains(key) || c[key].is_null()) return;
     if (!c[key].is_number_integer() || c[key].get<std::int64_t>() <= 0) bad(path, at + "/" + key, "a positive integer", c[key]);
@@ -65,8 +55,10 @@ HfArchitecture readHfConfig(const json& config, const std::string& path) {
     hf.architecture["tied_output"] = c["tie_word_embeddings"];
     hf.from["tied_output"] = path + " " + at + "/tie_word_embeddings";
   }
+}
 
-  // what eval's forward pass does not compute: refused there, not silently ignored
+// what eval's forward pass does not compute: refused there, not silently ignored
+void listUnsupported(const json& c, const std::string& path, const std::string& at, HfArchitecture& hf) {
   auto unsupported = [&](const std::string& pointer, const json& v, const std::string& what) {
     hf.forward_unsupported.push_back(path + " " + pointer + ": " + v.dump() + " (" + what + ")");
   };
@@ -77,6 +69,7 @@ HfArchitecture readHfConfig(const json& config, const std::string& path) {
                                                                                                   : "";
     if (type != "default") unsupported(pointer, r, "RoPE scaling: eval implements plain RoPE only");
   };
+  const bool params = c.contains("rope_parameters") && c["rope_parameters"].is_object();
   if (c.contains("rope_scaling")) ropeType(c["rope_scaling"], at + "/rope_scaling");
   if (params) ropeType(c["rope_parameters"], at + "/rope_parameters");
   for (const char* key : {"attention_bias", "mlp_bias", "use_sliding_window"})
@@ -90,6 +83,23 @@ HfArchitecture readHfConfig(const json& config, const std::string& path) {
         unsupported(at + "/layer_types/" + std::to_string(i), c["layer_types"][i], "eval implements full causal attention only");
         break;
       }
+}
+
+}  // namespace
+
+HfArchitecture readHfConfig(const json& config, const std::string& path) {
+  HfArchitecture hf;
+  hf.path = path;
+  if (config.contains("model_type")) {
+    if (!config["model_type"].is_string()) bad(path, "/model_type", "a string", config["model_type"]);
+    hf.model_type = config["model_type"].get<std::string>();
+  }
+  // Gemma 3 with vision keeps the language model's keys under /text_config
+  const bool nested = config.contains("text_config") && config["text_config"].is_object();
+  const json& c = nested ? config["text_config"] : config;
+  const std::string at = nested ? "/text_config" : "";
+  readArchitecture(c, path, at, hf);
+  listUnsupported(c, path, at, hf);
   return hf;
 }
 
