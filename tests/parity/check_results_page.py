@@ -25,7 +25,8 @@
     published so far (a study without study.json read from its cells), and qk-lr-tiny (the tiny
     ablation's seed-0 documents standing in for its cells, one QK-off run marked diverged). The analyses run on it as the runner runs them
     (tools/experiments/analyse.py); the page must show each section, pair each routing arm with the
-    control of its build and kernel, and every number must re-derive.
+    control of its build and kernel, and every number must re-derive. Then one control run is given segments
+    (a resumed run's train.json), its first on SkylakeX's kernels: the page must flag its pairs as crossing kernels.
 """
 import glob
 import json
@@ -316,6 +317,26 @@ try:
             q3 = next((l for l in ftext.splitlines() if l.startswith("**3. ")), "")
             check(("In `%s`" % e) in q3 and "is in progress" not in q3.split("In `%s`" % e)[1],
                   "synthetic store: question 3 answers from the %s analysis" % e)
+    # a resumed run records each segment (train.json /segments): a control run whose provenance says Haswell
+    # but which trained its first half on SkylakeX's kernels makes its pairs cross kernels
+    def routing_section(text):
+        return text.split("| arm − OMN's |", 1)[1].split("\n\n", 1)[0] if "| arm − OMN's |" in text else ""
+    ctl = os.path.join(fake, "results", "routing-control-haswell")
+    run0 = json.load(open(os.path.join(ctl, "study.json")))["runs"][0]
+    tj = os.path.join(ctl, run0["dir"], "train.json")
+    rec = json.load(open(tj))
+    seg = {k: rec["provenance"]["host"]["cpu"] if k == "cpu" else rec["provenance"]["git_revision"] if k == "git_revision"
+           else rec["provenance"]["libraries"]["openblas"] for k in ("cpu", "git_revision", "openblas")}
+    other = dict(seg, openblas=seg["openblas"].replace(" Haswell ", " SkylakeX "))
+    rec["segments"] = [dict(other, start_step=0, end_step=rec["steps"] // 2, end="interrupted"),
+                       dict(seg, start_step=rec["steps"] // 2, end_step=rec["steps"], end="finished")]
+    before = routing_section(ftext).count("kernel")
+    json.dump(rec, open(tj, "w"))
+    stext, sspans, spage, _ = results_page.build(fake)
+    check_numbers(fake, stext, sspans, spage, "synthetic store, a resumed control: ")
+    check(" SkylakeX " in other["openblas"] and routing_section(stext).count("kernel") > before,
+          "synthetic store: a control whose first segment ran SkylakeX's kernels flags its pairs as crossing kernels (%d -> %d)"
+          % (before, routing_section(stext).count("kernel")))
     print("synthetic store (routing controls, qk-lr-tiny, regime): %d numbers, %d recorded texts re-derived from %d documents" % numbers2)
 finally:
     shutil.rmtree(fake, ignore_errors=True)

@@ -249,6 +249,20 @@ class Experiments:
               "kernel": {"op": "word", "i": -2, "of": Page.src(t, "provenance", "libraries", "openblas")}}
         return {k: (self.p.ev(x), x) for k, x in ex.items()}
 
+    def segment_provs(self, s, r):
+        """prov() of each segment a resumed run's train.json records (/segments: each process that trained
+        it), the segments that recorded all three; none for a record written before segments were"""
+        t = self.train_rel(s, r)
+        out = []
+        for i, seg in enumerate(self.p.load(t).get("segments") or []):
+            if any(seg.get(k) is None for k in ("git_revision", "cpu", "openblas")):
+                continue
+            ex = {"build": {"op": "word", "n": 7, "of": Page.src(t, "segments", i, "git_revision")},
+                  "CPU": Page.src(t, "segments", i, "cpu"),
+                  "kernel": {"op": "word", "i": -2, "of": Page.src(t, "segments", i, "openblas")}}
+            out.append({k: (self.p.ev(x), x) for k, x in ex.items()})
+        return out
+
     def unfinished(self):
         """(experiment, study, published cells, expected cells, expressions) of every configured study
         without its study document, in the order of configs/experiments.json"""
@@ -269,9 +283,11 @@ def pair_flags(x, pairs, short=False):
     diffs = {}
     for label, (sa, ra), (sb, rb) in pairs:
         pa, pb = x.prov(sa, ra), x.prov(sb, rb)
+        every = [pa, pb] + x.segment_provs(sa, ra) + x.segment_provs(sb, rb)  # a resumed run: each segment's too
         for k in ("build", "CPU", "kernel"):
-            if pa[k][0] != pb[k][0]:
-                d = diffs.setdefault(k, {"labels": [], "a": pa[k], "b": pb[k]})
+            other = next((q[k] for q in every if q[k][0] != pa[k][0]), None)
+            if other is not None:
+                d = diffs.setdefault(k, {"labels": [], "a": pa[k], "b": other})
                 d["labels"].append(label)
     if short:
         names = [k for k in ("build", "CPU", "kernel") if k in diffs]
@@ -1008,8 +1024,9 @@ def limitations(x, sizes):
         "- No equivalence test has been read yet: where a difference is not measurable, this page does not say how small it "
         "is. The small ablation's test is stated before its seeds are trained (`configs/experiments.json`, `equivalence`; "
         "docs/experiments/ablation-small.md) and is read once every seed is in.",
-        "- A resumed run's `train.json` records the build, CPU and kernel of its last segment only; a pair flagged as "
-        "alike above may have trained part of the way on another kernel.",
+        "- A run resumed on a build that predates segments (the published cells' build among them) records the build, CPU "
+        "and kernel of its last segment only, so a pair flagged as alike above may have trained part of the way on another "
+        "kernel; a later run's `train.json` records every segment, and the flags read them all.",
         "- The routing arms are compared at one LR (the tiny ablation's best QK-on LR); the depth and length runs at the "
         "same LR and width.",
     ]
