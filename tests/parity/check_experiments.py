@@ -107,6 +107,13 @@ bad_runner(bad_exp, "not JSON", "bad-study.json: the study manifest is not reada
 bad_runner(bad_exp, json.dumps(dict(manifest, output={})), "bad-study.json: /output/json: expected a path", "bad")
 bad_runner(bad_exp, json.dumps(dict(manifest, base="missing.json", output={"json": "bad-runs/bad/study.json"})),
            "bad: train bad-study cell 0/8: exit 2 (its output: %s)" % os.path.join(bad_runs, "experiments.log"), "bad")
+good_eq = {"stated": "t", "measure": "removal_minus_training_without", "margin": 0.01, "alpha": 0.05, "seeds": [3], "studies": ["s"]}
+for bad_eq in (dict(good_eq, margin=float("nan")), dict(good_eq, margin=-0.01), dict(good_eq, seeds=[-1]), dict(good_eq, alpha=0.1),
+               dict(good_eq, measure="x"), "0.01"):
+    bad_runner(dict(experiments, experiments={"bad": dict(bad_exp["experiments"]["bad"], equivalence=bad_eq)}),
+               json.dumps(manifest), "/experiments/bad/equivalence: expected an object with stated", "bad")
+bad_runner(dict(experiments, experiments={"bad": dict(bad_exp["experiments"]["bad"], compare_with="bad")}),
+           json.dumps(manifest), "/experiments/bad/compare_with: expected another experiment of the same analysis", "bad")
 os.makedirs(os.path.join(bad_store, "bad"), exist_ok=True)
 open(os.path.join(bad_store, "bad", "BUILD"), "w").write("x\x1b[2J\x07\n")
 bad_runner(bad_exp, json.dumps(dict(manifest, output={"json": "bad-runs/bad/study.json"})), "builds/x\\x1b[2J\\x07 has no omn-audit", "bad")

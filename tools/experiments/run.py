@@ -38,6 +38,7 @@ for tests, OMN_EXPERIMENTS_CONFIG, OMN_EXPERIMENTS_RUNS, OMN_EXPERIMENTS_STORE, 
 import calendar
 import fcntl
 import json
+import math
 import os
 import platform
 import shutil
@@ -86,8 +87,9 @@ def equivalence_ok(q):
     """an ablation's pre-registered equivalence test (analysis_ablation.equivalence reads it)"""
     return (isinstance(q, dict) and q.get("measure") in EQUIVALENCE_MEASURES
             and all(m in EQUIVALENCE_MEASURES for m in q.get("secondary", [])) and isinstance(q.get("stated"), str) and q["stated"]
-            and isinstance(q.get("margin"), (int, float)) and not isinstance(q.get("margin"), bool) and q["margin"] > 0
-            and q.get("alpha") == 0.05 and isinstance(q.get("seeds"), list) and all(type(x) is int for x in q["seeds"])
+            and isinstance(q.get("margin"), (int, float)) and not isinstance(q.get("margin"), bool) and math.isfinite(q["margin"])
+            and q["margin"] > 0 and q.get("alpha") == 0.05 and isinstance(q.get("seeds"), list)
+            and all(type(x) is int and x >= 0 for x in q["seeds"])
             and isinstance(q.get("studies"), list) and all(isinstance(x, str) and x for x in q["studies"]))
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 os.chdir(root)
@@ -116,7 +118,7 @@ for _name, _e in conf["experiments"].items():  # checked before anything runs
                                          "openblas_coretype": "an object of OpenBLAS core types (Haswell, SkylakeX) by study of the experiment",
                                          "compare_with": "another experiment of the same analysis",
                                          "equivalence": "an object with stated (when, in words), measure and optional secondary (of %s), "
-                                                        "margin > 0, alpha 0.05, seeds (integers) and studies (manifest names)"
+                                                        "a finite margin > 0, alpha 0.05, seeds (integers >= 0) and studies (manifest names)"
                                                         % ", ".join(EQUIVALENCE_MEASURES)}[_key],
                 _e.get(_key)))
 runs_root = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_RUNS", "runs"))
