@@ -52,12 +52,11 @@ def tost(values, margin, alpha=0.05):
     interval of the mean lies inside (−margin, +margin). Only α = 0.05 is tabled (T95)."""
     if alpha != 0.05:
         sys.exit("analysis: the equivalence test is tabled for alpha 0.05 only, not %r" % alpha)
-    v = [x for x in values if x is not None]
-    n = len(v)
+    iv = interval(values)  # the mean and the sample standard deviation
+    n = iv["n"]
     if n < 2:
         return {"n": n, "margin": margin, "alpha": alpha, "values": values, "verdict": "too few values"}
-    m = sum(v) / n
-    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (n - 1))
+    m, sd = iv["mean"], iv["sd"]
     se = sd / math.sqrt(n)
     q = T95[n - 2] if n - 1 <= 30 else 1.645
     low, high = m - q * se, m + q * se
