@@ -385,6 +385,24 @@ p = runner_call("toy")
 check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "cell-001.json")) and os.path.exists(os.path.join(sdir, "study.json")),
       "without the deadline the cell left runs and the study merges")
 
+# two published cells of a kind, one slowed by a neighbour (3 h) and one not (1 h): the estimate is
+# their median, 2 h, so a lane 2.5 h before the deadline trains the third (the longer of the two alone
+# kept such cells out of every session)
+experiments["experiments"]["toy-median"] = dict(experiments["experiments"]["toy"])
+json.dump(experiments, open(econf, "w"))
+with open(os.path.join(store, "compute.jsonl"), "a") as f:
+    for k, secs in ((0, 3 * 3600), (2, 3600)):
+        f.write(json.dumps({"experiment": "toy-median", "step": "train toy-study cell %d/8" % k, "seconds": secs, "rc": 0}) + "\n")
+os.remove(os.path.join(sdir, "cell-001.json"))
+os.remove(os.path.join(sdir, "study.json"))
+n_before = len(compute())
+later = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime(time.time() + 150 * 60))
+p = subprocess.run(["/usr/bin/python3", runner, "toy-median"], env=dict(env, OMN_EXPERIMENTS_DEADLINE=later), capture_output=True, text=True)
+steps = [a["step"] for a in compute()[n_before:]]  # (its run is kept from above: only after-training reruns)
+check(p.returncode == 0 and "after-training toy-study cell 1/8" in steps and os.path.exists(os.path.join(sdir, "cell-001.json")) and
+      "toy-median: toy-study: cell 1 takes" not in open(os.path.join(work, "runs", "experiments.log")).read(),
+      "of a 3-h and a 1-h cell the estimate is 2 h: 2.5 h before the deadline the lane publishes the cell (%s)" % steps)
+
 # a study that widens an ablation's LR grid (configs/experiments.json's ablation-small): the
 # experiment's studies are read as one grid. Two lanes: B finds the first study's last cell claimed
 # by A and goes on to the second study instead of idling its core; A, done with its cell, finds the

@@ -42,6 +42,7 @@ import math
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -437,7 +438,8 @@ def cell_seconds(experiment, s, k, studies):
     model and steps, a rough guess where they differ); else the longest cell of the other kind; None
     before the first cell. (A cell resumed within a session is accounted from its resume only.)
     A median, since the times swing with what else shares the cores (the longest stopped lanes with
-    40 min left where a cell then took 10)."""
+    40 min left where a cell then took 10); of two cells their mean (the longer one alone, 166 min beside
+    a CI, kept a 135-min kind out of every session's deadline)."""
     by_name = {t.name: t for t in studies}
     per = {}  # (study, cell) → seconds
     path = os.path.join(store_root, "compute.jsonl")
@@ -454,9 +456,9 @@ def cell_seconds(experiment, s, k, studies):
     kind = s.qk_norm(k)
     for pick in (lambda c: c[0] == s.name and by_name[c[0]].qk_norm(c[1]) == kind,
                  lambda c: by_name[c[0]].qk_norm(c[1]) == kind):
-        times = sorted(v for c, v in per.items() if pick(c))
+        times = [v for c, v in per.items() if pick(c)]
         if times:
-            return times[len(times) // 2]
+            return statistics.median(times)
     for pick in (lambda c: c[0] == s.name, lambda c: True):  # only the other kind: its longest, to be safe
         times = [v for c, v in per.items() if pick(c)]
         if times:
