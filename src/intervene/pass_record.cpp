@@ -184,6 +184,21 @@ void checkAgainstSweep(const io::JsonReader& rd, const json& line, const PassRec
       rd.fail("/scores/nll_sum/" + std::to_string(i), "expected an NLL sum >= 0, got " + output::significant(r.scores.nll_sum[i], 6));
 }
 
+// The parts the sweep's options give a pass (JournalExpectation): present exactly when asked for.
+void checkParts(const io::JsonReader& rd, const PassRecord& r, const JournalExpectation& expect) {
+  const std::size_t n = expect.mechanism_layers;
+  if (!n && r.mechanism) rd.fail("/mechanism", "expected null: this sweep runs without --mechanism");
+  if (n && !r.mechanism) rd.fail("/mechanism", "expected one row per layer (" + std::to_string(n) + "): this sweep runs with --mechanism");
+  if (n && r.mechanism->size() != n)
+    rd.fail("/mechanism", "expected one row per layer (" + std::to_string(n) + "), got " + std::to_string(r.mechanism->size()));
+  for (std::size_t l = 0; n && l < n; ++l)
+    if ((*r.mechanism)[l].layer != static_cast<std::int64_t>(l))
+      rd.fail("/mechanism/" + std::to_string(l) + "/layer", "expected " + std::to_string(l) + ", got " + std::to_string((*r.mechanism)[l].layer));
+  if (expect.divergence != r.divergence.has_value())
+    rd.fail("/divergence", expect.divergence ? "expected --kl's sums: this sweep runs with --kl"
+                                             : "expected null: this sweep runs without --kl (or the record is the opening control, their reference)");
+}
+
 }  // namespace
 
 PassRecord recordFromJournal(const json& line, const std::string& where, bool control, const JournalExpectation& expect) {
@@ -196,6 +211,7 @@ PassRecord recordFromJournal(const json& line, const std::string& where, bool co
   PassRecord r = readRecord(rd, label, line, control);
   r.id = sha(rd, line, "", "id");
   checkAgainstSweep(rd, line, r, expect);
+  checkParts(rd, r, expect);
   return r;
 }
 

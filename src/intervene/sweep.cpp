@@ -213,10 +213,16 @@ json conditionDefinition(const Condition& c) {
 struct SweepBinding {
   json header, rows;
   std::vector<std::int64_t> tokens;  // scored per row
-  SweepBinding(json h, const eval::Session& s) : header(std::move(h)), rows(eval::selectionRecord(s)) {
+  std::size_t mechanism_layers = 0;  // --mechanism: every pass's table has a row per layer
+  bool kl = false;                   // --kl: every pass but the opening control has its sums
+  SweepBinding(json h, const eval::Session& s, const SweepOptions& o)
+      : header(std::move(h)), rows(eval::selectionRecord(s)), mechanism_layers(o.mechanism ? static_cast<std::size_t>(s.config.n_layers) : 0),
+        kl(o.kl) {
     for (const eval::Row& r : s.rows) tokens.push_back(eval::scoredTokens(r));
   }
-  JournalExpectation expect(const json& pass) const { return {passBinding(header, rows, pass), tokens}; }
+  JournalExpectation expect(const json& pass) const {
+    return {passBinding(header, rows, pass), tokens, mechanism_layers, kl && pass.at("id") != "control_open"};
+  }
 };
 
 // The passes of one sweep, in order: the opening control, each condition, the closing control. Each
@@ -381,7 +387,7 @@ documents::InterventionDocument runSweep(const Manifest& m, eval::Session& s, co
   eval::Evaluator ev(*s.model, s.rows, s.path, s.spec.batch, s.device);
   eval::ActivationCache cache;
   const bool use_cache = planMemory(conditions, gains, ev, s.config.n_layers, o, cache);
-  const SweepBinding binding(journalHeader(m, s, o), s);
+  const SweepBinding binding(journalHeader(m, s, o), s, o);
   io::ResumedJournal resumed = openJournal(jpath, binding.header, o.resume);
   PassRunner runner(ev, cache, o, conditions.size() + 2, jpath);
 

@@ -33,6 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const nlohmann::json* tokens = r.contains("scores") && r["scores"].is_object() && r["scores"].contains("tokens") ? &r["scores"]["tokens"] : nullptr;
       if (tokens && tokens->is_array())
         for (const auto& t : *tokens) expect.tokens.push_back(t.is_number_integer() ? t.get<std::int64_t>() : -1);
+      if (r.contains("mechanism") && r["mechanism"].is_array()) expect.mechanism_layers = r["mechanism"].size();
+      expect.divergence = r.contains("divergence") && !r["divergence"].is_null();
       try {
         const nlohmann::json line =
             omn::intervene::journalLine(omn::intervene::recordFromJournal(r, "journal", control, expect), expect.sweep_sha256);

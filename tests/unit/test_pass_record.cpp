@@ -56,13 +56,17 @@ const std::string kSweep(64, 'd');
 const std::vector<std::int64_t> kRowTokens = {3, 4, 5, 6};
 
 json lineOf(const PassRecord& r) { return omn::intervene::journalLine(r, kSweep); }
-PassRecord readBack(const json& line, bool control, const std::vector<std::int64_t>& tokens = kRowTokens) {
-  return omn::intervene::recordFromJournal(line, "journal j", control, {kSweep, tokens});
+// The sweep runs with --mechanism on a 1-layer model and without --kl (as condition() was recorded;
+// control() has no table: read back with `layers` 0)
+PassRecord readBack(const json& line, bool control, const std::vector<std::int64_t>& tokens = kRowTokens, std::size_t layers = 1,
+                    bool kl = false) {
+  return omn::intervene::recordFromJournal(line, "journal j", control, {kSweep, tokens, layers, kl});
 }
+PassRecord readBack(const PassRecord& r) { return readBack(lineOf(r), r.control, kRowTokens, r.mechanism ? r.mechanism->size() : 0); }
 
-std::string journalRefusal(const json& line, bool control = false) {
+std::string journalRefusal(const json& line, bool control = false, std::size_t layers = 1, bool kl = false) {
   try {
-    readBack(line, control);
+    readBack(line, control, kRowTokens, layers, kl);
   } catch (const omn::UsageError& e) {
     return e.what();
   }
@@ -74,7 +78,7 @@ std::string journalRefusal(const json& line, bool control = false) {
 TEST(PassRecord, AJournalLineReadsBackToTheSameRecord) {
   for (const PassRecord& r : {control("control_open", 1.125), condition()}) {
     const json line = lineOf(r);
-    const PassRecord back = readBack(line, r.control);
+    const PassRecord back = readBack(r);
     EXPECT_EQ(lineOf(back), line) << r.id;
     EXPECT_EQ(back.control, r.control);
     EXPECT_EQ(back.restored(), r.restored());
@@ -169,7 +173,7 @@ TEST(PassRecord, ANonFiniteSumIsRecordedAsNaNAsItReadsBack) {
   for (std::size_t i = 1; i < 4; ++i) EXPECT_TRUE(std::isnan(r.scores.nll_sum[i])) << i;
   // so the fresh record and the one a resume reads back give the same bytes
   const json line = lineOf(r);
-  EXPECT_EQ(lineOf(readBack(line, true, {1, 1, 1, 1})), line);
+  EXPECT_EQ(lineOf(readBack(line, true, {1, 1, 1, 1}, 0)), line);
 }
 
 TEST(PassRecord, AResumeReusesAConditionOnlyWhenItsGainsRestored) {
@@ -209,4 +213,28 @@ TEST(PassRecord, AJournaledRecordIsBoundToItsSweepAndItsRows) {
   json negative = line;
   negative["scores"]["nll_sum"][1] = -2.5;
   EXPECT_EQ(journalRefusal(negative), "journal j record c1: /scores/nll_sum/1: expected an NLL sum >= 0, got -2.5");
+}
+
+// A record re-signed without the parts its sweep's options give every pass (--mechanism's table,
+// --kl's sums), or with parts the options do not give, is refused at the part: reused, it would
+// leave a result with a null row of the table (or sums from nowhere) and exit 0.
+TEST(PassRecord, AJournaledRecordHoldsThePartsItsSweepsOptionsGive) {
+  json line = lineOf(condition());
+  line["mechanism"] = nullptr;
+  EXPECT_EQ(journalRefusal(line), "journal j record c1: /mechanism: expected one row per layer (1): this sweep runs with --mechanism");
+  EXPECT_EQ(journalRefusal(lineOf(condition()), false, 2),
+            "journal j record c1: /mechanism: expected one row per layer (2), got 1");
+  EXPECT_EQ(journalRefusal(lineOf(condition()), false, 0),
+            "journal j record c1: /mechanism: expected null: this sweep runs without --mechanism");
+  line = lineOf(condition());
+  line["mechanism"][0]["layer"] = 3;
+  EXPECT_EQ(journalRefusal(line), "journal j record c1: /mechanism/0/layer: expected 0, got 3");
+  EXPECT_EQ(journalRefusal(lineOf(condition()), false, 1, true),
+            "journal j record c1: /divergence: expected --kl's sums: this sweep runs with --kl");
+  PassRecord with_kl = condition();
+  with_kl.divergence = omn::documents::DivergenceSums{{0.5, 0.25, 0.0, 1.0}, {1, 1, 0, 1}, {0.0, 0.0, 0.0, 0.0}, {}, 0};
+  EXPECT_EQ(lineOf(readBack(lineOf(with_kl), false, kRowTokens, 1, true)), lineOf(with_kl));
+  EXPECT_EQ(journalRefusal(lineOf(with_kl)),
+            "journal j record c1: /divergence: expected null: this sweep runs without --kl (or the record is the opening control, their "
+            "reference)");
 }

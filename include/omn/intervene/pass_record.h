@@ -45,11 +45,16 @@ eval::SequenceScores recordedScores(eval::SequenceScores s);
 
 // What a journaled record must agree with before a resume reuses it: the digest of the pass it
 // stands for in this sweep (its "sweep_sha256": the sweep's inputs, rows and the pass's own
-// definition, made by the sweep), and the tokens each row scores (eval::scoredTokens). A record
-// spliced from another sweep's journal, or one whose numbers no pass can produce, is refused.
+// definition, made by the sweep), the tokens each row scores (eval::scoredTokens), and the parts
+// this sweep's options give the pass: --mechanism's table (one row per layer, in order) and --kl's
+// sums (every pass but the opening control, which is their reference). A record spliced from
+// another sweep's journal, one whose numbers no pass can produce, or one lacking (or holding) a part
+// the options call for (or do not) is refused.
 struct JournalExpectation {
   std::string sweep_sha256;
   std::vector<std::int64_t> tokens;
+  std::size_t mechanism_layers = 0;  // 0: no table
+  bool divergence = false;
 };
 
 // The journal line of a pass, bound to its sweep by `sweep_sha256` (JournalExpectation).
