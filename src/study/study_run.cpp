@@ -106,6 +106,13 @@ CellDirectory cellDirectory(const Cell& c, const StudyManifest& m, const data::C
   return d;
 }
 
+// A finished run of the cell, its study record made from its run directory (its train.json, read as
+// a training record, and its log).
+documents::StudyRun finishedRun(const Cell& c, const CellDirectory& d, const std::string& out_json) {
+  return runRecord(c, train::checkRunRecord(d.previous, d.train_json).doc, runLog((fs::path(d.dir) / "log.jsonl").string()),
+                   io::relativeTo(d.dir, out_json), io::sha256File(d.train_json));
+}
+
 // Cell `k` of `n` trained (or its finished run reused on --resume) in its run directory, which must
 // hold nothing or a run of this cell's config, corpus and model code (else --force); its study record.
 documents::StudyRun trainCell(const Cell& c, const StudyManifest& m, const StudyOptions& o, const data::CorpusFiles& corpus,
@@ -127,18 +134,42 @@ documents::StudyRun trainCell(const Cell& c, const StudyManifest& m, const Study
   t.threads = o.threads;
   t.stop = o.stop;
   t.resume_command = "rerun the study with --resume";
-  documents::TrainDocument doc;
   const std::string status = d.status();
   if (o.resume && d.ours && (status == "finished" || status == "diverged")) {
     spdlog::info("[{}/{}] {}: {} before the interruption, reused", k, n, c.id, status);
-    doc = train::checkRunRecord(d.previous, d.train_json).doc;
-  } else {
-    if (o.resume && d.ours && status == "running") t.resume = true;
-    else if (d.holds_run) t.force = true;  // allowed above: --force, or a run of ours that never wrote train.json
-    spdlog::info("[{}/{}] {}: training{}", k, n, c.id, t.resume ? " (resumed from its last checkpoint)" : "");
-    doc = train::runTraining(t);
+    return finishedRun(c, d, out_json);
   }
+  if (o.resume && d.ours && status == "running") t.resume = true;
+  else if (d.holds_run) t.force = true;  // allowed above: --force, or a run of ours that never wrote train.json
+  spdlog::info("[{}/{}] {}: training{}", k, n, c.id, t.resume ? " (resumed from its last checkpoint)" : "");
+  const documents::TrainDocument doc = train::runTraining(t);
   return runRecord(c, doc, runLog((fs::path(d.dir) / "log.jsonl").string()), io::relativeTo(d.dir, out_json), io::sha256File(d.train_json));
+}
+
+// A journaled run reused: its record must be the one its run directory gives now -- the run this
+// cell's (config, corpus, model code), its train.json the one journaled, every member of the record
+// (learning rate, losses, trajectory) what the cell and that train.json say. A record edited and
+// re-signed (its checksum made anew) is refused naming the journal's line and the member.
+documents::StudyRun journaledRun(const Cell& c, const StudyManifest& m, const data::CorpusFiles& corpus, const std::string& out_json,
+                                 const json& journaled, const std::string& where, const std::string& jpath) {
+  const std::string again = "; remove the journal (and the run) to train it again";
+  documents::StudyRun rec = documents::readBlock<documents::StudyRun>(journaled, where, "");
+  // what the struct reads as absent (a member missing from the record) the schema refuses
+  documents::checkPart(journaled, documents::DocumentKind::study, "/properties/runs/items", where, "");
+  const CellDirectory d = cellDirectory(c, m, corpus, output::dumpJson(c.config));
+  if (!d.previous.is_object() || io::sha256File(d.train_json) != rec.train_json_sha256)
+    throw IntegrityError("run " + c.id + ": " + d.train_json + " is missing or changed since it was journaled in " + jpath + again);
+  if (!d.ours)
+    throw IntegrityError("run " + c.id + ": " + d.train_json + " is a run of another config, corpus or model code than this cell's" + again);
+  documents::StudyRun made = finishedRun(c, d, out_json);
+  const json made_json = json::parse(json(made).dump());  // as a journal line holds it (a NaN: null)
+  if (made_json != journaled) {
+    const json::json_pointer at(json::diff(journaled, made_json).at(0).value("path", ""));
+    auto said = [&at](const json& j) { return j.contains(at) ? j.at(at).dump() : std::string("nothing"); };
+    throw IntegrityError(where + " record " + c.id + ": " + at.to_string() + ": the journal says " + said(journaled) +
+                         ", the cell and its train.json give " + said(made_json) + again);
+  }
+  return made;
 }
 
 // The study's journal: a fresh one, or the one of an interrupted study when its inputs match.
@@ -163,15 +194,8 @@ std::vector<documents::StudyRun> studyRuns(const StudyManifest& m, const StudyOp
   std::size_t k = 0;
   for (const Cell& c : cells) {
     ++k;
-    const std::string train_json = (fs::path(m.runs_dir) / c.id / "train.json").string();
     if (const auto done = resumed.done.find(c.id); done != resumed.done.end()) {
-      documents::StudyRun rec = documents::readBlock<documents::StudyRun>(done->second, resumed.where(c.id), "");
-      // what the struct reads as absent (a member missing from the record) the schema refuses
-      documents::checkPart(done->second, documents::DocumentKind::study, "/properties/runs/items", resumed.where(c.id), "");
-      if (!fs::exists(train_json) || io::sha256File(train_json) != rec.train_json_sha256)
-        throw IntegrityError("run " + c.id + ": " + train_json + " is missing or changed since it was journaled in " + jpath +
-                             "; remove the journal (and the run) to train it again");
-      runs.push_back(std::move(rec));
+      runs.push_back(journaledRun(c, m, corpus, out, done->second, resumed.where(c.id), jpath));
       continue;
     }
     documents::StudyRun rec = trainCell(c, m, o, corpus, out, k, cells.size());

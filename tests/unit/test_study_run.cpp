@@ -13,12 +13,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 
 #include "../support/token_files.h"
 #include "omn/documents/study_document.h"
 #include "omn/documents/train_document.h"
 #include "omn/errors.h"
+#include "omn/io/journal.h"
 #include "omn/io/sha256.h"
 #include "omn/output/json_file.h"
 #include "omn/study/study_run.h"
@@ -211,3 +213,50 @@ TEST_F(StudyRunTest, AResumedStudyReusesItsFinishedRuns) {
   EXPECT_EQ(json(doc.arms), json(whole_->arms));
   EXPECT_EQ(json(doc.grid), json(whole_->grid));
 }
+
+// A journaled run re-signed with another learning rate or loss (its checksum made anew, as anyone can)
+// is not reused: its record must be what the cell and its train.json give, refused naming the
+// journal's line and the member (it took an arm's best LR with it); the unedited journal resumes.
+TEST_F(StudyRunTest, AJournaledRunIsReusedOnlyAsItsCellAndTrainJsonGiveIt) {
+  const std::string journal = (*root_ / "forged" / "study.json.journal").string();
+  omn::study::StudyOptions stop;
+  int asked = 0;
+  stop.stop = [&] { return studyJournalLines(journal) >= 2 && ++asked == 1; };
+  EXPECT_THROW(runIn("forged", stop), omn::Interrupted);
+  ASSERT_EQ(studyJournalLines(journal), 2u);
+  const std::string kept = studyFileBytes(journal);
+  // the journal written anew with its one run's record edited: each line signed by the journal itself
+  auto forge = [&](const std::function<void(json&)>& edit) {
+    json header, record;
+    {
+      const omn::io::Journal j = omn::io::Journal::resume(journal);
+      header = j.header();
+      record = j.records().at(0);
+    }
+    edit(record);
+    fs::remove(journal);
+    omn::io::Journal::create(journal, header).append(record);
+  };
+  omn::study::StudyOptions resume;
+  resume.resume = true;
+  auto refusal = [&] {
+    try {
+      runIn("forged", resume);
+    } catch (const omn::IntegrityError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string line = "journal " + journal + ": line 2 record " + whole_->runs[0].id + ": ";
+  forge([](json& r) { r["lr"] = 0.03; });
+  EXPECT_EQ(refusal(), line + "/lr: the journal says 0.03, the cell and its train.json give 0.003; "
+                              "remove the journal (and the run) to train it again");
+  forge([](json& r) { r["lr"] = 0.003; r["final_heldout_loss"] = 0.5; });
+  EXPECT_EQ(refusal().rfind(line + "/final_heldout_loss: the journal says 0.5, the cell and its train.json give ", 0), 0u) << refusal();
+  EXPECT_FALSE(fs::exists(*root_ / "forged" / "study.json"));
+  std::ofstream(journal, std::ios::binary | std::ios::trunc) << kept;  // the journal as the study left it
+  const StudyDocument doc = runIn("forged", resume);
+  ASSERT_EQ(doc.runs.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(runNumbers(doc.runs[i]), runNumbers(whole_->runs[i])) << i;
+}
+
