@@ -133,7 +133,7 @@ std::string countPointer(const std::string& range_label) {
   return "/statistics/counts/" + escapePointerToken(range_label) + "/count";
 }
 
-bool Check::ok() const { return present && std::fabs(actual - baseline) <= allowed; }
+bool Check::ok() const { return baseline ? present && std::fabs(actual - *baseline) <= allowed : !present; }
 
 std::size_t RegressionReport::drifted() const {
   std::size_t n = 0;
@@ -169,20 +169,19 @@ Baseline readBaseline(nlohmann::json doc, const std::string& label) {
   return documents::ProfileDocument::fromJson(doc, label);
 }
 
-std::vector<std::pair<std::string, double>> comparableStatistics(const documents::ProfileDocument& p) {
-  std::vector<std::pair<std::string, double>> out;
-  auto add = [&](const std::string& ptr, std::optional<double> v) {
-    if (v) out.emplace_back(ptr, *v);
-  };
+std::vector<std::pair<std::string, std::optional<double>>> comparableStatistics(const documents::ProfileDocument& p) {
+  std::vector<std::pair<std::string, std::optional<double>>> out;
+  auto add = [&](const std::string& ptr, std::optional<double> v) { out.emplace_back(ptr, v); };
   auto whole = [](std::optional<std::int64_t> n) { return n ? std::optional<double>(static_cast<double>(*n)) : std::nullopt; };
   const documents::ProfileStatistics& s = p.statistics;
   const std::pair<const char*, std::optional<double>> headline[] = {
-      {"count", whole(s.count)},       {"count_non_finite", whole(s.count_non_finite)},
+      {"count", whole(s.count)},
       {"mean", s.mean},                {"std", s.std},
       {"min", s.min},                  {"max", s.max},
       {"share_above_threshold", s.share_above_threshold}, {"count_above_threshold", whole(s.count_above_threshold)},
       {"count_negative", whole(s.count_negative)}};
   for (const auto& [k, v] : headline) add(std::string("/statistics/") + k, v);
+  if (s.count_non_finite) add("/statistics/count_non_finite", whole(s.count_non_finite));  // absent before it was counted
   for (const auto& [label, range] : s.counts) add(countPointer(label), whole(range.count));
   for (std::size_t j = 0; j < p.histogram.size(); ++j) add("/histogram/" + std::to_string(j) + "/count", whole(p.histogram[j].count));
   for (std::size_t l = 0; l < p.layers.size(); ++l)
@@ -292,12 +291,12 @@ RegressionReport checkRegression(const documents::ProfileDocument& profile, cons
   const std::map<std::string, double> actual = profile.numbers();
   RegressionReport rep;
   // `floor`: a deviation always allowed, whatever the tolerance file says (a published figure's rounding)
-  auto check = [&](const std::string& ptr, const std::string& label, double b, double fallback, double floor = 0) {
+  auto check = [&](const std::string& ptr, const std::string& label, std::optional<double> b, double fallback, double floor = 0) {
     Check c;
     c.pointer = ptr;
     c.label = label;
     c.baseline = b;
-    c.allowed = std::max(tol.allowed(ptr, b, fallback), floor);
+    c.allowed = b ? std::max(tol.allowed(ptr, *b, fallback), floor) : 0;  // a null matches only a null
     const auto it = actual.find(ptr);
     if (it != actual.end()) c.actual = it->second;
     else c.present = false;
@@ -315,7 +314,7 @@ RegressionReport checkRegression(const documents::ProfileDocument& profile, cons
   } else {
     rep.baseline_kind = "profile";
     for (const auto& [ptr, b] : comparableStatistics(std::get<documents::ProfileDocument>(baseline)))
-      check(ptr, ptr, b, 1e-12 * std::fabs(b));
+      check(ptr, ptr, b, 1e-12 * std::fabs(b.value_or(0)));
   }
   // NaN or infinite gains are drift from any baseline that does not have them itself (a reference,
   // or a profile written before they were counted): the statistics leave them out, the gate must not

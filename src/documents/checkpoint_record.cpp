@@ -45,7 +45,7 @@ void from_json(const json& j, Drift& v) {
   get(j, "allowed", v.allowed);
 }
 void to_json(json& j, const Drift& v) {
-  j = {{"pointer", v.pointer}, {"label", v.label}, {"baseline", v.baseline}, {"actual", write(v.actual)}, {"allowed", v.allowed}};
+  j = {{"pointer", v.pointer}, {"label", v.label}, {"baseline", write(v.baseline)}, {"actual", write(v.actual)}, {"allowed", v.allowed}};
 }
 
 }  // namespace omn::documents

@@ -173,8 +173,8 @@ void printRegression(std::ostream& os, const audit::RegressionReport& rep, bool 
   Table t({"statistic", "baseline", "actual", "difference", "allowed", "status"});
   for (const auto& c : rep.checks) {
     if (!all_rows && c.ok()) continue;
-    t.add({c.label, general(c.baseline), c.present ? general(c.actual) : "missing",
-           c.present ? significant(c.actual - c.baseline, 3) : "", significant(c.allowed, 3), c.ok() ? "ok" : "DRIFT"});
+    t.add({c.label, c.baseline ? general(*c.baseline) : "none", c.present ? general(c.actual) : c.baseline ? "missing" : "none",
+           c.present && c.baseline ? significant(c.actual - *c.baseline, 3) : "", significant(c.allowed, 3), c.ok() ? "ok" : "DRIFT"});
   }
   os << "regression against " << rep.baseline_kind << " baseline: " << rep.checks.size() - rep.drifted() << " of "
      << rep.checks.size() << " within tolerance\n";

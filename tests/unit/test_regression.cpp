@@ -49,7 +49,7 @@ TEST(Regression, CalibratedMiniMatchesEveryPublishedFigure) {
   const auto rep = omn::audit::checkRegression(profileOf("omn1-mini.pt"), reference(), kNone, "ref");
   EXPECT_EQ(rep.baseline_kind, "reference");
   EXPECT_EQ(rep.checks.size(), 17u);
-  for (const auto& c : rep.checks) EXPECT_TRUE(c.ok()) << c.label << ": " << c.actual << " vs " << c.baseline;
+  for (const auto& c : rep.checks) EXPECT_TRUE(c.ok()) << c.label << ": " << c.actual << " vs " << c.baseline.value_or(NAN);
   const auto v = omn::audit::regressionVerdict(rep, "ref", "");
   EXPECT_EQ(v.verdict, "pass");
   EXPECT_EQ(v.exit_code, 0);
@@ -253,9 +253,13 @@ TEST(Regression, EveryComparableStatisticIsTheDocumentsNumberAtItsPointer) {
     const auto stats = omn::audit::comparableStatistics(p);
     EXPECT_GT(stats.size(), 10u * static_cast<std::size_t>(p.gains.n_layers)) << file;
     for (const auto& [ptr, v] : stats) {
+      if (!v) {  // none there: the document's null
+        EXPECT_TRUE(doc.at(json::json_pointer(ptr)).is_null()) << file << " " << ptr;
+        continue;
+      }
       ASSERT_TRUE(numbers.count(ptr)) << file << " " << ptr;
-      EXPECT_EQ(numbers.at(ptr), v) << file << " " << ptr;
-      EXPECT_EQ(doc.at(json::json_pointer(ptr)).get<double>(), v) << file << " " << ptr;
+      EXPECT_EQ(numbers.at(ptr), *v) << file << " " << ptr;
+      EXPECT_EQ(doc.at(json::json_pointer(ptr)).get<double>(), *v) << file << " " << ptr;
     }
     EXPECT_EQ(numbers.at("/gains/n_layers"), static_cast<double>(p.gains.n_layers));
     EXPECT_EQ(numbers.count("/preset/name"), 0u);  // a string is no number
@@ -370,4 +374,30 @@ TEST(Regression, TheReferenceAndAToleranceReadBackAsTheirStructs) {
   EXPECT_EQ((*tol->rules)[1].rel, 0.5);
   const json bare = {{"schema", "omn-audit/tolerance@1"}};
   EXPECT_EQ(tolerance(bare)->toJson(), bare);
+}
+
+// A statistic the baseline has none of (null: no finite gain there) is checked, not skipped: the
+// profile must have none there either. A baseline edited to null a statistic drifts (it was passed
+// over: 304 checked of 305), and a null in both matches.
+TEST(Regression, ANullBaselineStatisticMatchesOnlyANull) {
+  ProfileDocument now = profileOf("omn1-mini.pt");
+  json edited = now.toJson();
+  edited["statistics"]["std"] = nullptr;
+  edited["layers"][1]["k"]["max"] = nullptr;
+  const auto rep = omn::audit::checkRegression(now, omn::audit::readBaseline(edited, "baseline b"), kNone, "b");
+  EXPECT_EQ(rep.checks.size(), omn::audit::comparableStatistics(now).size());
+  ASSERT_EQ(rep.drifted(), 2u);
+  const auto drifts = rep.drifts();
+  EXPECT_EQ(drifts[0].pointer, "/statistics/std");
+  EXPECT_FALSE(drifts[0].baseline.has_value());
+  EXPECT_EQ(drifts[0].actual, now.statistics.std);
+  EXPECT_EQ(drifts[1].pointer, "/layers/1/k/max");
+  EXPECT_EQ(json(drifts[0])["baseline"], nullptr);  // as the document writes it
+  // a profile with none there either: the check holds
+  now.statistics.std.reset();
+  now.layers[1].k.max.reset();
+  EXPECT_EQ(omn::audit::checkRegression(now, omn::audit::readBaseline(edited, "baseline b"), kNone, "b").drifted(), 0u);
+  // and a baseline with a number where the profile has none drifts, as before
+  const auto missing = omn::audit::checkRegression(now, omn::audit::readBaseline(profileOf("omn1-mini.pt").toJson(), "baseline b"), kNone, "b");
+  EXPECT_EQ(missing.drifted(), 2u);
 }

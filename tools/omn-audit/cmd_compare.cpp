@@ -32,19 +32,20 @@ Command addCompareCommand(CLI::App& root) {
               const auto b = documents::readDocument((*paths)[1], "profile", {documents::DocumentKind::profile}).json;
               const auto pa = documents::ProfileDocument::fromJson(a, "profile " + (*paths)[0]);
               const auto pb = documents::ProfileDocument::fromJson(b, "profile " + (*paths)[1]);
-              std::map<std::string, double> va, vb;
+              using Value = std::optional<double>;  // null: the profile has none there (no finite gain)
+              std::map<std::string, Value> va, vb;
               const auto sa = audit::comparableStatistics(pa), sb = audit::comparableStatistics(pb);
               for (const auto& [p, v] : sa) va[p] = v;
               for (const auto& [p, v] : sb) vb[p] = v;
               output::Table t({"statistic", "A", "B", "B - A"});
               std::size_t differ = 0, total = 0;
-              auto row = [&](const std::string& p, const double* x, const double* y) {
+              auto shown = [](const Value* v) { return !v ? "missing" : *v ? output::general(**v) : "none"; };
+              auto row = [&](const std::string& p, const Value* x, const Value* y) {
                 ++total;
                 const bool same = x && y && *x == *y;
                 differ += !same;
                 if (same && !*all) return;
-                t.add({p, x ? output::general(*x) : "missing", y ? output::general(*y) : "missing",
-                       x && y ? output::general(*y - *x) : ""});
+                t.add({p, shown(x), shown(y), x && y && *x && *y ? output::general(**y - **x) : ""});
               };
               for (const auto& [p, v] : sa) {  // A's order, then what only B has
                 auto it = vb.find(p);

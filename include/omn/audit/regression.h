@@ -21,7 +21,10 @@ namespace omn::audit {
 struct Check {
   std::string pointer;  // "/statistics/mean", "/layers/0/q/mean"
   std::string label;    // what a reader calls it
-  double baseline = 0, actual = 0, allowed = 0;
+  // null: the baseline has none there (a statistic of no finite gain); only a profile without one
+  // either matches it
+  std::optional<double> baseline;
+  double actual = 0, allowed = 0;
   bool present = true;  // the profile has a number at `pointer`
   bool ok() const;
 };
@@ -47,8 +50,10 @@ Baseline readBaseline(nlohmann::json doc, const std::string& label);
 // ("/layers/*/q/mean", "/statistics/counts/*/count"); linear in practice, never exponential.
 bool pointerMatches(std::string_view pattern, std::string_view pointer);
 
-// The numeric statistics a profile is compared on, as pointer → value (docs/profile.md lists them).
-std::vector<std::pair<std::string, double>> comparableStatistics(const documents::ProfileDocument& profile);
+// The statistics a profile is compared on, as pointer → value (docs/profile.md lists them); null
+// where the profile has none (a moment or a steepest change of no finite gain). A count a profile
+// from before it was counted lacks (count_non_finite) is not listed.
+std::vector<std::pair<std::string, std::optional<double>>> comparableStatistics(const documents::ProfileDocument& profile);
 
 // Whether a profile computed with `options` (a profile's /options) can be checked against `baseline`
 // at all: the same threshold, histogram edges and pivot as a profile baseline, the reference's

@@ -26,8 +26,8 @@ struct ModelFolder {
 // A statistic a regression gate found outside its tolerance (profile --baseline, track --baseline).
 struct Drift {
   std::string pointer, label;
-  double baseline = 0;
-  std::optional<double> actual;  // null: the statistic is missing from the document checked
+  std::optional<double> baseline;  // null: the baseline has none (a statistic of no finite gain)
+  std::optional<double> actual;    // null: the statistic is missing from the document checked
   double allowed = 0;
 };
 
