@@ -520,6 +520,65 @@ check(tost([0.001, -0.002, 0.0015, 0.0005], 0.01)["verdict"] == "equivalent with
       tost([0.001, 0.2, -0.19], 0.01)["verdict"] == "equivalence not shown" and tost([0.001], 0.01)["verdict"] == "too few values",
       "TOST: small scatter inside the margin is equivalent; a shifted mean or a wide scatter is not shown; one value is too few")
 
+# the equivalence studies written by the stated rule (tools/experiments/equivalence_studies.py): each
+# arm at its best LR of the grid, the test's seeds, the grid's last study's settings; only while the
+# headline interval contains 0; then trained by the runner and read by the analysis with every seed in
+writer = os.path.join(root, "tools", "experiments", "equivalence_studies.py")
+experiments["experiments"]["toy-eq"] = {"studies": ["toy-study", "toy-hi-study"], "sweep": "full", "track": True, "analysis": "ablation",
+                                        "equivalence": {"stated": "in this test", "measure": "removal_minus_training_without",
+                                                        "margin": 0.05, "alpha": 0.05, "seeds": [2], "studies": ["toy-eq-on", "toy-eq-off"]}}
+json.dump(experiments, open(econf, "w"))
+eq_call = lambda *a: subprocess.run(["/usr/bin/python3", writer, "toy-eq", *a], env=env, capture_output=True, text=True)  # noqa: E731
+p = eq_call()
+check(p.returncode == 2 and "toy-eq/analysis.json: no analysis of the grid yet" in p.stderr,
+      "equivalence studies before the grid's analysis: exit 2 naming it (%s)" % p.stderr.strip())
+a = subprocess.run([sys.executable, os.path.join(root, "tools", "experiments", "analyse.py"), "ablation", "toy-eq",
+                    os.path.join(sdir, "study.json"), os.path.join(hi_dir, "study.json")], env=env, capture_output=True, text=True)
+apath = os.path.join(store, "toy-eq", "analysis.json")
+eqa = json.load(open(apath))
+kept = json.dumps(eqa)
+headline = eqa["best_vs_best"]["removal_minus_training_without"]
+for low, high, opened in ((0.01, 0.02, False), (-0.01, 0.02, True)):
+    headline["low"], headline["high"] = low, high
+    json.dump(eqa, open(apath, "w"))
+    p = eq_call()
+    check(p.returncode == 0 and ("would write" in p.stdout) == opened and not os.path.exists(os.path.join(work, "toy-eq-on.json")),
+          "headline [%g, %g]: %s, and a dry run writes nothing" % (low, high, "studies proposed" if opened else "the grid decided it"))
+os.rename(os.path.join(hi_dir, "study.json"), os.path.join(hi_dir, "study.json.kept"))
+p = eq_call("--write")
+os.rename(os.path.join(hi_dir, "study.json.kept"), os.path.join(hi_dir, "study.json"))
+check(p.returncode == 2 and "toy-hi/study.json: not merged yet" in p.stderr, "a study of the grid not merged: exit 2 naming it (%s)" % p.stderr.strip())
+json.dump(dict(json.loads(kept), studies=[os.path.join(sdir, "study.json")]), open(apath, "w"))
+p = eq_call("--write")
+check(p.returncode == 2 and "the analysis read" in p.stderr and "run the analysis again" in p.stderr,
+      "an analysis that did not read every study of the grid: exit 2 (%s)" % p.stderr.strip())
+open(apath, "w").write(kept)
+eqa = json.loads(kept)
+headline = eqa["best_vs_best"]["removal_minus_training_without"]
+if headline["low"] is not None and not headline["low"] <= 0 <= headline["high"]:  # the toy's own headline: made open
+    headline["low"], headline["high"] = -abs(headline["mean"]) - 1, abs(headline["mean"]) + 1
+    json.dump(eqa, open(apath, "w"))
+others = {k: v for k, v in json.load(open(econf))["experiments"].items() if k != "toy-eq"}
+p = eq_call("--write")
+written = {qk: json.load(open(os.path.join(work, "toy-eq-%s.json" % qk))) for qk in ("on", "off")} if p.returncode == 0 else {}
+after = json.load(open(econf))
+check(p.returncode == 0 and after["experiments"]["toy-eq"]["studies"] == ["toy-study", "toy-hi-study", "toy-eq-on", "toy-eq-off"] and
+      {k: v for k, v in after["experiments"].items() if k != "toy-eq"} == others and
+      all(written[qk]["grid"] == {"qk_norm": [on], "lr": [eqa["best_lr"]["qk_on" if on else "qk_off"]], "seeds": [2]} and
+          written[qk]["base"] == "toy.json" and written[qk]["output"] == {"json": "runs/toy-eq-%s/study.json" % qk, "runs": "runs/toy-eq-%s/runs" % qk}
+          for qk, on in (("on", True), ("off", False))),
+      "--write: each arm at its best LR with the test's seeds, outputs beside the grid's, added to the experiment's studies "
+      "and nothing else changed (%s)" % (p.stderr.strip() or written))
+p = eq_call("--write")
+check(p.returncode == 2 and "toy-eq-on.json exists: refusing to overwrite" in p.stderr, "a written study is never overwritten")
+experiments = after
+p = runner_call("toy-eq")
+eqa = json.load(open(apath))
+e = eqa.get("equivalence", {})
+check(p.returncode == 0 and eqa["lrs"] == [0.003, 0.03, 0.06] and e.get("missing_seeds") == [] and 2 in e.get("seeds", []) and
+      not e["tests"]["removal_minus_training_without"]["verdict"].startswith("not read"),
+      "the runner trains the written studies and the analysis reads the test with every seed (%s %s)" % (p.stderr[-300:], e.get("tests")))
+
 # the choice reads both studies: the added study's arm made the best (its training-time loss lowered
 # in a copy of its document), the analysis picks its LR
 hi_study = os.path.join(hi_dir, "study.json")

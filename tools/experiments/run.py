@@ -416,6 +416,10 @@ def merge(experiment, s, commit):
         return
     with open(os.path.join(s.dir, "merge.lock"), "a") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
+        if not os.path.exists(out) and len(s.cells) == 1:  # its one cell ran the whole grid (--shard 0/1): its document is the study's
+            copy_atomic(os.path.join(s.store, "cell-000.json"), out)
+            note("%s: one cell: its document is the study's (%s)" % (s.name, shown(out)))
+            results_page(experiment)
         if not os.path.exists(out):
             docs = [os.path.join(s.store, "cell-%03d.json" % k) for k in s.cells]
             # the current build merges: it compares the cells' corpus by content, where the study's own
