@@ -16,6 +16,7 @@ Exit 2 naming the file and what is missing; an existing manifest is never overwr
 Environment (for tests): OMN_EXPERIMENTS_CONFIG, OMN_EXPERIMENTS_STORE.
 """
 import json
+import math
 import os
 import sys
 
@@ -40,11 +41,14 @@ def decision(analysis, path):
     try:
         h = analysis["best_vs_best"]["removal_minus_training_without"]
         best = analysis["best_lr"]["qk_on"], analysis["best_lr"]["qk_off"]
+        number = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)  # noqa: E731
+        if not all(number(x) and x > 0 for x in best):
+            fail("%s: /best_lr: expected a learning rate for each arm, got %r" % (path, best))
+        if not number(h["mean"]) or not all(h[k] is None or number(h[k]) for k in ("low", "high")) or (h["low"] is None) != (h["high"] is None):
+            fail("%s: /best_vs_best/removal_minus_training_without: expected a mean and an interval (low, high; null with one seed)" % path)
     except (KeyError, TypeError):
         fail("%s: no /best_vs_best/removal_minus_training_without or /best_lr: not an ablation's analysis" % path)
-    if not all(isinstance(x, (int, float)) for x in best):
-        fail("%s: /best_lr: expected a learning rate for each arm, got %r" % (path, best))
-    is_open = h.get("low") is None or h["low"] <= 0 <= h["high"]
+    is_open = h["low"] is None or h["low"] <= 0 <= h["high"]
     return is_open, h, {True: best[0], False: best[1]}
 
 
@@ -116,20 +120,26 @@ def main():
         out = load(mpath, "the study manifest").get("output", {}).get("json")
         if not isinstance(out, str):
             fail("%s: /output/json: expected a path (the study document)" % mpath)
-        docs.append(os.path.join(store, os.path.relpath(os.path.normpath(os.path.join(mdir, out)), runs)))
+        rel = os.path.relpath(os.path.normpath(os.path.join(mdir, out)), runs)
+        if rel.startswith(".."):
+            fail("%s: /output/json: %s is not under %s, which the store mirrors" % (mpath, out, runs))
+        docs.append(os.path.join(store, rel))
         if not os.path.isfile(docs[-1]):
             fail("%s: not merged yet: the grid's best LRs are not chosen until every study of it is" % docs[-1])
     apath = os.path.join(store, name, "analysis.json")
     if not os.path.isfile(apath):
         fail("%s: no analysis of the grid yet (tools/run-experiments.sh %s writes it when every study is merged)" % (apath, name))
     analysis = load(apath, "the experiment's analysis")
-    read = sorted(os.path.normpath(os.path.join(root, p)) for p in analysis.get("studies", []))
+    listed = analysis.get("studies") if isinstance(analysis, dict) else None
+    if not isinstance(listed, list) or not all(isinstance(p, str) for p in listed):
+        fail("%s: /studies: expected the list of study documents the analysis read" % apath)
+    read = sorted(os.path.normpath(os.path.join(root, p)) for p in listed)
     if read != sorted(docs):
         fail("%s: /studies: the analysis read %s, not the grid's studies (%s): run the analysis again (tools/run-experiments.sh %s)"
              % (apath, ", ".join(analysis.get("studies", [])) or "none", ", ".join(grid), name))
     is_open, h, best = decision(analysis, apath)
-    lo = "n/a" if h.get("low") is None else "%+.4f" % h["low"]
-    hi = "n/a" if h.get("high") is None else "%+.4f" % h["high"]
+    lo = "n/a" if h["low"] is None else "%+.4f" % h["low"]
+    hi = "n/a" if h["high"] is None else "%+.4f" % h["high"]
     print("%s: removal minus training without at the best LRs (QK-on %g, QK-off %g): %+.4f [%s, %s] nats/token" % (
         name, best[True], best[False], h["mean"], lo, hi))
     if not is_open:
