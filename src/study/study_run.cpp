@@ -162,9 +162,24 @@ documents::StudyRun journaledRun(const Cell& c, const StudyManifest& m, const da
   if (!d.ours)
     throw IntegrityError("run " + c.id + ": " + d.train_json + " is a run of another config, corpus or model code than this cell's" + again);
   documents::StudyRun made = finishedRun(c, d, out_json);
-  const json made_json = json::parse(json(made).dump());  // as a journal line holds it (a NaN: null)
+  json made_json = json::parse(json(made).dump());  // as a journal line holds it (a NaN: null)
+  // the run's directory as the study that journaled it named it, relative to its output: another
+  // spelling of the same output (through a symlinked directory) names the same directory otherwise
+  const json* dir = journaled.contains("dir") && journaled["dir"].is_string() ? &journaled["dir"] : nullptr;
+  if (dir && *dir != made_json["dir"]) {
+    std::error_code ec;
+    if (fs::equivalent(io::resolveAgainst(dir->get<std::string>(), out_json), d.dir, ec)) made_json["dir"] = *dir;
+  }
   if (made_json != journaled) {
-    const json::json_pointer at(json::diff(journaled, made_json).at(0).value("path", ""));
+    const json op = json::diff(journaled, made_json).at(0);
+    json::json_pointer at(op.value("path", ""));
+    // an array of another length: the diff names its end ("/-") or its last element; the place is
+    // the first element one side lacks
+    if (const std::string kind = op.value("op", ""); !at.empty() && (kind == "add" || kind == "remove")) {
+      const json::json_pointer parent = at.parent_pointer();
+      if (journaled.contains(parent) && made_json.contains(parent) && journaled.at(parent).is_array() && made_json.at(parent).is_array())
+        at = parent / std::min(journaled.at(parent).size(), made_json.at(parent).size());
+    }
     auto said = [&at](const json& j) { return j.contains(at) ? j.at(at).dump() : std::string("nothing"); };
     throw IntegrityError(where + " record " + c.id + ": " + at.to_string() + ": the journal says " + said(journaled) +
                          ", the cell and its train.json give " + said(made_json) + again);

@@ -253,6 +253,21 @@ TEST_F(StudyRunTest, AJournaledRunIsReusedOnlyAsItsCellAndTrainJsonGiveIt) {
                               "remove the journal (and the run) to train it again");
   forge([](json& r) { r["lr"] = 0.003; r["final_heldout_loss"] = 0.5; });
   EXPECT_EQ(refusal().rfind(line + "/final_heldout_loss: the journal says 0.5, the cell and its train.json give ", 0), 0u) << refusal();
+  // a series of another length is refused at the first element one side lacks (not at "/-", which
+  // names no element, nor at the last of several extra ones)
+  const auto& loss = whole_->runs[0].trajectory.train.loss;
+  ASSERT_EQ(loss.size(), 4u);
+  std::ofstream(journal, std::ios::binary | std::ios::trunc) << kept;
+  forge([](json& r) { r["trajectory"]["train"]["loss"].erase(3); });
+  EXPECT_EQ(refusal(), line + "/trajectory/train/loss/3: the journal says nothing, the cell and its train.json give " + json(loss[3].value()).dump() +
+                           "; remove the journal (and the run) to train it again");
+  std::ofstream(journal, std::ios::binary | std::ios::trunc) << kept;
+  forge([](json& r) {
+    r["trajectory"]["train"]["loss"].push_back(1.5);
+    r["trajectory"]["train"]["loss"].push_back(2.5);
+  });
+  EXPECT_EQ(refusal(), line + "/trajectory/train/loss/4: the journal says 1.5, the cell and its train.json give nothing; "
+                              "remove the journal (and the run) to train it again");
   EXPECT_FALSE(fs::exists(*root_ / "forged" / "study.json"));
   std::ofstream(journal, std::ios::binary | std::ios::trunc) << kept;  // the journal as the study left it
   const StudyDocument doc = runIn("forged", resume);
@@ -260,3 +275,24 @@ TEST_F(StudyRunTest, AJournaledRunIsReusedOnlyAsItsCellAndTrainJsonGiveIt) {
   for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(runNumbers(doc.runs[i]), runNumbers(whole_->runs[i])) << i;
 }
 
+
+// The study resumed through another spelling of its output (a symlinked directory, its journal the
+// same file) reuses its journaled run: the run's directory is the one journaled, however named (a
+// refusal would have told the user to remove a finished run).
+TEST_F(StudyRunTest, AJournaledRunIsReusedThroughAnotherSpellingOfTheOutput) {
+  const std::string journal = (*root_ / "spelled" / "study.json.journal").string();
+  omn::study::StudyOptions stop;
+  int asked = 0;
+  stop.stop = [&] { return studyJournalLines(journal) >= 2 && ++asked == 1; };
+  EXPECT_THROW(runIn("spelled", stop), omn::Interrupted);
+  ASSERT_EQ(studyJournalLines(journal), 2u);
+  fs::create_directory_symlink(*root_ / "spelled", *root_ / "spelled-link");
+  omn::study::StudyOptions resume;
+  resume.resume = true;
+  resume.output_json = (*root_ / "spelled-link" / "study.json").string();
+  const StudyDocument doc = runIn("spelled", resume);
+  ASSERT_EQ(doc.runs.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(runNumbers(doc.runs[i]), runNumbers(whole_->runs[i])) << i;
+  for (const StudyRun& r : doc.runs)
+    EXPECT_TRUE(fs::equivalent(*root_ / "spelled-link" / r.dir, *root_ / "spelled" / "runs" / r.id)) << r.dir;
+}
