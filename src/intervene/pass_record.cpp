@@ -64,7 +64,10 @@ documents::MechanismTable readMechanism(const io::JsonReader& rd, const std::str
   if (m.is_null()) return std::nullopt;
   if (!m.is_array()) rd.fail("/mechanism", std::string("expected null or an array of layers, got ") + m.type_name());
   for (std::size_t l = 0; l < m.size(); ++l) objectAt(rd, m[l], "/mechanism/" + std::to_string(l));
-  return documents::readBlock<documents::MechanismTable>(m, label, "/mechanism");
+  documents::MechanismTable table = documents::readBlock<documents::MechanismTable>(m, label, "/mechanism");
+  // what the struct reads as absent or truncates (a row without q_rms, a layer of 1.7) the schema refuses
+  documents::checkPart(m, documents::DocumentKind::intervention, "/$defs/mechanism", label, "/mechanism");
+  return table;
 }
 
 // --kl's per-sequence sums (eval::divergenceSums): null, or one number (or null) per sequence in

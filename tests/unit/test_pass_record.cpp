@@ -229,6 +229,22 @@ TEST(PassRecord, AJournaledRecordHoldsThePartsItsSweepsOptionsGive) {
   line = lineOf(condition());
   line["mechanism"][0]["layer"] = 3;
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /mechanism/0/layer: expected 0, got 3");
+  // a row the struct would read with a member missing (null) or a layer truncated is its schema's to refuse
+  auto schemaRefusal = [](const json& damaged) {
+    try {
+      readBack(damaged, false);
+    } catch (const omn::FormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  line = lineOf(condition());
+  line["mechanism"][0].erase("q_rms");
+  EXPECT_NE(schemaRefusal(line).find("journal j record c1: /mechanism/0"), std::string::npos) << schemaRefusal(line);
+  EXPECT_NE(schemaRefusal(line).find("q_rms"), std::string::npos) << schemaRefusal(line);
+  line = lineOf(condition());
+  line["mechanism"][0]["layer"] = 0.5;
+  EXPECT_NE(schemaRefusal(line).find("journal j record c1: /mechanism/0/layer"), std::string::npos) << schemaRefusal(line);
   EXPECT_EQ(journalRefusal(lineOf(condition()), false, 1, true),
             "journal j record c1: /divergence: expected --kl's sums: this sweep runs with --kl");
   PassRecord with_kl = condition();
