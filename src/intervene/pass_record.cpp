@@ -110,8 +110,8 @@ void readIdentity(const io::JsonReader& rd, const std::string& label, const json
                                                                                   "/applied/vectors");
   r.start_layer = static_cast<int>(rd.integer(rd.need(j, "", "start_layer"), "/start_layer", 0, std::numeric_limits<int>::max()));
   const json& restore = rd.need(j, "", "restore");
-  r.restore_sha256 = sha(rd, restore, "/restore", "sha256");
-  r.restore_expected = sha(rd, restore, "/restore", "expected");
+  r.restore.sha256 = sha(rd, restore, "/restore", "sha256");
+  r.restore.expected = sha(rd, restore, "/restore", "expected");
 }
 
 // A journal line's record; `j` is an object (the caller checks).
@@ -135,14 +135,8 @@ PassRecord readRecord(const io::JsonReader& rd, const std::string& label, const 
 
 documents::SweepCondition conditionIdentity(const PassRecord& r) {
   documents::SweepCondition c;
-  c.id = r.id;
-  c.label = r.label;
-  c.op = r.op;
-  c.manifest_pointer = r.manifest_pointer;
-  c.touched = r.touched;
-  c.applied = r.applied;
-  c.start_layer = r.start_layer;
-  c.restore = {r.restore_sha256, r.restore_expected, r.restored()};
+  static_cast<documents::ConditionIdentity&>(c) = r;
+  c.restore.ok = r.restored();
   c.seconds = r.seconds;
   c.mechanism = r.mechanism;
   return c;
@@ -231,16 +225,8 @@ PassRecord controlFromResult(const documents::ControlPass& block, const std::str
 
 PassRecord conditionFromResult(const documents::SweepCondition& c) {
   PassRecord r;
+  static_cast<documents::ConditionIdentity&>(r) = c;
   r.control = false;
-  r.id = c.id;
-  r.label = c.label;
-  r.manifest_pointer = c.manifest_pointer;
-  r.op = c.op;
-  r.touched = c.touched;
-  r.applied = c.applied;
-  r.start_layer = static_cast<int>(c.start_layer);
-  r.restore_sha256 = c.restore.sha256;
-  r.restore_expected = c.restore.expected;
   r.scores = recordScores(c.result.sequences);
   r.seconds = c.seconds;
   r.mechanism = c.mechanism;

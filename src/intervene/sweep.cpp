@@ -158,8 +158,8 @@ PassRecord runCondition(const Condition& c, GainState& gains, PassRunner& passes
   r.seconds = pass.seconds;
   r.mechanism = std::move(pass.mechanism);
   r.divergence = std::move(pass.divergence);
-  r.restore_sha256 = gains.digest();
-  r.restore_expected = gains.originalDigest();
+  r.restore.sha256 = gains.digest();
+  r.restore.expected = gains.originalDigest();
   return r;
 }
 
@@ -292,8 +292,8 @@ struct SweepPasses {
       requireUnchanged(s, jpath, "after condition " + c.id + " (" + c.label + ")", false);
       append(rec, conditionDefinition(c));
       if (!rec.restored())
-        throw IntegrityError("condition " + c.id + " (" + c.label + "): the gains did not restore bitwise (SHA-256 " + rec.restore_sha256 +
-                             ", expected " + rec.restore_expected + ")");
+        throw IntegrityError("condition " + c.id + " (" + c.label + "): the gains did not restore bitwise (SHA-256 " + rec.restore.sha256 +
+                             ", expected " + rec.restore.expected + ")");
       records.push_back(std::move(rec));
     }
     return records;

@@ -46,7 +46,7 @@ PassRecord condition() {
   layer0.max_attention_logit = 3.5;
   layer0.attention_entropy = std::nan("");  // not finite: null in the line, NaN read back
   r.mechanism = std::vector<omn::documents::MechanismLayer>{{0, layer0}};
-  r.restore_sha256 = r.restore_expected = std::string(64, 'a');
+  r.restore.sha256 = r.restore.expected = std::string(64, 'a');
   r.reported_perplexity = 692.0;
   return r;
 }
@@ -179,7 +179,7 @@ TEST(PassRecord, ANonFiniteSumIsRecordedAsNaNAsItReadsBack) {
 TEST(PassRecord, AResumeReusesAConditionOnlyWhenItsGainsRestored) {
   PassRecord r = condition();
   EXPECT_TRUE(omn::intervene::reusable(lineOf(r)));
-  r.restore_sha256 = std::string(64, 'c');
+  r.restore.sha256 = std::string(64, 'c');
   EXPECT_FALSE(omn::intervene::reusable(lineOf(r)));
   EXPECT_TRUE(omn::intervene::reusable(lineOf(control("control_open", 1.0))));
   json damaged = lineOf(condition());

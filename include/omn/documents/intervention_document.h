@@ -122,7 +122,9 @@ struct ConditionOp {
   std::optional<double> value;
 };
 
-struct SweepCondition {
+// What a sweep's condition was, what it changed and the restore after it: the part of its document
+// its pass makes (intervene::PassRecord is one too), before the result and the statistics.
+struct ConditionIdentity {
   std::string id, label;
   ConditionOp op;
   std::string manifest_pointer;
@@ -130,6 +132,9 @@ struct SweepCondition {
   AppliedGains applied;
   std::int64_t start_layer = 0;
   RestoreRecord restore;
+};
+
+struct SweepCondition : ConditionIdentity {
   double seconds = 0;
   MechanismTable mechanism;
   Scores result;

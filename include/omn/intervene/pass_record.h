@@ -16,9 +16,10 @@
 
 namespace omn::intervene {
 
-struct PassRecord {
+// A condition's identity (the document's: what it was, what it changed, the restore after it) is its
+// base; a control uses only its id ("control_open", "control_close"; a condition's is "c3").
+struct PassRecord : documents::ConditionIdentity {
   bool control = true;          // the checkpoint as is; else a condition
-  std::string id;               // "control_open", "control_close", or the condition's ("c3")
   eval::SequenceScores scores;  // per sequence: the NLL sum (NaN where it was not finite: recordedScores), the tokens scored
   double seconds = 0;
   // per layer (--mechanism) and against the control's next-token distributions (--kl: the per-sequence
@@ -26,16 +27,10 @@ struct PassRecord {
   documents::MechanismTable mechanism;
   std::optional<documents::DivergenceSums> divergence;
   std::string gain_sha256;  // a control: the gains it ran with
-  // a condition: what it was, what it changed, and the restore after it
-  std::string label, manifest_pointer;
-  documents::ConditionOp op;  // as Condition::describe() records it
-  std::vector<std::string> touched;
-  documents::AppliedGains applied;  // the gains the pass ran with: their digest, each vector changed
-  int start_layer = 0;             // 0, or the cached layer the pass started from
-  std::string restore_sha256, restore_expected;  // the gains after the restore, and what they must equal
-  std::optional<double> reported_perplexity;     // the manifest's /reported value: shown, never computed with
+  std::optional<double> reported_perplexity;  // a condition: the manifest's /reported value, shown, never computed with
 
-  bool restored() const { return restore_sha256 == restore_expected; }
+  // the gains after the restore (restore.sha256) equal what they must (restore.expected)
+  bool restored() const { return restore.sha256 == restore.expected; }
 };
 
 // A pass's scores as a record holds them: a sum that is not finite (+inf when the logits overflow)
