@@ -73,6 +73,16 @@ std::string journalRefusal(const json& line, bool control = false, std::size_t l
   return "";
 }
 
+// What the document's own reader or the schema refuses in a condition's line (FormatError), or "".
+std::string formatRefusal(const json& line) {
+  try {
+    readBack(line, false);
+  } catch (const omn::FormatError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST(PassRecord, AJournalLineReadsBackToTheSameRecord) {
@@ -144,14 +154,6 @@ TEST(PassRecord, ADamagedRecordIsRefusedAtItsKey) {
   line["start_layer"] = -1;
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /start_layer: expected an integer >= 0, got -1");
   // a block the document's own reader refuses is refused at its member's pointer
-  auto formatRefusal = [](const json& damaged) {
-    try {
-      readBack(damaged, false);
-    } catch (const omn::FormatError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   line = lineOf(condition());
   line["mechanism"][0]["max_attention_logit"] = "big";
   EXPECT_EQ(formatRefusal(line), "journal j record c1: /mechanism/0/max_attention_logit: expected a number, got string");
@@ -230,21 +232,13 @@ TEST(PassRecord, AJournaledRecordHoldsThePartsItsSweepsOptionsGive) {
   line["mechanism"][0]["layer"] = 3;
   EXPECT_EQ(journalRefusal(line), "journal j record c1: /mechanism/0/layer: expected 0, got 3");
   // a row the struct would read with a member missing (null) or a layer truncated is its schema's to refuse
-  auto schemaRefusal = [](const json& damaged) {
-    try {
-      readBack(damaged, false);
-    } catch (const omn::FormatError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   line = lineOf(condition());
   line["mechanism"][0].erase("q_rms");
-  EXPECT_NE(schemaRefusal(line).find("journal j record c1: /mechanism/0"), std::string::npos) << schemaRefusal(line);
-  EXPECT_NE(schemaRefusal(line).find("q_rms"), std::string::npos) << schemaRefusal(line);
+  EXPECT_NE(formatRefusal(line).find("journal j record c1: /mechanism/0"), std::string::npos) << formatRefusal(line);
+  EXPECT_NE(formatRefusal(line).find("q_rms"), std::string::npos) << formatRefusal(line);
   line = lineOf(condition());
   line["mechanism"][0]["layer"] = 0.5;
-  EXPECT_NE(schemaRefusal(line).find("journal j record c1: /mechanism/0/layer"), std::string::npos) << schemaRefusal(line);
+  EXPECT_NE(formatRefusal(line).find("journal j record c1: /mechanism/0/layer"), std::string::npos) << formatRefusal(line);
   EXPECT_EQ(journalRefusal(lineOf(condition()), false, 1, true),
             "journal j record c1: /divergence: expected --kl's sums: this sweep runs with --kl");
   PassRecord with_kl = condition();

@@ -29,6 +29,8 @@ def fail(msg):
 
 
 def load(path, what):
+    if not os.path.isfile(path):  # a FIFO or a folder would hang or fail in open()
+        fail("%s: %s: %s" % (path, what, "not a regular file" if os.path.exists(path) else "no such file"))
     try:
         with open(path) as f:
             return json.load(f)
