@@ -270,15 +270,22 @@ json.dump(dict(manifest, grid={"qk_norm": [True], "lr": [0.001, 0.002, 0.004, 0.
 experiments["experiments"]["toy2"] = {"studies": ["toy2-study"], "sweep": "dependence", "track": True, "analysis": "depth"}
 json.dump(experiments, open(econf, "w"))
 store2 = os.path.join(store, "toy2")
-proc = subprocess.Popen(["/usr/bin/python3", runner, "toy2"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                        start_new_session=True)
+proc = subprocess.Popen(["/usr/bin/python3", runner, "toy2"], env=dict(env, OMN_EXPERIMENTS_HEARTBEAT="0.1"),
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+started = time.time()
 deadline = time.time() + 300
 while time.time() < deadline and proc.poll() is None:
     if os.path.exists(os.path.join(store2, "cell-000.json")) and os.path.exists(os.path.join(work, "runs", "toy2", "cell-001.json.journal")):
         break
     time.sleep(0.02)
+time.sleep(0.25)  # a few heartbeats into cell 1's training
 os.killpg(proc.pid, signal.SIGKILL)
+killed_after = time.time() - started
 proc.wait()
+# what the lanes must train: each cell whose study document the killed runner had not written whole (no
+# document, or one with its journal still beside it)
+untrained = [i for i in range(4) if not os.path.exists(os.path.join(work, "runs", "toy2", "cell-%03d.json" % i)) or
+             os.path.exists(os.path.join(work, "runs", "toy2", "cell-%03d.json.journal" % i))]
 try:  # the runner's children die with it, but a study's journal lock is free only once they are gone
     for _ in range(500):
         os.killpg(proc.pid, 0)
@@ -294,8 +301,14 @@ lanes = [subprocess.Popen(["/usr/bin/python3", runner, "toy2"], env=env, stdout=
          for _ in range(2)]
 outs = [lane.communicate(timeout=600)[0] for lane in lanes]
 ran = open(stub_log).read().split() if os.path.exists(stub_log) else []
-trained = sorted(a["step"] for a in compute()[n_before:] if a["step"].startswith("train "))
-want = sorted("train toy2-study cell %d/4" % i for i in range(4) if "cell-%03d.json" % i not in before_kill)
+trained = sorted(a["step"] for a in compute()[n_before:] if a["step"].startswith("train ") and a["rc"] == 0)
+# the step the kill cut off is accounted once, by one of the lanes, from its start to its last heartbeat
+cut = [a for a in compute()[n_before:] if a.get("interrupted")]
+check(len(cut) == 1 and cut[0]["step"].split(" cell ")[0] in ("train toy2-study", "after-training toy2-study") and cut[0]["rc"] is None and
+      0 < cut[0]["seconds"] <= killed_after + 1 and cut[0]["cpu"] and
+      not os.listdir(os.path.join(work, "runs", "segments")),
+      "the training step the kill cut off is accounted once, as interrupted, for at most the time it ran (%s, %.1f s)" % (cut, killed_after))
+want = sorted("train toy2-study cell %d/4" % i for i in untrained)
 if not all(lane.returncode == 0 for lane in lanes):  # the log says why a step failed (the next run overwrites it)
     print("".join(outs)[-3000:], open(os.path.join(work, "runs", "experiments.log")).read()[-6000:])
 check(all(lane.returncode == 0 for lane in lanes) and trained == want,
@@ -435,6 +448,8 @@ check(p.returncode == 0 and lane_b.returncode == 0 and
       steps.count("merge toy-study") == 1 and steps.count("merge toy-hi-study") == 1 and "analysis" in steps and
       steps.index("analysis") > max(steps.index("merge toy-study"), steps.index("merge toy-hi-study")),
       "two lanes on a two-study grid: each cell trained once, each study merged once, the analysis after both merges (%s)" % steps)
+check(not [a for a in compute()[n_before:] if a.get("interrupted")],
+      "lane A, starting while lane B's step runs, leaves B's locked marker alone (no step accounted as interrupted)")
 wide = json.load(open(os.path.join(store, "toy-wide", "analysis.json")))
 hi_dir = os.path.join(store, "toy-hi")
 grid = {}

@@ -15,7 +15,8 @@
       - link and image targets, `](...)`: paths, which must exist;
       - list and section numbers: a number that opens a line (after `**` if bold) followed by `. `;
       - names: a number joined to a word by a hyphen (OMN-1);
-      - the interval level, `95 %`: a property of the analyses' Student-t quantiles, not of the store;
+      - the interval level, `95 %` (and an equivalence test's, `90 %`): a property of the analyses' Student-t
+        quantiles, not of the store;
       - digests and build ids (7 or more hex digits with a letter) and dates (YYYY-MM-DD).
     So a number typed by hand, or one the store does not give at its printed precision, fails the test.
 (c) The sections the committed store may not hold yet are generated and checked as in (b) on a synthetic
@@ -61,6 +62,7 @@ check(os.path.exists(os.path.join(src, results_page.FIGURE)), "the page's figure
 
 # --- (b) every recorded number, re-derived here ---
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860, 9: 1.833, 10: 1.812}  # one-sided: TOST's 90 %
 UNITS = (3600, 1e6)  # the only constants an expression may hold: seconds → hours, a count → millions
 class Store:
     """one store's documents, read with this file's own reader (rel: a path relative to its root)"""
@@ -75,7 +77,7 @@ class Store:
         return self.docs[rel]
 
 
-def student(values):
+def student(values, level=95):
     v = [x for x in values if x is not None]
     n = len(v)
     if n == 0:
@@ -84,7 +86,7 @@ def student(values):
     if n < 2:
         return m, None, None
     sd = math.sqrt(sum((x - m) ** 2 for x in v) / (n - 1))
-    h = T975[n - 1] * sd / math.sqrt(n)
+    h = {95: T975, 90: T95}[level][n - 1] * sd / math.sqrt(n)
     return m, m - h, m + h
 
 
@@ -121,7 +123,7 @@ def derive(e, st):
         a = derive(e["a"], st)
         if "b" in e:
             a = [x - y if x is not None and y is not None else None for x, y in zip(a, derive(e["b"], st))]
-        return dict(zip(("mean", "low", "high"), student(a)))[e["stat"]]
+        return dict(zip(("mean", "low", "high"), student(a, e.get("level", 95))))[e["stat"]]
     if op == "count":
         return len(glob.glob(os.path.join(st.root, e["glob"])))
     if op == "word":
@@ -189,6 +191,7 @@ def check_numbers(root, text, spans, page, where=""):
     rules = [r"(?m)^(\*\*)?\d+\. ",            # list and section numbers
              r"[A-Za-z]+-\d+\b",               # names: OMN-1
              r"\b95 %",                        # the interval level
+             r"\b90 %",                        # an equivalence test's interval level (two one-sided tests at 0.05)
              r"\b(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b",  # digests, build ids
              r"\b\d{4}-\d{2}-\d{2}\b"]         # dates
     for rx in rules:
@@ -338,6 +341,76 @@ try:
           "synthetic store: a control whose first segment ran SkylakeX's kernels flags its pairs as crossing kernels (%d -> %d)"
           % (before, routing_section(stext).count("kernel")))
     print("synthetic store (routing controls, qk-lr-tiny, regime): %d numbers, %d recorded texts re-derived from %d documents" % numbers2)
+
+    # --- (d) the small ablation's pre-registered equivalence test, read: seeds 3 and 4 added to its analysis's
+    # values (the grid's own three kept), once inside the margin and once across it; then a store where the
+    # bracketed grid measured a difference, so the test is never run ---
+    ab = os.path.join(fake, "results", "ablation-small")
+    os.unlink(ab)
+    link_all(os.path.join(src, "results", "ablation-small"), ab, skip=("analysis.json",))
+    real_an = json.load(open(os.path.join(src, "results", "ablation-small", "analysis.json")))
+
+    def with_test(extra, verdict_of, cut=None):
+        an = json.loads(json.dumps(real_an))
+        if cut:  # the runner accounted a training step cut off by a session's end
+            an["compute"]["interrupted_seconds"] = cut
+        eq = an["equivalence"]
+        eq["seeds"], eq["missing_seeds"] = eq["seeds"] + eq["plan"]["seeds"], []
+        for name, t in eq["tests"].items():
+            t["values"] = t["values"] + [extra[name]] * len(eq["plan"]["seeds"]) if name in extra else t["values"]
+            t["n"] = len(t["values"])
+            m, lo, hi = student(t["values"], 90)
+            t["verdict"] = verdict_of(name, lo, hi, eq["plan"]["margin"])
+        json.dump(an, open(os.path.join(ab, "analysis.json"), "w"))
+        return eq
+
+    def by_margin(name, lo, hi, margin):
+        return "equivalent within ±%g" % margin if -margin < lo and hi < margin else "equivalence not shown"
+
+    def paragraph(text):
+        return next((l for l in text.splitlines() if l.startswith("**Equivalence test of the small model")), "")
+
+    eq = with_test({"removal_minus_training_without": 0.0, "off_minus_on": 0.033}, by_margin, cut=1800.0)
+    etext, espans, epage, _ = results_page.build(fake)
+    check_numbers(fake, etext, espans, epage, "synthetic store, equivalence read: ")
+    para = paragraph(etext)
+    check(("removal − training without is " in para and "(90 % interval): **equivalent within ±0.01**" in para and
+           "training without (QK-off − QK-on) is " in para and "**equivalence not shown**" in para and
+           "over seeds %s" % ", ".join(map(str, eq["seeds"])) in para),
+          "synthetic store: the summary reads the equivalence test, each measure's verdict by the margin (%r)" % para[:400])
+    check("The store holds one, the small model's (the Summary's first question)" in etext and "- One equivalence test, the small model's" in etext
+          and "which is not equivalence: no margin" not in etext and "No equivalence test has been read yet" not in etext,
+          "synthetic store: with a test read, rule 3 and the limitations say which, and no line says there is none")
+    train_h = sum(v for k, v in real_an["compute"]["runner_seconds_by_step"].items() if k.startswith("train ")) / 3600
+    check("(the runner's training steps, every segment of a resumed run counted: %.2f h, 0.50 h of it cut off by a session's end)"
+          % train_h in etext, "synthetic store: steps cut off by a session's end are counted in the experiment's compute")
+    with_test({"removal_minus_training_without": 0.02}, by_margin)
+    para = paragraph(results_page.build(fake)[0])
+    check("removal − training without is " in para and para.count("**equivalence not shown**") == 2 and "within ±0.01**" not in para,
+          "synthetic store: values across the margin read as equivalence not shown (%r)" % para[:300])
+    with_test({"removal_minus_training_without": 0.0}, lambda *a: "equivalence not shown")
+    try:
+        results_page.build(fake)
+        check(False, "synthetic store: an analysis whose verdict contradicts its own values is refused")
+    except SystemExit as err:
+        check("/equivalence/tests/removal_minus_training_without says" in str(err),
+              "synthetic store: a contradicting verdict is refused naming the test (%s)" % err)
+    # the grid complete and a measured difference at the best LRs: the test's condition fails, and the page says so
+    an = json.loads(json.dumps(real_an))
+    bvb = an["best_vs_best"]["removal_minus_training_without"]
+    bvb["mean"], bvb["low"], bvb["high"] = 0.05, 0.03, 0.07
+    json.dump(an, open(os.path.join(ab, "analysis.json"), "w"))
+    cfg = os.path.join(fake, "configs", "experiments.json")
+    conf2 = json.load(open(cfg))
+    conf2["experiments"]["ablation-small"]["studies"] = [st for st in conf2["experiments"]["ablation-small"]["studies"]
+                                                         if os.path.exists(os.path.join(src, "results", st, "study.json"))]
+    json.dump(conf2, open(cfg, "w"))
+    mtext, mspans, mpage, _ = results_page.build(fake)
+    check_numbers(fake, mtext, mspans, mpage, "synthetic store, no test needed: ")
+    check("- No equivalence test was read: the small ablation's pre-registered test is run only if its bracketed grid" in mtext
+          and not paragraph(mtext),
+          "synthetic store: a measured difference at the best LRs says why the equivalence test was not run")
+    print("synthetic store (the equivalence test read, across the margin, contradicted, not needed): checked")
 finally:
     shutil.rmtree(fake, ignore_errors=True)
 

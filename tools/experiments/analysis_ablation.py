@@ -299,8 +299,9 @@ def ablation(job):
                       "widen it before reading the best-vs-best comparison." % ("on" if qk else "off", best[qk]))
     comp = analysis["compute"]
     threads = sorted({st.train(r)["threads"] for st in s.studies + s.extra for r in st.runs if r["status"] == "finished"})
-    md += ["", "Compute (%s): %.2f h of training (%d runs, %s thread(s) each, the runs' own timing), %.2f h of post-training sweeps." % (
+    md += ["", "Compute (%s): %.2f h of training (%d runs, %s thread(s) each, the runs' own timing), %.2f h of post-training sweeps.%s" % (
         job.cpu_text(comp),
-        comp["training_seconds"] / 3600, sum(len(st.runs) for st in s.studies + s.extra), "/".join(map(str, threads)), comp["sweep_seconds"] / 3600), "",
+        comp["training_seconds"] / 3600, sum(len(st.runs) for st in s.studies + s.extra), "/".join(map(str, threads)), comp["sweep_seconds"] / 3600,
+        job.cut_text(comp)), "",
         "![%s](../figures/experiments/%s.svg)" % (job.experiment, job.experiment), ""]
     job.write(analysis, "\n".join(md))

@@ -301,13 +301,15 @@ class Job:
         """the runs' own training time, the sweeps' time, and every step the runner accounted (all invocations)."""
         secs = sum(r.get("seconds") or 0 for s in studies for r in s.runs)
         acct = os.path.join(store_root, "compute.jsonl")  # the store read (a partial analysis writes elsewhere)
-        steps = {}
+        steps, cut = {}, 0.0
         if os.path.exists(acct):
             for line in open(acct):
                 a = json.loads(line)
                 if a["experiment"] == self.experiment:
                     what = a["step"].split(" cell ")[0]  # "train STUDY cell k/N" → "train STUDY"
                     steps[what] = steps.get(what, 0.0) + a["seconds"]
+                    if a.get("interrupted"):  # a step its lane's end cut off, accounted by the next lane
+                        cut += a["seconds"]
         sweep = 0.0
         for s in studies:
             for r in s.runs:
@@ -325,8 +327,21 @@ class Job:
                     continue
                 name = host.get("cpu", "unknown CPU") if isinstance(host, dict) else str(host)
                 runs_by_cpu[name] = runs_by_cpu.get(name, 0) + 1
-        return {"training_seconds": secs, "sweep_seconds": sweep, "host": cpu, "runs_by_cpu": runs_by_cpu,
-                "runner_seconds_by_step": steps}
+        out = {"training_seconds": secs, "sweep_seconds": sweep, "host": cpu, "runs_by_cpu": runs_by_cpu,
+               "runner_seconds_by_step": steps}
+        if cut:
+            out["interrupted_seconds"] = cut
+        return out
+
+    @staticmethod
+    def cut_text(comp):
+        """'' or, where steps were cut off by a session's end, the runner's time for the training steps with
+        every segment counted (a run's own timing may hold its last segment only)"""
+        if not comp.get("interrupted_seconds"):
+            return ""
+        train = sum(v for k, v in comp["runner_seconds_by_step"].items() if k.startswith("train "))
+        return (" The runner's training steps took %.2f h, every segment counted (%.2f h of it in steps cut off by a "
+                "session's end and resumed from a checkpoint)." % (train / 3600, comp["interrupted_seconds"] / 3600))
 
     @staticmethod
     def cpu_text(comp):

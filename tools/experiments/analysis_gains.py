@@ -216,7 +216,8 @@ def routing(job):
                                                verdict(t["vs_omn_gain_max"], "largest gain"),
                                                verdict(t["vs_omn_dependence"], "dependence on the gains")))
     comp = analysis["compute"]
-    md += ["", "Compute: %.2f h of training, %.2f h of sweeps." % (comp["training_seconds"] / 3600, comp["sweep_seconds"] / 3600), "",
+    md += ["", "Compute: %.2f h of training, %.2f h of sweeps.%s" % (comp["training_seconds"] / 3600, comp["sweep_seconds"] / 3600,
+                                                                 job.cut_text(comp)), "",
            "![%s](../figures/experiments/%s.svg)" % (job.experiment, job.experiment), ""]
     job.write(analysis, "\n".join(md))
 
@@ -287,6 +288,7 @@ def depth(job):
         md.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (name, fmt(t["early_mean"], 3), fmt(t["late_mean"], 3), fmt(t["early_over_late"], 3),
                   fmt(t["max"], 3), ", ".join(map(str, t["negative"])), fmt(t["panel_loss"]), fmt(t["dependence"], sign=True)))
     comp = analysis["compute"]
-    md += ["", "Compute: %.2f h of training, %.2f h of sweeps." % (comp["training_seconds"] / 3600, comp["sweep_seconds"] / 3600), "",
+    md += ["", "Compute: %.2f h of training, %.2f h of sweeps.%s" % (comp["training_seconds"] / 3600, comp["sweep_seconds"] / 3600,
+                                                                 job.cut_text(comp)), "",
            "![%s](../figures/experiments/%s.svg)" % (job.experiment, job.experiment), ""]
     job.write(analysis, "\n".join(md))

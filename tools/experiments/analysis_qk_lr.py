@@ -111,6 +111,7 @@ def qk_lr(job):
         if best[qk] in (lrs[0], lrs[-1]):
             md.append("- **QK-norm %s: the best LR (%.3g) is at the edge of the grid**: the grid does not bracket it." % ("on" if qk else "off", best[qk]))
     comp = analysis["compute"]
-    md += ["", "Compute (%s): %.2f h of training (%d runs, the runs' own timing)." % (job.cpu_text(comp), comp["training_seconds"] / 3600, len(s.runs)),
+    md += ["", "Compute (%s): %.2f h of training (%d runs, the runs' own timing).%s" % (job.cpu_text(comp), comp["training_seconds"] / 3600,
+                                                                                         len(s.runs), job.cut_text(comp)),
            "", "![%s](../figures/experiments/%s.svg)" % (job.experiment, job.experiment), ""]
     job.write(analysis, "\n".join(md))

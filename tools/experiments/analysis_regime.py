@@ -381,7 +381,8 @@ def markdown(job, an):
             md.append("- context %s, gains' LR %s over ×%g: the furthest gain's distance from 1.0: %s; the RMS distance: %s." % (
                 ctx, sc.replace("x", "×"), bt["base_gain_lr_scale"], row["verdict_furthest"], row["verdict_rms"]))
     comp = an["compute"]
-    md += ["", "Compute (%s): %.2f h of training (%d runs, the runs' own timing), %.2f h of post-training sweeps." % (
-        an["cpu"], comp["training_seconds"] / 3600, sum(len(t["runs"]) for t in arms.values()), comp["sweep_seconds"] / 3600), "",
+    md += ["", "Compute (%s): %.2f h of training (%d runs, the runs' own timing), %.2f h of post-training sweeps.%s" % (
+        an["cpu"], comp["training_seconds"] / 3600, sum(len(t["runs"]) for t in arms.values()), comp["sweep_seconds"] / 3600,
+        job.cut_text(comp)), "",
         "![%s](../figures/experiments/%s.svg)" % (job.experiment, job.experiment), ""]
     return "\n".join(md)

@@ -22,9 +22,10 @@ No number on the page is typed here: each goes through Page.num, which prints a 
 Student-t interval, a count) and records where it came from; tests/parity/check_results_page.py
 re-derives every recorded number from the files on its own and fails on any number in the page that no
 record covers. The claims follow the rules written once in Methods (RULES below): an interval that holds
-0 is "no measurable difference", never "the same"; equivalence is never claimed (the store has no
-equivalence test); a paired difference between runs on different builds, CPUs or OpenBLAS kernels is
-flagged."""
+0 is "no measurable difference", never "the same"; equivalence is claimed only where an ablation's
+pre-registered equivalence test (TOST, its analysis's /equivalence) has every seed in, and the page
+re-derives its 90 % interval from the seeds' values; a paired difference between runs on different builds,
+CPUs or OpenBLAS kernels is flagged."""
 import glob
 import json
 import math
@@ -45,11 +46,15 @@ ARM_STUDY = {"OMN (Muon + AdamW)": ("routing-optimizer", "muon+adamw"), "AdamW e
              "gains' LR ×0.1": ("routing-gain-lr-0.1", None), "gains' LR ×10": ("routing-gain-lr-10", None),
              "weight decay 0.1 on gains": ("routing-gain-wd", None), "12 layers": ("depth-12", None),
              "5,000 steps": ("length-5000", None)}
+# one-sided 95 % quantiles, df 1..30: the 90 % interval of two one-sided tests at alpha 0.05 (analysis_common.T95)
+T95 = [6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753,
+       1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697]
 MARK = "\x00%d\x01"
 
 
-def t_interval(values):
-    """mean, low, high of the 95 % Student-t interval (None where fewer than two values)."""
+def t_interval(values, level=95):
+    """mean, low, high of the 95 % Student-t interval, or the 90 % one (level 90: an equivalence test's
+    at alpha 0.05); None where fewer than two values."""
     v = [x for x in values if x is not None]
     n = len(v)
     if n == 0:
@@ -57,7 +62,8 @@ def t_interval(values):
     m = sum(v) / n
     if n < 2:
         return m, None, None
-    h = (T975[n - 2] if n - 1 <= 30 else 1.96) * math.sqrt(sum((x - m) ** 2 for x in v) / (n - 1)) / math.sqrt(n)
+    q = (T975[n - 2] if n - 1 <= 30 else 1.96) if level == 95 else (T95[n - 2] if n - 1 <= 30 else 1.645)
+    h = q * math.sqrt(sum((x - m) ** 2 for x in v) / (n - 1)) / math.sqrt(n)
     return m, m - h, m + h
 
 
@@ -116,7 +122,7 @@ class Page:
             a = self.ev(e["a"])
             if "b" in e:
                 a = [x - y if x is not None and y is not None else None for x, y in zip(a, self.ev(e["b"]))]
-            return dict(zip(("mean", "low", "high"), t_interval(a)))[e["stat"]]
+            return dict(zip(("mean", "low", "high"), t_interval(a, e.get("level", 95))))[e["stat"]]
         if op == "count":
             return len(glob.glob(os.path.join(self.root, e["glob"])))
         if op == "word":  # a string's i-th whitespace-separated word, or its first n characters
@@ -153,9 +159,11 @@ class Page:
         """an interval object of an analysis (mean, low, high) at ptr"""
         return self.interval(*(self.src(rel, *ptr, k) for k in ("mean", "low", "high")), spec=spec)
 
-    def tiv(self, a, b=None, spec="+.3f"):
-        """the Student-t interval of a list (or of a − b, element by element, paired by seed)"""
-        ex = lambda stat: dict({"op": "t", "stat": stat, "a": a}, **({"b": b} if b else {}))  # noqa: E731
+    def tiv(self, a, b=None, spec="+.3f", level=95):
+        """the Student-t interval of a list (or of a − b, element by element, paired by seed); level 90: an
+        equivalence test's"""
+        ex = lambda stat: dict({"op": "t", "stat": stat, "a": a}, **({"b": b} if b else {}),  # noqa: E731
+                               **({"level": level} if level != 95 else {}))
         return self.interval(ex("mean"), ex("low"), ex("high"), spec=spec)
 
     def render(self, text):
@@ -189,6 +197,17 @@ RULES = [
     "A comparison whose result changes with the learning rate is shown at every LR of the grid, not at one pick.",
     "With one seed a point there is no interval: the difference is printed, and its sign is **no claim** either way.",
 ]
+
+
+def rules(x, sizes):
+    """RULES, rule 3 as the store stands: no equivalence test read, or which"""
+    read = [e for e, _, _ in sizes if equivalence_read(x, e)]
+    out = list(RULES)
+    if read:
+        out[2] = ("**Equivalent** (or *the same*) is claimed only from an equivalence test (TOST) against a margin stated "
+                  "before looking: equivalent where its 90 %% interval lies inside the margin. The store holds one, the %s "
+                  "model's (the Summary's first question); everywhere else this page claims no equivalence." % " and ".join(size(e) for e in read))
+    return out
 
 
 def verdict(vals, more="higher", less="lower"):
@@ -372,8 +391,8 @@ def summary_removal(x, sizes):
     if common and len(sizes) > 1:
         lr = min(common)
         exs = [next(r["lr_ex"] for r in rows if lr_key(r["lr"]) == lr) for _, _, rows in sizes]
-        tail.append("At LR %s neither size shows a measurable difference (which is not equivalence: no margin, no "
-                    "equivalence test)." % p.num(exs[0], ".3g"))
+        tail.append("At LR %s neither size shows a measurable difference (which is not equivalence%s)." % (
+            p.num(exs[0], ".3g"), "" if any(equivalence_read(x, e) for e, _, _ in sizes) else ": no margin, no equivalence test"))
     picks = []
     for e, an, rows in sizes:
         a = x.analysis[e]
@@ -390,7 +409,90 @@ def summary_removal(x, sizes):
         if an["best_lr"]["qk_on"] in (an["lrs"][0], an["lrs"][-1]) or an["best_lr"]["qk_off"] in (an["lrs"][0], an["lrs"][-1]):
             tail.append("The %s model's best LR lies at the edge of its grid, so its optimum is not bracketed%s." % (
                 size(e), "; the study that brackets it is in progress" if e in running else ""))
-    return "\n\n".join([head, "\n".join(out), " ".join(tail)])
+    eq = summary_equivalence(x, sizes)
+    return "\n\n".join([head, "\n".join(out), " ".join(tail)] + ([eq] if eq else []))
+
+
+# --- the pre-registered equivalence test (an ablation analysis's /equivalence) ---
+MEASURES = {"removal_minus_training_without": "removal − training without",
+            "off_minus_on": "training without (QK-off − QK-on)"}
+
+
+def equivalence_read(x, e):
+    """(analysis, its /equivalence) where the ablation's equivalence test was read: every seed it names in;
+    None where none is stated or seeds are missing"""
+    a = x.analysis[e]
+    eq = x.p.load(a).get("equivalence")
+    if not eq or eq["missing_seeds"] or eq["tests"][eq["plan"]["measure"]]["n"] < 2:
+        return None
+    return a, eq
+
+
+def equivalence_pairs(x, e, a, eq):
+    """(label, QK-on run, QK-off run) of each seed of the test: each arm at its best LR, in the grid's
+    studies or the test's own"""
+    p = x.p
+    an = p.load(a)
+    where = {}
+    for s in x.studies(e) + [study_rel(st) for st in eq["studies"]]:
+        for r in p.load(s)["runs"]:
+            where[(r["qk_norm"], lr_key(r["lr"]), r["seed"])] = (s, r)
+    on, off = lr_key(an["best_lr"]["qk_on"]), lr_key(an["best_lr"]["qk_off"])
+    return [("seed %s" % p.num(Page.src(a, "equivalence", "seeds", j), "d"), where[(True, on, sd)], where[(False, off, sd)])
+            for j, sd in enumerate(eq["seeds"]) if (True, on, sd) in where and (False, off, sd) in where]
+
+
+def summary_equivalence(x, sizes):
+    """question 1's equivalence test, once read: each measure's 90 % interval re-derived from the seeds'
+    values, its verdict by the stated margin (and it must be the analysis's)"""
+    p = x.p
+    out = []
+    for e, an, rows in sizes:
+        read = equivalence_read(x, e)
+        if not read:
+            continue
+        a, eq = read
+        plan = eq["plan"]
+        margin = plan["margin"]
+        m_text = p.num(Page.src(a, "equivalence", "plan", "margin"), "g")
+        parts = []
+        for name in [plan["measure"]] + plan.get("secondary", []):
+            text, vals = p.tiv(Page.src(a, "equivalence", "tests", name, "values"), spec="+.4f", level=90)
+            inside = vals[1] is not None and -margin < vals[1] and vals[2] < margin
+            if inside != eq["tests"][name]["verdict"].startswith("equivalent"):
+                sys.exit("results_page: %s /equivalence/tests/%s says %r, but its values' 90 %% interval lies %s the margin"
+                         % (a, name, eq["tests"][name]["verdict"], "inside" if inside else "outside"))
+            said = ("**equivalent within ±%s**" % m_text if inside else
+                    "**equivalence not shown**: the interval reaches past ±%s, so the runs cannot say the difference lies within the "
+                    "margin" % m_text)
+            parts.append("%s is %s (90 %% interval): %s" % (MEASURES.get(name, "`%s`" % name), text, said))
+        flag = pair_flags(x, equivalence_pairs(x, e, a, eq))
+        out.append("**Equivalence test of the %s model, pre-registered** (stated %s; margin ±%s nats/token; two one-sided t-tests "
+                   "at α = %s over seeds %s, paired by seed, each arm at its best LR): %s.%s" % (
+                       size(e), p.name(Page.src(a, "equivalence", "plan", "stated")), m_text,
+                       p.num(Page.src(a, "equivalence", "plan", "alpha"), "g"),
+                       ", ".join(p.num(Page.src(a, "equivalence", "seeds", j), "d") for j in range(len(eq["seeds"]))),
+                       "; ".join(parts), " Pairs across %s." % flag if flag else ""))
+    return "\n\n".join(out)
+
+
+def equivalence_limitation(x, sizes):
+    """the limitations' line on equivalence: which test was read, why none was, or when one will be"""
+    read = [e for e, _, _ in sizes if equivalence_read(x, e)]
+    if read:
+        return ("- One equivalence test, the %s model's at its best LRs (the Summary's first question): elsewhere a difference that is not "
+                "measurable says nothing about how small it is." % " and ".join(size(e) for e in read))
+    running = {u[0] for u in x.unfinished()}
+    planned = [(e, an) for e, an, _ in sizes if "equivalence" in an]
+    moot = [e for e, an in planned if e not in running and
+            verdict(x.p.iv(x.analysis[e], "best_vs_best", "removal_minus_training_without")[1]) != "no measurable difference"]
+    if planned and len(moot) == len(planned):
+        return ("- No equivalence test was read: the %s ablation's pre-registered test is run only if its bracketed grid "
+                "leaves no measurable difference at each arm's best LR, and the grid measured one (the Summary's first question). Where a "
+                "difference is not measurable, this page does not say how small it is." % " and ".join(size(e) for e in moot))
+    return ("- No equivalence test has been read yet: where a difference is not measurable, this page does not say how small it "
+            "is. The small ablation's test is stated before its seeds are trained (`configs/experiments.json`, `equivalence`; "
+            "docs/experiments/ablation-small.md) and is read once every seed is in.")
 
 
 def routing_arms(x, e):
@@ -807,8 +909,22 @@ def methods(x, sizes):
         "seed by seed. NLL in nats/token." % (p.num(Page.src(x.analysis[e0], "sweep_at_best_on", REMOVAL, "per_model", 0, "op", "value"), ".1f"),
                                              REMOVAL), "",
         "**Claims, by rule** (every verdict on this page is applied by the generator):", ""]
-    lines += ["%s. %s" % (i + 1, r) for i, r in enumerate(RULES)]
+    lines += ["%s. %s" % (i + 1, r) for i, r in enumerate(rules(x, sizes))]
     return lines
+
+
+def cut_note(x, e):
+    """'' or, where the runner accounted steps cut off by a session's end, its training steps' time with
+    every segment counted (the runs' own timing may hold a resumed run's last segment only)"""
+    a = x.analysis[e]
+    comp = x.p.load(a)["compute"]
+    if not comp.get("interrupted_seconds"):
+        return ""
+    train = {"op": "sum", "of": [Page.src(a, "compute", "runner_seconds_by_step", k) for k in comp["runner_seconds_by_step"]
+                                 if k.startswith("train ")]}
+    return " (the runner's training steps, every segment of a resumed run counted: %s h, %s h of it cut off by a session's end)" % (
+        x.p.num({"op": "div", "a": train, "b": {"const": 3600}}, ".2f"),
+        x.p.num({"op": "div", "a": Page.src(a, "compute", "interrupted_seconds"), "b": {"const": 3600}}, ".2f"))
 
 
 def results_removal(x, sizes):
@@ -817,11 +933,11 @@ def results_removal(x, sizes):
     for e, an, rows in sizes:
         a = x.analysis[e]
         runs = {"op": "sum", "of": [{"op": "len", "of": Page.src(s, "runs")} for s in x.studies(e)]}
-        lines.append("- `%s`: %s; %s runs, %s h of training and %s h of post-training sweeps; studies %s." % (
+        lines.append("- `%s`: %s; %s runs, %s h of training and %s h of post-training sweeps%s; studies %s." % (
             e, model_text(x, e)[1], p.num(runs, "d"),
             p.num({"op": "div", "a": Page.src(a, "compute", "training_seconds"), "b": {"const": 3600}}, ".2f"),
             p.num({"op": "div", "a": Page.src(a, "compute", "sweep_seconds"), "b": {"const": 3600}}, ".2f"),
-            ", ".join("`%s`" % os.path.basename(os.path.dirname(s)) for s in x.studies(e))))
+            cut_note(x, e), ", ".join("`%s`" % os.path.basename(os.path.dirname(s)) for s in x.studies(e))))
     lines.append("")
     lrs = sorted({lr_key(r["lr"]) for _, _, rows in sizes for r in rows})
     head = "| peak LR |" + "".join(" %s: removal | %s: training without | %s: removal − training without |" % ((size(e),) * 3) for e, _, _ in sizes)
@@ -1021,9 +1137,7 @@ def limitations(x, sizes):
         "- %s seeds a point: the intervals are wide, and a difference too small for them reads as no measurable difference." %
         p.num({"op": "len", "of": Page.src(x.analysis[sizes[0][0]], "seeds")}, "d") if len(seeds) == 1 else
         "- Few seeds a point: the intervals are wide.",
-        "- No equivalence test has been read yet: where a difference is not measurable, this page does not say how small it "
-        "is. The small ablation's test is stated before its seeds are trained (`configs/experiments.json`, `equivalence`; "
-        "docs/experiments/ablation-small.md) and is read once every seed is in.",
+        equivalence_limitation(x, sizes),
         "- A run resumed on a build that predates segments (the published cells' build among them) records the build, CPU "
         "and kernel of its last segment only, so a pair flagged as alike above may have trained part of the way on another "
         "kernel; a later run's `train.json` records every segment, and the flags read them all.",

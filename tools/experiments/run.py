@@ -16,8 +16,10 @@ mirrors runs/ without checkpoints, panels and journals):
   3. publish: the run's train.json and config, the eval/sweep/track documents, the panel's record,
      then the cell's study document last: results/STUDY/cell-K.json present = the cell is done.
 
-A cell whose document is in the store is never rerun; any other cell starts from scratch in a new
-session (its checkpoints are gone) and from its last checkpoint within one. Two runners (lanes) may
+A cell whose document is in the store is never rerun; any other cell continues from its last
+checkpoint where runs/ still holds its journal and run (within a session, and in a new one where runs/
+outlived the last), else starts from scratch. A step cut off by a session's end is accounted by the
+next lane (its marker in runs/segments/), so a resumed cell's compute counts every segment. Two runners (lanes) may
 work on one experiment: a cell is claimed with a lock, and a lane that finds a study's remaining cells
 claimed goes on to the experiment's next study. When every cell of a study is in the store the
 cells are merged (`omn-audit merge`) into results/STUDY/study.json; when every study of an experiment
@@ -31,9 +33,10 @@ A new study takes runs/builds/CURRENT. An experiment's /openblas_coretype pins a
 (OPENBLAS_CORETYPE for its cells' train and after-training steps; a cell that records another kernel is
 not published); other studies train on the kernels omn-audit chooses for the CPU. Environment: OMN_EXPERIMENT_THREADS (1 thread per run);
 OMN_EXPERIMENTS_DEADLINE (a UTC time, 2026-12-02T20:00Z: the session's end; a lane starts no cell
-that the published cells of its kind say it cannot finish by then, since an unfinished cell is lost,
-and takes a shorter one that fits instead: a QK-off cell has no sweep);
-for tests, OMN_EXPERIMENTS_CONFIG, OMN_EXPERIMENTS_RUNS, OMN_EXPERIMENTS_STORE, OMN_EXPERIMENTS_OUT.
+that the published cells of its kind say it cannot finish by then, since an unfinished cell is lost
+where runs/ does not outlive the session, and takes a shorter one that fits instead: a QK-off cell has
+no sweep); for tests, OMN_EXPERIMENTS_CONFIG, OMN_EXPERIMENTS_RUNS, OMN_EXPERIMENTS_STORE,
+OMN_EXPERIMENTS_OUT, OMN_EXPERIMENTS_HEARTBEAT (seconds between a running step's heartbeats, 60).
 """
 import calendar
 import fcntl
@@ -159,13 +162,80 @@ def note(msg):
         f.write("%s [%d] %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), os.getpid(), msg))
 
 
-def account(experiment, step, seconds, build, rc):
-    """One line per step in results/compute.jsonl (tracked): the compute each step took, where."""
-    line = json.dumps({"experiment": experiment, "step": step, "seconds": round(seconds, 1), "rc": rc, "build": build,
-                       "threads": int(threads), "cpu": cpu(), "cores": os.cpu_count(),
-                       "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n"
+def account(experiment, step, seconds, build, rc, where=None):
+    """One line per step in results/compute.jsonl (tracked): the compute each step took, where. A step
+    cut off by a session's end (rc None, "interrupted": true) is accounted by the next lane from its
+    segment's marker (cut_segments), with the CPU and time its marker recorded."""
+    line = dict({"experiment": experiment, "step": step, "seconds": round(seconds, 1), "rc": rc, "build": build,
+                 "threads": int(threads), "cpu": cpu(), "cores": os.cpu_count(),
+                 "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, **(where or {}))
     with open(os.path.join(store_root, "compute.jsonl"), "a") as f:  # one write: lanes append whole lines
-        f.write(line)
+        f.write(json.dumps(line) + "\n")
+
+
+# A running step's marker, runs/segments/PID-NS.json: what it is and when it started, locked by its lane
+# and touched every HEARTBEAT seconds while the step runs. A lane killed with its session (a machine's
+# stop ends every process; runs/ may outlive it) leaves its marker unlocked, and the next lane accounts
+# the step from its start to its last heartbeat: every segment of a resumed run is counted.
+segments_dir = os.path.join(runs_root, "segments")
+HEARTBEAT = float(os.environ.get("OMN_EXPERIMENTS_HEARTBEAT", "60"))
+
+
+def begin_segment(experiment, name, build):
+    """The step's marker, written under a temporary name and locked before it is renamed into place (a
+    lane sweeping markers never sees it unlocked); returns (path, open file holding the lock)."""
+    os.makedirs(segments_dir, exist_ok=True)
+    path = os.path.join(segments_dir, "%d-%d.json" % (os.getpid(), time.time_ns()))
+    f = open(path + ".tmp", "w")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    f.write(json.dumps({"experiment": experiment, "step": name, "build": build, "start": time.time(), "threads": int(threads),
+                        "cpu": cpu(), "cores": os.cpu_count()}))
+    f.flush()
+    os.rename(path + ".tmp", path)
+    return path, f
+
+
+def end_segment(seg):
+    path, f = seg
+    os.unlink(path)
+    f.close()
+
+
+def cut_segments():
+    """Account each step a killed lane left: every marker no live lane holds, from its start to its last
+    heartbeat (the marker's mtime), as an interrupted line of results/compute.jsonl; then remove it."""
+    names = sorted(os.listdir(segments_dir)) if os.path.isdir(segments_dir) else []
+    for fn in names:
+        path = os.path.join(segments_dir, fn)
+        if fn.endswith(".tmp") and time.time() - os.path.getmtime(path) > 3600:
+            os.unlink(path)  # a lane killed between writing and renaming its marker: the step never started
+        if not fn.endswith(".json"):
+            continue
+        try:
+            f = open(path)
+        except FileNotFoundError:
+            continue  # another lane accounted it
+        with f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a live lane's step
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                continue  # accounted and removed by another lane while this one waited for the lock
+            if st.st_ino != os.fstat(f.fileno()).st_ino:
+                continue
+            try:
+                m = json.loads(f.read())
+                where = {"cpu": m["cpu"], "cores": m["cores"], "threads": m["threads"], "interrupted": True,
+                         "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(st.st_mtime))}
+                account(m["experiment"], m["step"], max(0.0, st.st_mtime - m["start"]), m["build"], None, where)
+                note("%s: %s: cut off after %.0f s (its lane was killed); accounted as interrupted" % (
+                    m["experiment"], m["step"], max(0.0, st.st_mtime - m["start"])))
+            except (ValueError, KeyError, TypeError) as err:
+                note("runs/segments/%s: not a step's marker (%s): removed unaccounted" % (fn, safe(err, 200)))
+            os.unlink(path)
 
 
 def step(experiment, name, build, cmd, env=None):
@@ -173,10 +243,18 @@ def step(experiment, name, build, cmd, env=None):
     set for it (a study's OpenBLAS kernel pin), logged with the command."""
     note("%s: %s: start %s%s" % (experiment, name, "".join("%s=%s " % kv for kv in sorted((env or {}).items())), " ".join(cmd)))
     start = time.time()
+    seg = begin_segment(experiment, name, build)
     with open(log_path, "a") as logf:
-        rc = subprocess.run(["nice", "-n", "19", *cmd], stdout=logf, stderr=subprocess.STDOUT,
-                            env=dict(os.environ, **env) if env else None).returncode
+        proc = subprocess.Popen(["nice", "-n", "19", *cmd], stdout=logf, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, **env) if env else None)
+        while True:
+            try:
+                rc = proc.wait(timeout=HEARTBEAT)
+                break
+            except subprocess.TimeoutExpired:
+                os.utime(seg[0])
     account(experiment, name, time.time() - start, build, rc)
+    end_segment(seg)
     if rc != 0:
         note("%s: %s: exit %d; rerun tools/run-experiments.sh %s to continue" % (experiment, name, rc, experiment))
         fail("run-experiments: %s: %s: exit %d (its output: %s); rerun tools/run-experiments.sh %s to continue"
@@ -440,16 +518,17 @@ def cell_seconds(experiment, s, k, studies):
     cells of its kind (QK-norm on, whose sweep adds ~15 min to a cell of the small model, or off) in the
     study, else in the experiment's studies (right for a study that widens another's grid with the same
     model and steps, a rough guess where they differ); else the longest cell of the other kind; None
-    before the first cell. (A cell resumed within a session is accounted from its resume only.)
+    before the first cell. A cell's time is every segment of it: a resumed cell's interrupted steps
+    count with its finished ones, and a cell whose training never finished counts not at all.
     A median, since the times swing with what else shares the cores (the longest stopped lanes with
     40 min left where a cell then took 10); of two cells their mean (the longer one alone, 166 min beside
     a CI, kept a 135-min kind out of every session's deadline)."""
     by_name = {t.name: t for t in studies}
-    per = {}  # (study, cell) → seconds
+    per, trained = {}, set()  # (study, cell) → seconds; the cells whose training finished
     path = os.path.join(store_root, "compute.jsonl")
     for line in open(path) if os.path.exists(path) else []:
         a = json.loads(line)
-        if a["experiment"] != experiment or a["rc"] != 0:
+        if a["experiment"] != experiment or (a["rc"] != 0 and not a.get("interrupted")):
             continue
         for kind in ("train", "after-training"):
             for name in by_name:
@@ -457,6 +536,9 @@ def cell_seconds(experiment, s, k, studies):
                 if a["step"].startswith(pre):
                     cell = (name, int(a["step"][len(pre):].split("/")[0]))
                     per[cell] = per.get(cell, 0.0) + a["seconds"]
+                    if kind == "train" and a["rc"] == 0:
+                        trained.add(cell)
+    per = {c: v for c, v in per.items() if c in trained}
     kind = s.qk_norm(k)
     for pick in (lambda c: c[0] == s.name and by_name[c[0]].qk_norm(c[1]) == kind,
                  lambda c: by_name[c[0]].qk_norm(c[1]) == kind):
@@ -490,7 +572,7 @@ def run_experiment(n, e):
                 continue
             need = cell_seconds(n, s, k, studies)
             if deadline and need and time.time() + need > deadline:
-                # an unfinished cell is lost with the session: take a shorter one if any fits
+                # an unfinished cell is lost where runs/ does not outlive the session: take a shorter one if any fits
                 note("%s: %s: cell %d takes ~%.0f min, the deadline is %.0f min away: left for the next session" % (
                     n, s.name, k, need / 60, (deadline - time.time()) / 60))
                 too_long.append(k)
@@ -597,6 +679,7 @@ def main():
                 omn = os.path.join(build_dir(Study(conf["experiments"][names[0]]["studies"][0]).pin()), "omn-audit")
                 subprocess.run(["bash", "tools/fetch-corpus.sh"], check=True)
                 subprocess.run([omn, "corpus", "--config", "configs/corpus/sotu.json", "--out", "data/sotu"], check=True)
+    cut_segments()
     for n in names:
         run_experiment(n, conf["experiments"][n])
     note("experiments %s: this lane is done" % ", ".join(names))
