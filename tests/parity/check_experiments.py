@@ -236,6 +236,86 @@ n_before = len(compute())
 p = runner_call("toy")
 check(p.returncode == 0 and [a["step"] for a in compute()[n_before:]] == ["analysis"],
       "a rerun with every cell published trains nothing (only the analysis reruns)")
+# what a killed lane left in runs/segments/, and what else may lie there: a lane accounts the step marker
+# no lane holds (from its start to its last heartbeat), drops markers that are no step's (a number for
+# a step, a start years before its heartbeat, not JSON) and a temporary older than an hour, and leaves
+# a folder or FIFO alone (open() on a FIFO would block the lane)
+seg_dir = os.path.join(work, "runs", "segments")
+os.makedirs(seg_dir, exist_ok=True)
+now = time.time()
+dead = {"experiment": "toy", "step": "train toy-study cell 9/8", "build": "test", "start": now - 100, "threads": 1, "cpu": "Elsewhere CPU", "cores": 4}
+for name, doc in (("1-1.json", dead), ("1-2.json", dict(dead, step=5)), ("1-3.json", dict(dead, start=0)), ("1-4.json", "not json {")):
+    with open(os.path.join(seg_dir, name), "w") as f:
+        f.write(doc if isinstance(doc, str) else json.dumps(doc))
+    os.utime(os.path.join(seg_dir, name), (now - 40, now - 40))
+open(os.path.join(seg_dir, "1-5.json.tmp"), "w").close()
+os.utime(os.path.join(seg_dir, "1-5.json.tmp"), (now - 7200, now - 7200))
+os.mkdir(os.path.join(seg_dir, "folder.json"))
+os.mkfifo(os.path.join(seg_dir, "fifo.json"))
+n_before = len(compute())
+p = subprocess.run(["/usr/bin/python3", runner, "toy"], env=env, capture_output=True, text=True, timeout=120)
+cut = [a for a in compute()[n_before:] if a.get("interrupted")]
+check(p.returncode == 0 and len(cut) == 1 and cut[0]["step"] == dead["step"] and abs(cut[0]["seconds"] - 60) < 1 and
+      cut[0]["cpu"] == "Elsewhere CPU" and cut[0]["cores"] == 4 and cut[0]["rc"] is None and
+      sorted(os.listdir(seg_dir)) == ["fifo.json", "folder.json"],
+      "a lane accounts a dead lane's step marker once (60 s, its CPU), drops the markers that are no step's and an old "
+      "temporary, and leaves a folder and a FIFO alone (rc %d, %s, left %s)" % (p.returncode, cut, sorted(os.listdir(seg_dir))))
+# a runner killed alone (its step's command still running) leaves the step held: the command inherits the
+# marker's lock, so no lane accounts the step as cut off until the command ends; a runner stopped by
+# Ctrl-C stops its command too. (run.py's functions, loaded without its main())
+lib = ("import types, sys\nsrc = open(%r).read().rstrip()\nassert src.endswith('main()')\nm = types.ModuleType('run')\nm.__file__ = %r\n"
+       "exec(compile(src[:-len('main()')], 'run.py', 'exec'), m.__dict__)\n" % (runner, runner))
+solo = os.path.join(work, "solo-runs")
+solo_env = dict(env, OMN_EXPERIMENTS_RUNS=solo, OMN_EXPERIMENTS_STORE=os.path.join(work, "solo-store"), OMN_EXPERIMENTS_HEARTBEAT="0.1")
+lane = subprocess.Popen(["/usr/bin/python3", "-c", lib + "m.step('solo', 'train s cell 0/1', 'b', ['sleep', '3'])"], env=solo_env)
+give_up = time.time() + 60
+while lane.poll() is None and time.time() < give_up and not (
+        os.path.isdir(os.path.join(solo, "segments")) and [f for f in os.listdir(os.path.join(solo, "segments")) if f.endswith(".json")]):
+    time.sleep(0.02)
+time.sleep(0.3)
+lane.kill()
+lane.wait()
+sweep = ["/usr/bin/python3", "-c", lib + "m.cut_segments()"]
+subprocess.run(sweep, env=solo_env, check=True)
+solo_acct = os.path.join(work, "solo-store", "compute.jsonl")
+held = not os.path.exists(solo_acct)
+time.sleep(3)  # the command (sleep 3) ends: its lock with it
+subprocess.run(sweep, env=solo_env, check=True)
+lines = [json.loads(x) for x in open(solo_acct)] if os.path.exists(solo_acct) else []
+check(held and len(lines) == 1 and lines[0]["interrupted"] and lines[0]["step"] == "train s cell 0/1",
+      "a runner killed alone: its running command holds the step's marker (nothing accounted), and once it ends the step "
+      "is accounted once as cut off (%s)" % lines)
+lane = subprocess.Popen(["/usr/bin/python3", "-c", lib + "m.step('solo', 'train s cell 0/1', 'b', ['sleep', '30'])"], env=solo_env,
+                        stderr=subprocess.DEVNULL)
+give_up = time.time() + 60
+while lane.poll() is None and time.time() < give_up and not [f for f in os.listdir(os.path.join(solo, "segments")) if f.endswith(".json")]:
+    time.sleep(0.02)
+time.sleep(0.3)
+child = [int(q) for q in subprocess.run(["pgrep", "-P", str(lane.pid)], capture_output=True, text=True).stdout.split()]
+lane.send_signal(signal.SIGINT)
+lane.wait()
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+time.sleep(0.2)
+still = [q for q in child if alive(q)]
+for q in still:
+    os.kill(q, signal.SIGKILL)
+check(lane.returncode != 0 and len(child) == 1 and not still, "Ctrl-C stops the runner's running command with it (%s left of %s)" % (still, child))
+os.rmdir(os.path.join(seg_dir, "folder.json"))
+os.remove(os.path.join(seg_dir, "fifo.json"))
+# the accounting line is the toy experiment's: a cell of 9/8 does not exist, so the estimate ignores it
+with open(os.path.join(store, "compute.jsonl")) as f:
+    kept = [line for line in f if '"Elsewhere CPU"' not in line]
+with open(os.path.join(store, "compute.jsonl"), "w") as f:
+    f.writelines(kept)
 # a new session: the scratch folder is gone (checkpoints, panel, journals), and one cell is missing
 # from the store (it was in flight when the session ended)
 victim = by[(True, 0.003, 1)]
@@ -278,7 +358,17 @@ while time.time() < deadline and proc.poll() is None:
     if os.path.exists(os.path.join(store2, "cell-000.json")) and os.path.exists(os.path.join(work, "runs", "toy2", "cell-001.json.journal")):
         break
     time.sleep(0.02)
-time.sleep(0.25)  # a few heartbeats into cell 1's training
+# a step's marker touched by its heartbeat (runs/segments/: what a lane killed with its session leaves)
+seg_dir = os.path.join(work, "runs", "segments")
+heartbeat_seen = False
+while time.time() < deadline and not heartbeat_seen:
+    for f in (os.listdir(seg_dir) if os.path.isdir(seg_dir) else []):
+        try:
+            m = json.load(open(os.path.join(seg_dir, f)))
+            heartbeat_seen = os.path.getmtime(os.path.join(seg_dir, f)) > m["start"] + 0.15
+        except (OSError, ValueError):
+            pass
+    time.sleep(0.02)
 os.killpg(proc.pid, signal.SIGKILL)
 killed_after = time.time() - started
 proc.wait()
@@ -304,8 +394,8 @@ ran = open(stub_log).read().split() if os.path.exists(stub_log) else []
 trained = sorted(a["step"] for a in compute()[n_before:] if a["step"].startswith("train ") and a["rc"] == 0)
 # the step the kill cut off is accounted once, by one of the lanes, from its start to its last heartbeat
 cut = [a for a in compute()[n_before:] if a.get("interrupted")]
-check(len(cut) == 1 and cut[0]["step"].split(" cell ")[0] in ("train toy2-study", "after-training toy2-study") and cut[0]["rc"] is None and
-      0 < cut[0]["seconds"] <= killed_after + 1 and cut[0]["cpu"] and
+check(heartbeat_seen and len(cut) == 1 and cut[0]["step"].split(" cell ")[0] in ("train toy2-study", "after-training toy2-study") and
+      cut[0]["rc"] is None and 0 <= cut[0]["seconds"] <= killed_after + 1 and cut[0]["cpu"] and
       not os.listdir(os.path.join(work, "runs", "segments")),
       "the training step the kill cut off is accounted once, as interrupted, for at most the time it ran (%s, %.1f s)" % (cut, killed_after))
 want = sorted("train toy2-study cell %d/4" % i for i in untrained)

@@ -353,7 +353,7 @@ try:
     def with_test(extra, verdict_of, cut=None):
         an = json.loads(json.dumps(real_an))
         if cut:  # the runner accounted a training step cut off by a session's end
-            an["compute"]["interrupted_seconds"] = cut
+            an["compute"]["interrupted_training_seconds"] = cut
         eq = an["equivalence"]
         eq["seeds"], eq["missing_seeds"] = eq["seeds"] + eq["plan"]["seeds"], []
         for name, t in eq["tests"].items():
@@ -378,12 +378,25 @@ try:
            "training without (QK-off − QK-on) is " in para and "**equivalence not shown**" in para and
            "over seeds %s" % ", ".join(map(str, eq["seeds"])) in para),
           "synthetic store: the summary reads the equivalence test, each measure's verdict by the margin (%r)" % para[:400])
-    check("The store holds one, the small model's (the Summary's first question)" in etext and "- One equivalence test, the small model's" in etext
+    check("The store holds one test, the small model's (the Summary's first question)" in etext and "- One equivalence test, the small model's" in etext
           and "which is not equivalence: no margin" not in etext and "No equivalence test has been read yet" not in etext,
           "synthetic store: with a test read, rule 3 and the limitations say which, and no line says there is none")
     train_h = sum(v for k, v in real_an["compute"]["runner_seconds_by_step"].items() if k.startswith("train ")) / 3600
     check("(the runner's training steps, every segment of a resumed run counted: %.2f h, 0.50 h of it cut off by a session's end)"
           % train_h in etext, "synthetic store: steps cut off by a session's end are counted in the experiment's compute")
+    best = real_an["best_lr"]
+    if best["qk_on"] == best["qk_off"]:  # the test's LR is one where neither size measures a difference
+        check("(which is not by itself equivalence: the small model's equivalence test below is at this LR)" in etext,
+              "synthetic store: no measurable difference at the test's LR points at the test, not 'no equivalence test'")
+    # a seed whose secondary value is missing: that measure is not tested (the primary still is)
+    eq = with_test({"removal_minus_training_without": 0.0, "off_minus_on": None}, by_margin)
+    para = paragraph(results_page.build(fake)[0])
+    check("training without (QK-off − QK-on) is not tested: seed %s, %s lacks its value" % tuple(eq["seeds"][-2:]) in para and
+          "**equivalent within ±0.01**" in para, "synthetic store: a measure a seed lacks is not tested, and says which seed (%r)" % para[-300:])
+    with_test({"removal_minus_training_without": None}, by_margin)
+    ntext = results_page.build(fake)[0]
+    check(not paragraph(ntext) and "No equivalence test has been read yet" in ntext,
+          "synthetic store: a primary measure a seed lacks leaves the test unread")
     with_test({"removal_minus_training_without": 0.02}, by_margin)
     para = paragraph(results_page.build(fake)[0])
     check("removal − training without is " in para and para.count("**equivalence not shown**") == 2 and "within ±0.01**" not in para,

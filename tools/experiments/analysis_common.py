@@ -308,7 +308,7 @@ class Job:
                 if a["experiment"] == self.experiment:
                     what = a["step"].split(" cell ")[0]  # "train STUDY cell k/N" → "train STUDY"
                     steps[what] = steps.get(what, 0.0) + a["seconds"]
-                    if a.get("interrupted"):  # a step its lane's end cut off, accounted by the next lane
+                    if a.get("interrupted") and what.startswith("train "):  # cut off by its lane's end: accounted by the next lane
                         cut += a["seconds"]
         sweep = 0.0
         for s in studies:
@@ -330,18 +330,18 @@ class Job:
         out = {"training_seconds": secs, "sweep_seconds": sweep, "host": cpu, "runs_by_cpu": runs_by_cpu,
                "runner_seconds_by_step": steps}
         if cut:
-            out["interrupted_seconds"] = cut
+            out["interrupted_training_seconds"] = cut
         return out
 
     @staticmethod
     def cut_text(comp):
         """'' or, where steps were cut off by a session's end, the runner's time for the training steps with
         every segment counted (a run's own timing may hold its last segment only)"""
-        if not comp.get("interrupted_seconds"):
+        if not comp.get("interrupted_training_seconds"):
             return ""
         train = sum(v for k, v in comp["runner_seconds_by_step"].items() if k.startswith("train "))
         return (" The runner's training steps took %.2f h, every segment counted (%.2f h of it in steps cut off by a "
-                "session's end and resumed from a checkpoint)." % (train / 3600, comp["interrupted_seconds"] / 3600))
+                "session's end and resumed from a checkpoint)." % (train / 3600, comp["interrupted_training_seconds"] / 3600))
 
     @staticmethod
     def cpu_text(comp):

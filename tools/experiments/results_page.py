@@ -205,8 +205,8 @@ def rules(x, sizes):
     out = list(RULES)
     if read:
         out[2] = ("**Equivalent** (or *the same*) is claimed only from an equivalence test (TOST) against a margin stated "
-                  "before looking: equivalent where its 90 %% interval lies inside the margin. The store holds one, the %s "
-                  "model's (the Summary's first question); everywhere else this page claims no equivalence." % " and ".join(size(e) for e in read))
+                  "before looking: equivalent where its 90 %% interval lies inside the margin. The store holds %s (the "
+                  "Summary's first question); everywhere else this page claims no equivalence." % sizes_owning([size(e) for e in read], "test"))
     return out
 
 
@@ -391,8 +391,12 @@ def summary_removal(x, sizes):
     if common and len(sizes) > 1:
         lr = min(common)
         exs = [next(r["lr_ex"] for r in rows if lr_key(r["lr"]) == lr) for _, _, rows in sizes]
-        tail.append("At LR %s neither size shows a measurable difference (which is not equivalence%s)." % (
-            p.num(exs[0], ".3g"), "" if any(equivalence_read(x, e) for e, _, _ in sizes) else ": no margin, no equivalence test"))
+        tested = [size(e) for e, _, _ in sizes if equivalence_tested_at(x, e, lr)]
+        tail.append("At LR %s neither size shows a measurable difference (%s)." % (
+            p.num(exs[0], ".3g"),
+            "which is not by itself equivalence: the %s model's equivalence test below is at this LR" % " and ".join(tested) if tested else
+            "which is not equivalence" if any(equivalence_read(x, e) for e, _, _ in sizes) else
+            "which is not equivalence: no margin, no equivalence test"))
     picks = []
     for e, an, rows in sizes:
         a = x.analysis[e]
@@ -419,13 +423,33 @@ MEASURES = {"removal_minus_training_without": "removal − training without",
 
 
 def equivalence_read(x, e):
-    """(analysis, its /equivalence) where the ablation's equivalence test was read: every seed it names in;
-    None where none is stated or seeds are missing"""
+    """(analysis, its /equivalence) where the ablation's equivalence test was read: every seed it names in,
+    with a value of the primary measure for each; None where none is stated or a seed or value is missing"""
     a = x.analysis[e]
     eq = x.p.load(a).get("equivalence")
-    if not eq or eq["missing_seeds"] or eq["tests"][eq["plan"]["measure"]]["n"] < 2:
+    if not eq or eq["missing_seeds"]:
         return None
-    return a, eq
+    values = eq["tests"][eq["plan"]["measure"]].get("values", [])
+    return (a, eq) if len(values) >= 2 and None not in values else None
+
+
+def equivalence_tested_at(x, e, lr):
+    """whether e's equivalence test was read with both arms at LR lr"""
+    if not equivalence_read(x, e):
+        return False
+    best = x.p.load(x.analysis[e])["best_lr"]
+    return lr_key(best["qk_on"]) == lr == lr_key(best["qk_off"])
+
+
+def upper_first(text):
+    return text[:1].upper() + text[1:]
+
+
+def sizes_owning(names, what):
+    """'one, the small model's' / '2, the tiny and small models'' (what: a noun for the count)"""
+    if len(names) == 1:
+        return "one %s, the %s model's" % (what, names[0])
+    return "%d %ss, the %s models'" % (len(names), what, " and ".join(names))
 
 
 def equivalence_pairs(x, e, a, eq):
@@ -457,8 +481,17 @@ def summary_equivalence(x, sizes):
         m_text = p.num(Page.src(a, "equivalence", "plan", "margin"), "g")
         parts = []
         for name in [plan["measure"]] + plan.get("secondary", []):
+            if name not in eq["tests"]:
+                continue
+            values = eq["tests"][name]["values"]
+            lacking = [j for j, v in enumerate(values) if v is None]
+            if lacking or len(values) < 2:  # a seed without its value (its sweep), or too few seeds: no test
+                parts.append("%s is not tested: %s" % (MEASURES.get(name, "`%s`" % name), (
+                    "seed %s lacks its value" % ", ".join(p.num(Page.src(a, "equivalence", "seeds", j), "d") for j in lacking)
+                    if lacking else "fewer than two values")))
+                continue
             text, vals = p.tiv(Page.src(a, "equivalence", "tests", name, "values"), spec="+.4f", level=90)
-            inside = vals[1] is not None and -margin < vals[1] and vals[2] < margin
+            inside = -margin < vals[1] and vals[2] < margin
             if inside != eq["tests"][name]["verdict"].startswith("equivalent"):
                 sys.exit("results_page: %s /equivalence/tests/%s says %r, but its values' 90 %% interval lies %s the margin"
                          % (a, name, eq["tests"][name]["verdict"], "inside" if inside else "outside"))
@@ -480,8 +513,8 @@ def equivalence_limitation(x, sizes):
     """the limitations' line on equivalence: which test was read, why none was, or when one will be"""
     read = [e for e, _, _ in sizes if equivalence_read(x, e)]
     if read:
-        return ("- One equivalence test, the %s model's at its best LRs (the Summary's first question): elsewhere a difference that is not "
-                "measurable says nothing about how small it is." % " and ".join(size(e) for e in read))
+        return ("- %s at the best LRs (the Summary's first question): elsewhere a difference that is not measurable says "
+                "nothing about how small it is." % upper_first(sizes_owning([size(e) for e in read], "equivalence test")))
     running = {u[0] for u in x.unfinished()}
     planned = [(e, an) for e, an, _ in sizes if "equivalence" in an]
     moot = [e for e, an in planned if e not in running and
@@ -918,13 +951,13 @@ def cut_note(x, e):
     every segment counted (the runs' own timing may hold a resumed run's last segment only)"""
     a = x.analysis[e]
     comp = x.p.load(a)["compute"]
-    if not comp.get("interrupted_seconds"):
+    if not comp.get("interrupted_training_seconds"):
         return ""
     train = {"op": "sum", "of": [Page.src(a, "compute", "runner_seconds_by_step", k) for k in comp["runner_seconds_by_step"]
                                  if k.startswith("train ")]}
     return " (the runner's training steps, every segment of a resumed run counted: %s h, %s h of it cut off by a session's end)" % (
         x.p.num({"op": "div", "a": train, "b": {"const": 3600}}, ".2f"),
-        x.p.num({"op": "div", "a": Page.src(a, "compute", "interrupted_seconds"), "b": {"const": 3600}}, ".2f"))
+        x.p.num({"op": "div", "a": Page.src(a, "compute", "interrupted_training_seconds"), "b": {"const": 3600}}, ".2f"))
 
 
 def results_removal(x, sizes):
@@ -932,12 +965,14 @@ def results_removal(x, sizes):
     lines = ["## Results", "", "### Removal against training without, both sizes, every LR", ""]
     for e, an, rows in sizes:
         a = x.analysis[e]
-        runs = {"op": "sum", "of": [{"op": "len", "of": Page.src(s, "runs")} for s in x.studies(e)]}
+        # the grid's studies and an equivalence test's own (the analysis's compute counts both)
+        studies = x.studies(e) + [study_rel(st) for st in an.get("equivalence", {}).get("studies", [])]
+        runs = {"op": "sum", "of": [{"op": "len", "of": Page.src(s, "runs")} for s in studies]}
         lines.append("- `%s`: %s; %s runs, %s h of training and %s h of post-training sweeps%s; studies %s." % (
             e, model_text(x, e)[1], p.num(runs, "d"),
             p.num({"op": "div", "a": Page.src(a, "compute", "training_seconds"), "b": {"const": 3600}}, ".2f"),
             p.num({"op": "div", "a": Page.src(a, "compute", "sweep_seconds"), "b": {"const": 3600}}, ".2f"),
-            cut_note(x, e), ", ".join("`%s`" % os.path.basename(os.path.dirname(s)) for s in x.studies(e))))
+            cut_note(x, e), ", ".join("`%s`" % os.path.basename(os.path.dirname(s)) for s in studies)))
     lines.append("")
     lrs = sorted({lr_key(r["lr"]) for _, _, rows in sizes for r in rows})
     head = "| peak LR |" + "".join(" %s: removal | %s: training without | %s: removal − training without |" % ((size(e),) * 3) for e, _, _ in sizes)

@@ -45,6 +45,7 @@ import math
 import os
 import platform
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -201,20 +202,50 @@ def end_segment(seg):
     f.close()
 
 
+MAX_STEP_SECONDS = 7 * 24 * 3600  # a marker claiming a longer step is no step of a session
+
+
+def marker_step(m, mtime):
+    """(experiment, step, build, seconds, where) of a marker's JSON, or None where it is no step's marker
+    (a field of another type, a start after its last heartbeat or a week before it)"""
+    if not isinstance(m, dict) or not all(isinstance(m.get(k), str) and m[k] for k in ("experiment", "step", "build")):
+        return None
+    start = m.get("start")
+    if not isinstance(start, (int, float)) or isinstance(start, bool) or not math.isfinite(start):
+        return None
+    seconds = mtime - start
+    if not 0 <= seconds <= MAX_STEP_SECONDS:
+        return None
+    where = {"interrupted": True, "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime))}
+    for k in ("cpu", "cores", "threads"):  # the killed lane's machine, not this one
+        if isinstance(m.get(k), (str, int)) and not isinstance(m.get(k), bool):
+            where[k] = m[k]
+    return m["experiment"], m["step"], m["build"], seconds, where
+
+
 def cut_segments():
-    """Account each step a killed lane left: every marker no live lane holds, from its start to its last
-    heartbeat (the marker's mtime), as an interrupted line of results/compute.jsonl; then remove it."""
+    """Account each step a killed lane left: every marker no live lane (nor the step's own process, which
+    inherits the lock) holds, from its start to its last heartbeat (the marker's mtime), as an
+    interrupted line of results/compute.jsonl. The marker is removed before its line is written: a lane
+    killed between the two loses the line rather than doubling it."""
     names = sorted(os.listdir(segments_dir)) if os.path.isdir(segments_dir) else []
     for fn in names:
         path = os.path.join(segments_dir, fn)
-        if fn.endswith(".tmp") and time.time() - os.path.getmtime(path) > 3600:
-            os.unlink(path)  # a lane killed between writing and renaming its marker: the step never started
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a folder, FIFO or link is no marker: left alone (a FIFO would block open)
+            if fn.endswith(".tmp") and time.time() - st.st_mtime > 3600:
+                os.unlink(path)  # a lane killed between writing and renaming its marker: the step never started
+                continue
+        except FileNotFoundError:
+            continue  # renamed into place, or accounted, by another lane meanwhile
         if not fn.endswith(".json"):
             continue
         try:
             f = open(path)
-        except FileNotFoundError:
-            continue  # another lane accounted it
+        except OSError:
+            continue  # gone (another lane accounted it) or unreadable: left alone
         with f:
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -228,33 +259,45 @@ def cut_segments():
                 continue
             try:
                 m = json.loads(f.read())
-                where = {"cpu": m["cpu"], "cores": m["cores"], "threads": m["threads"], "interrupted": True,
-                         "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(st.st_mtime))}
-                account(m["experiment"], m["step"], max(0.0, st.st_mtime - m["start"]), m["build"], None, where)
-                note("%s: %s: cut off after %.0f s (its lane was killed); accounted as interrupted" % (
-                    m["experiment"], m["step"], max(0.0, st.st_mtime - m["start"])))
-            except (ValueError, KeyError, TypeError) as err:
-                note("runs/segments/%s: not a step's marker (%s): removed unaccounted" % (fn, safe(err, 200)))
+            except (ValueError, UnicodeDecodeError):
+                m = None
+            got = marker_step(m, st.st_mtime)
             os.unlink(path)
+            if got is None:
+                note("runs/segments/%s: not a step's marker: removed unaccounted" % fn)
+                continue
+            experiment, name, build, seconds, where = got
+            account(experiment, name, seconds, build, None, where)
+            note("%s: %s: cut off after %.0f s (its lane was killed); accounted as interrupted" % (safe(experiment, 200), safe(name, 200), seconds))
 
 
 def step(experiment, name, build, cmd, env=None):
     """One command of the experiment, niced, its output to the log, its compute accounted; env: variables
-    set for it (a study's OpenBLAS kernel pin), logged with the command."""
+    set for it (a study's OpenBLAS kernel pin), logged with the command. The command inherits the
+    step's locked marker, so a runner killed alone leaves its step held while the command still runs;
+    a runner stopped by an exception (Ctrl-C) stops the command too."""
     note("%s: %s: start %s%s" % (experiment, name, "".join("%s=%s " % kv for kv in sorted((env or {}).items())), " ".join(cmd)))
     start = time.time()
     seg = begin_segment(experiment, name, build)
     with open(log_path, "a") as logf:
         proc = subprocess.Popen(["nice", "-n", "19", *cmd], stdout=logf, stderr=subprocess.STDOUT,
-                                env=dict(os.environ, **env) if env else None)
-        while True:
-            try:
-                rc = proc.wait(timeout=HEARTBEAT)
-                break
-            except subprocess.TimeoutExpired:
-                os.utime(seg[0])
+                                env=dict(os.environ, **env) if env else None, pass_fds=(seg[1].fileno(),))
+        try:
+            while True:
+                try:
+                    rc = proc.wait(timeout=HEARTBEAT)
+                    break
+                except subprocess.TimeoutExpired:
+                    try:
+                        os.utime(seg[0])
+                    except OSError:
+                        pass  # a missed heartbeat costs at most one interval of accounting
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+    end_segment(seg)  # before the line: a kill between the two loses the line rather than doubling it
     account(experiment, name, time.time() - start, build, rc)
-    end_segment(seg)
     if rc != 0:
         note("%s: %s: exit %d; rerun tools/run-experiments.sh %s to continue" % (experiment, name, rc, experiment))
         fail("run-experiments: %s: %s: exit %d (its output: %s); rerun tools/run-experiments.sh %s to continue"
