@@ -28,6 +28,12 @@
     (tools/experiments/analyse.py); the page must show each section, pair each routing arm with the
     control of its build and kernel, and every number must re-derive. Then one control run is given segments
     (a resumed run's train.json), its first on SkylakeX's kernels: the page must flag its pairs as crossing kernels.
+(d) On the same synthetic store, the small ablation's pre-registered equivalence test as its analysis would
+    hold it once read (inside the margin, across it, a seed lacking a value, a verdict contradicting its
+    values), and a complete grid that measured a difference (no test run): the page's wording follows.
+(e) While an ablation's widening study is unfinished, its grid completed from its published cells (copies
+    of a published seed of the same arm and LR): the analysis as the runner runs it at the last merge,
+    and the page with LRs only one size trained.
 """
 import glob
 import json
@@ -424,6 +430,61 @@ try:
           and not paragraph(mtext),
           "synthetic store: a measured difference at the best LRs says why the equivalence test was not run")
     print("synthetic store (the equivalence test read, across the margin, contradicted, not needed): checked")
+
+    # --- (e) an ablation grid widened by a study at LRs the other size never trained (the small model's
+    # bracket): its unpublished cells stand in as copies of a published seed of the same arm and LR, the
+    # analysis runs as the runner runs it when the last study merges, and the page must show those LRs
+    # with the other size's cells empty and every number re-derived ---
+    conf_now = json.load(open(os.path.join(src, "configs", "experiments.json")))["experiments"]
+    wide = next((e for e, c in conf_now.items() if c["analysis"] == "ablation" and len(c["studies"]) > 1 and "compare_with" in c and
+                 not os.path.exists(os.path.join(src, "results", c["studies"][-1], "study.json")) and
+                 glob.glob(os.path.join(src, "results", c["studies"][-1], "cell-*.json"))), None)
+    if wide:
+        json.dump(dict(json.load(open(cfg)), experiments=dict(json.load(open(cfg))["experiments"],
+                                                              **{wide: conf_now[wide]})), open(cfg, "w"))
+        last = conf_now[wide]["studies"][-1]
+        real = os.path.join(src, "results", last)
+        d = os.path.join(fake, "results", last)
+        os.unlink(d)  # a link to the real study: never written through
+        link_all(real, d, skip=("runs", "after"))
+        for sub in ("runs", "after"):
+            link_all(os.path.join(real, sub), os.path.join(d, sub))
+        cells = sorted(glob.glob(os.path.join(real, "cell-*.json")))
+        doc = json.load(open(cells[0]))
+        doc["runs"] = [r for c in cells for r in json.load(open(c))["runs"]]
+        man = json.load(open(os.path.join(src, "configs", "studies", last + ".json")))
+        have = {(r["qk_norm"], r["lr"], r["seed"]): r for r in doc["runs"]}
+        for qk in man["grid"]["qk_norm"]:
+            for lr in sorted({r["lr"] for r in doc["runs"]}):
+                base = next((r for (q, l, sd), r in sorted(have.items(), key=lambda kv: kv[0][2]) if q == qk and l == lr), None)
+                for sd in man["grid"]["seeds"]:
+                    if base is None or (qk, lr, sd) in have:
+                        continue
+                    r = dict(base, seed=sd, id=base["id"].replace("seed-%d" % base["seed"], "seed-%d" % sd))
+                    r["dir"] = "runs/" + r["id"]
+                    os.symlink(os.path.join(real, base["dir"]), os.path.join(d, r["dir"]))
+                    for f in os.listdir(os.path.join(real, "after")):
+                        if f.startswith(base["id"] + "."):
+                            os.symlink(os.path.join(real, "after", f), os.path.join(d, "after", f.replace(base["id"], r["id"])))
+                    doc["runs"].append(r)
+        json.dump(doc, open(os.path.join(d, "study.json"), "w"))
+        ed = os.path.join(fake, "results", wide)  # the analysis replaces its analysis.json: a folder of the fake's own
+        if os.path.islink(ed):
+            os.unlink(ed)
+            link_all(os.path.join(src, "results", wide), ed, skip=("analysis.json",))
+        other = conf_now[wide]["compare_with"]
+        pr = subprocess.run([sys.executable, analyse, "ablation", wide] + ["results/%s/study.json" % st for st in conf_now[wide]["studies"]] +
+                            ["--compare-with", other] + ["results/%s/study.json" % st for st in conf_now[other]["studies"]],
+                            cwd=fake, env=env, capture_output=True, text=True)
+        check(pr.returncode == 0, "synthetic store: the widened grid's analysis exits 0 (%d: %s)" % (pr.returncode, pr.stderr.strip()[-300:]))
+        if pr.returncode == 0:
+            wtext, wspans, wpage, _ = results_page.build(fake)
+            check_numbers(fake, wtext, wspans, wpage, "synthetic store, the widened grid: ")
+            new_lrs = sorted({lr_ for lr_ in (r["lr"] for r in doc["runs"])})
+            rows = [l for l in wtext.splitlines() if l.startswith("| %s |" % format(new_lrs[0], ".3g"))]
+            check(len(rows) == 1 and rows[0].count("| — ") == 3,
+                  "synthetic store: an LR only the widened size trained has a row, the other size's cells empty (%s)" % rows)
+        print("synthetic store (%s's grid completed from its published cells): checked" % wide)
 finally:
     shutil.rmtree(fake, ignore_errors=True)
 
