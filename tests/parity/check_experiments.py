@@ -448,6 +448,10 @@ check(p.returncode == 0 and len(compute()) == n_before and not os.path.exists(os
       "past OMN_EXPERIMENTS_DEADLINE a lane starts no cell and says so")
 p = subprocess.run(["/usr/bin/python3", runner, "toy"], env=dict(env, OMN_EXPERIMENTS_DEADLINE="8pm"), capture_output=True, text=True)
 check(p.returncode == 2 and "OMN_EXPERIMENTS_DEADLINE=8pm: expected a UTC time" in p.stderr, "a malformed deadline is exit 2")
+for beat in ("abc", "0", "-1", "nan", "inf", "1e9"):
+    p = subprocess.run(["/usr/bin/python3", runner, "toy"], env=dict(env, OMN_EXPERIMENTS_HEARTBEAT=beat), capture_output=True, text=True)
+    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "OMN_EXPERIMENTS_HEARTBEAT=%s: expected seconds" % beat in p.stderr,
+          "OMN_EXPERIMENTS_HEARTBEAT=%s is exit 2 naming it (%d: %s)" % (beat, p.returncode, p.stderr.strip()[-200:]))
 p = runner_call("toy")
 check(p.returncode == 0 and os.path.exists(os.path.join(sdir, "study.json")), "without the deadline the cell runs and the study merges")
 

@@ -179,7 +179,13 @@ def account(experiment, step, seconds, build, rc, where=None):
 # stop ends every process; runs/ may outlive it) leaves its marker unlocked, and the next lane accounts
 # the step from its start to its last heartbeat: every segment of a resumed run is counted.
 segments_dir = os.path.join(runs_root, "segments")
-HEARTBEAT = float(os.environ.get("OMN_EXPERIMENTS_HEARTBEAT", "60"))
+try:
+    HEARTBEAT = float(os.environ.get("OMN_EXPERIMENTS_HEARTBEAT", "60"))
+except ValueError:
+    HEARTBEAT = float("nan")
+if not 0 < HEARTBEAT <= 3600:  # (NaN too)
+    fail("run-experiments: OMN_EXPERIMENTS_HEARTBEAT=%s: expected seconds between a running step's heartbeats, "
+         "a number > 0 and <= 3600" % os.environ.get("OMN_EXPERIMENTS_HEARTBEAT"))
 
 
 def begin_segment(experiment, name, build):
