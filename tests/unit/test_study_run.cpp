@@ -102,6 +102,17 @@ class StudyRunTest : public ::testing::Test {
     return omn::study::runStudy(omn::study::loadStudyManifest(manifestIn(name)), o);
   }
 
+  // The study run in `name`, stopped at the `ask`-th step asked about once its first run is journaled
+  // (its journal then holds the header and that run); the journal's path.
+  static std::string stopAfterFirstRun(const std::string& name, int ask) {
+    const std::string journal = (*root_ / name / "study.json.journal").string();
+    omn::study::StudyOptions stop;
+    int asked = 0;
+    stop.stop = [&] { return studyJournalLines(journal) >= 2 && ++asked == ask; };
+    EXPECT_THROW(runIn(name, stop), omn::Interrupted);
+    return journal;
+  }
+
   static fs::path* root_;
   static StudyDocument* whole_;
 };
@@ -183,12 +194,8 @@ TEST_F(StudyRunTest, CellsRunsArmsAndTheBestLearningRate) {
 }
 
 TEST_F(StudyRunTest, AResumedStudyReusesItsFinishedRuns) {
-  const std::string journal = (*root_ / "stopped" / "study.json.journal").string();
   // stopped inside the second run, after its third step (its step-2 checkpoint written)
-  omn::study::StudyOptions stop;
-  int asked = 0;
-  stop.stop = [&] { return studyJournalLines(journal) >= 2 && ++asked == 4; };
-  EXPECT_THROW(runIn("stopped", stop), omn::Interrupted);
+  const std::string journal = stopAfterFirstRun("stopped", 4);
   EXPECT_EQ(studyJournalLines(journal), 2u);  // the header and the first run
   EXPECT_FALSE(fs::exists(*root_ / "stopped" / "study.json"));
   const fs::path first = *root_ / "stopped" / "runs" / whole_->runs[0].id;
@@ -218,11 +225,7 @@ TEST_F(StudyRunTest, AResumedStudyReusesItsFinishedRuns) {
 // is not reused: its record must be what the cell and its train.json give, refused naming the
 // journal's line and the member (it took an arm's best LR with it); the unedited journal resumes.
 TEST_F(StudyRunTest, AJournaledRunIsReusedOnlyAsItsCellAndTrainJsonGiveIt) {
-  const std::string journal = (*root_ / "forged" / "study.json.journal").string();
-  omn::study::StudyOptions stop;
-  int asked = 0;
-  stop.stop = [&] { return studyJournalLines(journal) >= 2 && ++asked == 1; };
-  EXPECT_THROW(runIn("forged", stop), omn::Interrupted);
+  const std::string journal = stopAfterFirstRun("forged", 1);
   ASSERT_EQ(studyJournalLines(journal), 2u);
   const std::string kept = studyFileBytes(journal);
   // the journal written anew with its one run's record edited: each line signed by the journal itself
@@ -280,11 +283,7 @@ TEST_F(StudyRunTest, AJournaledRunIsReusedOnlyAsItsCellAndTrainJsonGiveIt) {
 // same file) reuses its journaled run: the run's directory is the one journaled, however named (a
 // refusal would have told the user to remove a finished run).
 TEST_F(StudyRunTest, AJournaledRunIsReusedThroughAnotherSpellingOfTheOutput) {
-  const std::string journal = (*root_ / "spelled" / "study.json.journal").string();
-  omn::study::StudyOptions stop;
-  int asked = 0;
-  stop.stop = [&] { return studyJournalLines(journal) >= 2 && ++asked == 1; };
-  EXPECT_THROW(runIn("spelled", stop), omn::Interrupted);
+  const std::string journal = stopAfterFirstRun("spelled", 1);
   ASSERT_EQ(studyJournalLines(journal), 2u);
   fs::create_directory_symlink(*root_ / "spelled", *root_ / "spelled-link");
   omn::study::StudyOptions resume;
