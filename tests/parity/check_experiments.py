@@ -262,9 +262,8 @@ check(p.returncode == 0 and len(cut) == 1 and cut[0]["step"] == dead["step"] and
       "temporary, and leaves a folder and a FIFO alone (rc %d, %s, left %s)" % (p.returncode, cut, sorted(os.listdir(seg_dir))))
 # a runner killed alone (its step's command still running) leaves the step held: the command inherits the
 # marker's lock, so no lane accounts the step as cut off until the command ends; a runner stopped by
-# Ctrl-C stops its command too. (run.py's functions, loaded without its main())
-lib = ("import types, sys\nsrc = open(%r).read().rstrip()\nassert src.endswith('main()')\nm = types.ModuleType('run')\nm.__file__ = %r\n"
-       "exec(compile(src[:-len('main()')], 'run.py', 'exec'), m.__dict__)\n" % (runner, runner))
+# Ctrl-C stops its command too. (the runner's steps, tools/experiments/run_steps.py, without its main())
+lib = "import sys\nsys.path.insert(0, %r)\nimport run_steps as m\n" % os.path.dirname(runner)
 solo = os.path.join(work, "solo-runs")
 solo_env = dict(env, OMN_EXPERIMENTS_RUNS=solo, OMN_EXPERIMENTS_STORE=os.path.join(work, "solo-store"), OMN_EXPERIMENTS_HEARTBEAT="0.1")
 lane = subprocess.Popen(["/usr/bin/python3", "-c", lib + "m.step('solo', 'train s cell 0/1', 'b', ['sleep', '3'])"], env=solo_env)
