@@ -1,5 +1,6 @@
-// The restricted pickle VM. Each opcode is one case; the allowlisted constructors are applied
-// in reduce(). Nothing here imports, looks up attributes or calls code named by the input.
+// The restricted pickle VM's opcodes (its state: pickle_machine.h). Each opcode is one case; the
+// allowlisted constructors are applied in reduce() (pickle_reduce.cpp). Nothing here imports, looks up
+// attributes or calls code named by the input.
 #include "omn/io/pickle.h"
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "omn/errors.h"
 #include "omn/io/pickle_allowlist.h"
 #include "pickle_graph.h"
+#include "pickle_machine.h"
 
 namespace omn::io {
 
@@ -19,9 +21,7 @@ namespace {
 
 using detail::forEachChild;
 using detail::hasCycle;
-using detail::make;
-
-using K = PyValue::Kind;
+using detail::Machine;
 
 const char* opName(std::uint8_t op) {
   switch (op) {
@@ -48,241 +48,9 @@ const char* opName(std::uint8_t op) {
   }
 }
 
-// What a value costs in memory, for the budget: the PyValue with its shared_ptr control block
-// and allocator header, and one owning pointer (a stack slot or a container item).
-constexpr std::uint64_t kValueCost = sizeof(PyValue) + 32;
-constexpr std::uint64_t kSlotCost = sizeof(PyPtr);
-constexpr std::uint64_t kMemoCost = 64;  // an unordered_map node
+}  // namespace
 
-class Machine {
- public:
-  // `containers` receives every container the machine makes (unpickle() breaks their cycles)
-  Machine(const std::uint8_t* d, std::size_t n, const std::string& where, const PersistentLoad& load,
-          std::vector<PyPtr>& containers)
-      : d_(d), n_(n), where_(where), load_(load), containers_(containers), budget_(unpickleBudget(n)) {}
-
-  PyPtr run();
-
- private:
-  [[noreturn]] void fail(std::uint64_t at, const std::string& what) const {
-    throw FormatError(where_ + ": pickle byte " + std::to_string(at) + ": " + what);
-  }
-  const std::uint8_t* take(std::size_t k) {
-    if (n_ - p_ < k) fail(op_at_, "truncated: opcode needs " + std::to_string(k) + " more bytes, " +
-                                      std::to_string(n_ - p_) + " left");
-    const std::uint8_t* r = d_ + p_;
-    p_ += k;
-    return r;
-  }
-  std::uint32_t le(std::size_t k) {
-    const std::uint8_t* b = take(k);
-    std::uint32_t v = 0;
-    for (std::size_t i = 0; i < k; ++i) v |= static_cast<std::uint32_t>(b[i]) << (8 * i);
-    return v;
-  }
-  std::string line() {
-    const void* nl = std::memchr(d_ + p_, '\n', n_ - p_);
-    if (!nl) fail(op_at_, "truncated: GLOBAL name without a newline");
-    const std::size_t len = static_cast<const std::uint8_t*>(nl) - (d_ + p_);
-    std::string s(reinterpret_cast<const char*>(d_ + p_), len);
-    p_ += len + 1;
-    return s;
-  }
-  // Every value, slot, mark and memo entry is charged before it is made: a pickle may build at
-  // most unpickleBudget(n) bytes, so a few hundred bytes cannot ask for gigabytes.
-  void charge(std::uint64_t bytes) {
-    charged_ += bytes;
-    if (charged_ > budget_)
-      fail(op_at_, "the pickle builds more than " + std::to_string(budget_ >> 20) + " MiB of values from " + std::to_string(n_) +
-                       " bytes (the limit is " + std::to_string(kUnpickleBudgetFloor >> 20) + " MiB + " +
-                       std::to_string(kUnpickleBytesPerByte) + " bytes per pickle byte, twice what torch.save's pickles need): "
-                       "refused as a size bomb");
-  }
-  PyPtr mk(K kind) {
-    charge(kValueCost);
-    return make(kind, containers_);
-  }
-  void room() const {
-    if (stack_.size() + marks_.size() >= kMaxStack)
-      fail(op_at_, "more than " + std::to_string(kMaxStack) + " values and marks wait on the pickle stack (torch.save writes "
-                       "lists and dicts in batches of 1,000): refused as a size bomb");
-  }
-  void push(PyPtr v) {
-    room();
-    charge(kSlotCost);
-    stack_.push_back(std::move(v));
-  }
-  PyPtr pop() {
-    if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back()))
-      fail(op_at_, "stack underflow");
-    PyPtr v = std::move(stack_.back());
-    stack_.pop_back();
-    return v;
-  }
-  PyPtr& top() {
-    if (stack_.empty()) fail(op_at_, "stack underflow");
-    return stack_.back();
-  }
-  std::vector<PyPtr> popMark() {
-    if (marks_.empty()) fail(op_at_, "no MARK on the stack");
-    const std::size_t m = marks_.back();
-    marks_.pop_back();
-    charge(kSlotCost * (stack_.size() - m));
-    std::vector<PyPtr> items(std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(m)),
-                             std::make_move_iterator(stack_.end()));
-    stack_.resize(m);
-    return items;
-  }
-  void setItems(PyValue& dict, std::vector<PyPtr>& kv) {
-    if (dict.kind != K::Dict) fail(op_at_, "SETITEM(S) on a value that is not a dict");
-    if (kv.size() % 2) fail(op_at_, "SETITEMS with an odd number of values");
-    // A string key set again replaces its value, found through an index: a scan per key made a
-    // dict of n keys cost n^2 (a hang for a few MB of pickle). Dicts live until the machine ends
-    // (containers_), so their addresses and their keys' strings stay valid.
-    auto& index = key_index_[&dict];
-    for (std::size_t i = 0; i < kv.size(); i += 2) {
-      if (kv[i]->kind == K::Str) {
-        const auto [it, fresh] = index.emplace(std::string_view(kv[i]->s), dict.dict.size());
-        if (!fresh) {
-          dict.dict[it->second].second = kv[i + 1];
-          continue;
-        }
-        charge(kMemoCost);
-      }
-      charge(2 * kSlotCost);
-      dict.dict.emplace_back(kv[i], kv[i + 1]);
-    }
-  }
-  // the opcode families run() dispatches to; each says whether the opcode was one of its own
-  bool protocolOrCall(std::uint8_t op);
-  bool memoOp(std::uint8_t op);
-  bool containerOp(std::uint8_t op);
-  bool scalarOp(std::uint8_t op);
-  void build();
-  PyPtr long1();
-  PyPtr stop();
-  [[noreturn]] void refuseOpcode(std::uint8_t op);
-  PyPtr reduce(const PyValue& callable, const PyValue& args, const char* how);
-  PyPtr rebuildTensor(const std::vector<PyPtr>& a, bool v3);
-  std::vector<std::int64_t> intTuple(const PyValue& v, const char* what);
-
-  const std::uint8_t* d_;
-  std::size_t n_, p_ = 0;
-  std::uint64_t op_at_ = 0;
-  const std::string& where_;
-  const PersistentLoad& load_;
-  std::vector<PyPtr>& containers_;
-  std::vector<PyPtr> stack_;
-  std::vector<std::size_t> marks_;
-  std::unordered_map<std::uint32_t, PyPtr> memo_;
-  std::unordered_map<const PyValue*, std::unordered_map<std::string_view, std::size_t>> key_index_;
-  std::uint64_t charged_ = 0;
-  const std::uint64_t budget_;
-};
-
-std::vector<std::int64_t> Machine::intTuple(const PyValue& v, const char* what) {
-  if (v.kind != K::Tuple && v.kind != K::List) fail(op_at_, std::string(what) + ": expected a tuple of ints");
-  std::vector<std::int64_t> out;
-  charge(sizeof(std::int64_t) * v.items.size());
-  for (const auto& x : v.items) {
-    if (x->kind != K::Int) fail(op_at_, std::string(what) + ": expected a tuple of ints");
-    out.push_back(x->i);
-  }
-  return out;
-}
-
-PyPtr Machine::rebuildTensor(const std::vector<PyPtr>& a, bool v3) {
-  const char* fn = v3 ? "_rebuild_tensor_v3" : "_rebuild_tensor_v2";
-  const std::size_t need = v3 ? 7 : 6;
-  if (a.size() < need || a.size() > need + 1)
-    fail(op_at_, std::string(fn) + ": expected " + std::to_string(need) + " or " + std::to_string(need + 1) +
-                     " arguments, got " + std::to_string(a.size()));
-  if (a[0]->kind != K::Storage) fail(op_at_, std::string(fn) + ": argument 0 must be a storage (BINPERSID)");
-  if (a[1]->kind != K::Int) fail(op_at_, std::string(fn) + ": storage offset must be an int");
-  charge(sizeof(PyTensor));
-  auto t = std::make_shared<PyTensor>();
-  t->storage = a[0]->storage;
-  t->dtype = t->storage->dtype;
-  t->offset = a[1]->i;
-  t->size = intTuple(*a[2], "tensor size");
-  t->stride = intTuple(*a[3], "tensor stride");
-  if (v3) {
-    if (a[6]->kind != K::Global) fail(op_at_, "_rebuild_tensor_v3: argument 6 must be a dtype");
-    GlobalInfo gi;
-    if (!lookupGlobal(a[6]->s, &gi) || gi.kind != AllowedGlobal::DTypeValue)
-      fail(op_at_, "_rebuild_tensor_v3: argument 6 must be a dtype");
-    if (!gi.supported) fail(op_at_, "tensor dtype " + a[6]->s + " is not supported by omn-audit");
-    t->dtype = gi.dtype;
-  }
-  auto v = mk(K::Tensor);
-  v->tensor = std::move(t);
-  return v;
-}
-
-PyPtr Machine::reduce(const PyValue& callable, const PyValue& args, const char* how) {
-  if (callable.kind != K::Global) fail(op_at_, std::string(how) + " on a value that is not an allowlisted global");
-  if (args.kind != K::Tuple) fail(op_at_, std::string(how) + " of " + callable.s + ": arguments must be a tuple");
-  GlobalInfo gi;
-  if (!lookupGlobal(callable.s, &gi))
-    fail(op_at_, "global '" + callable.s + "' is not allowed");  // unreachable: GLOBAL checked it
-  const auto& a = args.items;
-  switch (gi.kind) {
-    case AllowedGlobal::OrderedDict: {
-      auto d = mk(K::Dict);
-      d->ordered = true;
-      if (!a.empty()) fail(op_at_, "OrderedDict() with arguments is not what torch.save writes");
-      return d;
-    }
-    case AllowedGlobal::RebuildTensorV2: return rebuildTensor(a, false);
-    case AllowedGlobal::RebuildTensorV3: return rebuildTensor(a, true);
-    case AllowedGlobal::RebuildParameter:
-    case AllowedGlobal::RebuildParameterWithState: {
-      if (a.empty() || a[0]->kind != K::Tensor) fail(op_at_, callable.s + ": argument 0 must be a tensor");
-      auto v = mk(K::Tensor);
-      charge(sizeof(PyTensor) + 2 * sizeof(std::int64_t) * a[0]->tensor->size.size());
-      v->tensor = std::make_shared<PyTensor>(*a[0]->tensor);
-      v->tensor->parameter = true;
-      return v;
-    }
-    case AllowedGlobal::TorchSize: {
-      if (a.size() != 1) fail(op_at_, "torch.Size: expected one tuple argument");
-      auto v = mk(K::Tuple);
-      intTuple(*a[0], "torch.Size");
-      charge(kSlotCost * a[0]->items.size());
-      v->items = a[0]->items;
-      return v;
-    }
-    case AllowedGlobal::CodecsEncode: {
-      if (a.size() != 2 || a[0]->kind != K::Str || a[1]->kind != K::Str || a[1]->s != "latin1")
-        fail(op_at_, "_codecs.encode: expected (str, 'latin1')");
-      // The str holds code points < 256 as UTF-8; latin1-encode them back into bytes.
-      auto v = mk(K::Bytes);
-      const std::string& s = a[0]->s;
-      charge(s.size());
-      for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) v->s.push_back(static_cast<char>(c));
-        else if ((c & 0xE0) == 0xC0 && i + 1 < s.size() && c <= 0xC3) {
-          v->s.push_back(static_cast<char>(((c & 0x1F) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3F)));
-          ++i;
-        } else fail(op_at_, "_codecs.encode: character outside latin-1");
-      }
-      return v;
-    }
-    case AllowedGlobal::BuiltinSet: {
-      auto v = mk(K::Set);
-      if (a.size() == 1) {
-        if (a[0]->kind != K::List && a[0]->kind != K::Tuple) fail(op_at_, "set(): expected a list");
-        charge(kSlotCost * a[0]->items.size());
-        v->items = a[0]->items;
-      } else if (!a.empty()) fail(op_at_, "set(): expected at most one argument");
-      return v;
-    }
-    case AllowedGlobal::StorageType:
-    case AllowedGlobal::DTypeValue: break;
-  }
-  fail(op_at_, std::string(how) + " of '" + callable.s + "' is not allowed (it is not a constructor)");
-}
+namespace detail {
 
 // One opcode at a time: each family of opcodes is one step, and an opcode no family knows is refused.
 PyPtr Machine::run() {
@@ -509,7 +277,8 @@ void Machine::refuseOpcode(std::uint8_t op) {
   fail(op_at_, what + " is not allowed in a checkpoint (refused; nothing was run)");
 }
 
-}  // namespace
+}  // namespace detail
+
 
 PyPtr unpickle(const std::uint8_t* data, std::size_t len, const std::string& where, const PersistentLoad& load) {
   std::vector<PyPtr> containers;
