@@ -652,6 +652,12 @@ for low, high, opened in ((0.01, 0.02, False), (-0.01, 0.02, True)):
     p = eq_call()
     check(p.returncode == 0 and ("would write" in p.stdout) == opened and not os.path.exists(os.path.join(work, "toy-eq-on.json")),
           "headline [%g, %g]: %s, and a dry run writes nothing" % (low, high, "studies proposed" if opened else "the grid decided it"))
+copy = os.path.join(work, "results-copy")  # the store copied elsewhere: its analysis names the store it read
+shutil.copytree(store, copy)
+p = subprocess.run(["/usr/bin/python3", writer, "toy-eq"], env=dict(env, OMN_EXPERIMENTS_STORE=copy), capture_output=True, text=True)
+check(p.returncode == 0 and "would write" in p.stdout,
+      "a copy of the store is read like the store: the analysis's studies found by their place in it (%s)" % p.stderr.strip())
+shutil.rmtree(copy)
 os.rename(os.path.join(hi_dir, "study.json"), os.path.join(hi_dir, "study.json.kept"))
 p = eq_call("--write")
 os.rename(os.path.join(hi_dir, "study.json.kept"), os.path.join(hi_dir, "study.json"))

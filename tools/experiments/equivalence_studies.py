@@ -116,7 +116,7 @@ def main():
     mdir = os.path.join(os.path.dirname(conf_path), conf.get("manifests", "."))
     runs = os.path.abspath(os.environ.get("OMN_EXPERIMENTS_RUNS", os.path.join(root, "runs")))
     grid = [s for s in e["studies"] if s not in plan["studies"]]
-    docs = []  # each study's merged document in the store (which mirrors runs/, as run.py's Study.store)
+    docs, rels = [], []  # each study's merged document in the store (which mirrors runs/, as run.py's Study.store)
     for s in grid:
         mpath = os.path.join(mdir, s + ".json")
         out = load(mpath, "the study manifest").get("output", {}).get("json")
@@ -126,6 +126,7 @@ def main():
         if rel.startswith(".."):
             fail("%s: /output/json: %s is not under %s, which the store mirrors" % (mpath, out, runs))
         docs.append(os.path.join(store, rel))
+        rels.append(rel)
         if not os.path.isfile(docs[-1]):
             fail("%s: not merged yet: the grid's best LRs are not chosen until every study of it is" % docs[-1])
     apath = os.path.join(store, name, "analysis.json")
@@ -135,8 +136,10 @@ def main():
     listed = analysis.get("studies") if isinstance(analysis, dict) else None
     if not isinstance(listed, list) or not all(isinstance(p, str) for p in listed):
         fail("%s: /studies: expected the list of study documents the analysis read" % apath)
-    read = sorted(os.path.normpath(os.path.join(root, p)) for p in listed)
-    if read != sorted(docs):
+    # which studies it read, by their place in the store (STUDY/study.json): the store the analysis wrote
+    # into may since have been copied (OMN_EXPERIMENTS_STORE), and its paths name the store it read
+    read = sorted(next((r for r in rels if (os.sep + os.path.normpath(os.path.join(root, p))).endswith(os.sep + r)), p) for p in listed)
+    if read != sorted(rels):
         fail("%s: /studies: the analysis read %s, not the grid's studies (%s): run the analysis again (tools/run-experiments.sh %s)"
              % (apath, ", ".join(analysis.get("studies", [])) or "none", ", ".join(grid), name))
     is_open, h, best = decision(analysis, apath)
