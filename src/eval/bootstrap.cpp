@@ -55,6 +55,7 @@ Interval interval(std::vector<double>& stats, double estimate, double confidence
 Interval bootstrapPerplexity(const SequenceScores& s, const BootstrapSpec& spec) {
   const std::size_t n = s.nll_sum.size();
   validate(spec, n);
+  if (n < kMinBootstrapSequences) return {s.perplexity(), std::nan(""), std::nan("")};
   SplitMix64 rng(spec.seed);
   std::vector<double> stats(static_cast<std::size_t>(spec.resamples));
   for (auto& st : stats) {
@@ -76,6 +77,11 @@ PairedInterval pairedBootstrap(const SequenceScores& a, const SequenceScores& b,
   validate(spec, n);
   if (b.nll_sum.size() != n || a.tokens != b.tokens)
     throw Error("paired bootstrap: the two conditions were not scored on the same sequences");
+  if (n < kMinBootstrapSequences) {
+    const double d = (b.totalNll() - a.totalNll()) / static_cast<double>(a.totalTokens());
+    const Interval delta{d, std::nan(""), std::nan("")}, ratio{std::exp(d), std::nan(""), std::nan("")};
+    return {delta, ratio, std::nan(""), delta, ratio};
+  }
   SplitMix64 rng(spec.seed);
   std::vector<double> delta(static_cast<std::size_t>(spec.resamples)), ratio(delta.size());
   for (std::size_t r = 0; r < delta.size(); ++r) {

@@ -23,7 +23,8 @@ documents::Scores scoresRecord(const SequenceScores& sc, const BootstrapSpec& b,
   const double ppl = sc.perplexity();
   out.perplexity = finiteScore(ppl);
   out.non_finite = !std::isfinite(ppl);
-  out.perplexity_ci = {finiteScore(ci.low), finiteScore(ci.high), b.confidence, b.resamples, b.seed, "percentile bootstrap over sequences"};
+  out.perplexity_ci = {finiteScore(ci.low), finiteScore(ci.high), b.confidence, b.resamples, b.seed,
+                       sc.nll_sum.size() < kMinBootstrapSequences ? kNoIntervalMethod : "percentile bootstrap over sequences"};
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include "omn/io/hash_beside.h"
 #include "omn/io/json_document.h"
 #include "omn/io/sha256.h"
+#include "omn/io/tensor_index.h"
 #include "omn/model/hf_config.h"
 #include "omn/model/model_type_evidence.h"
 #include "omn/model/products.h"
@@ -102,6 +103,13 @@ void describeModel(Session& s, const SessionSpec& spec, const model::HfArchitect
   s.preset = model::resolvePreset(spec.preset, s.ck->index, s.ck->metadata, weights, hf);
   if (hf && spec.preset.empty()) model::requireModelTypeAgreesWithTensors(s.preset, s.ck->index, *hf);
   s.config = model::inferConfig(s.preset, s.ck->index, weights);
+  // a model folder's tie_word_embeddings ties the head to the embedding, as transformers does, even
+  // where the weights hold an lm_head too: said when that head differs (profile compares them too)
+  const auto tie = s.preset.architecture_from.find("tied_output");
+  const io::TensorRef* head = s.config.tied_output ? s.ck->index.find(s.preset.tensorName("output", 0)) : nullptr;
+  if (tie != s.preset.architecture_from.end() && head && !io::sameBytes(s.ck->index.at(s.config.name("embedding")), *head))
+    spdlog::warn("{} ties the output head to the embedding (as transformers does): the weights' '{}' differs from the embedding "
+                 "and is not used", tie->second, head->name);
   s.dtype = model::workingDtype(spec.dtype, s.ck->index.at(s.config.name("wq", 0)).dtype);
   if (s.dtype == at::kHalf && s.device.is_cpu())  // auto on an fp16 checkpoint
     throw UsageError(spec.names.dtype + " auto: the checkpoint is fp16, which the CPU cannot multiply; use bf16 or fp32");
@@ -110,13 +118,17 @@ void describeModel(Session& s, const SessionSpec& spec, const model::HfArchitect
 // the token set and the rows
 void selectSessionRows(Session& s, const SessionSpec& spec) {
   s.tokens = readTokenSet(spec.tokens);
-  if (!spec.tokens_sha256.empty()) io::requireSha256(spec.tokens.path, spec.tokens_sha256, s.tokens.sha256);
+  const OptionNames& n = spec.names;
+  if (!spec.tokens_sha256.empty())
+    io::requireSha256(spec.tokens.path, io::normaliseSha256(spec.tokens_sha256, n.tokens_sha256), s.tokens.sha256);
+  if (!spec.offsets_sha256.empty())
+    io::requireSha256(spec.tokens.offsets, io::normaliseSha256(spec.offsets_sha256, n.offsets_sha256), s.tokens.offsets_sha256);
   if (spec.out_of_vocab == OutOfVocabulary::Drop) dropOutOfVocabulary(s.tokens, s.config.vocab_size);
   checkVocabulary(s.tokens, s.config.vocab_size);
   s.row_form = spec.row_form;
   std::vector<Row> all = buildRows(s.tokens, s.row_form, s.spec.seq_len);
   s.rows_available = all.size();
-  s.selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed, spec.up_to);
+  s.selection = selectRows(all.size(), spec.num_seqs, spec.selection, spec.selection_seed, spec.up_to, spec.names.num_seqs);
   for (std::size_t i : s.selection.indices) s.rows.push_back(std::move(all[i]));
   if (s.spec.batch <= 0) s.spec.batch = autoBatch(s.spec.seq_len, s.rows.size());
 }
@@ -145,6 +157,10 @@ void checkSessionSpec(const SessionSpec& spec) {
   if (spec.sha256.empty() && !spec.allow_unverified)
     throw UsageError("the checkpoint's sha256 is required (or pass --allow-unverified)");
   if (!spec.sha256.empty()) io::normaliseSha256(spec.sha256, n.sha256);
+  if (!spec.tokens_sha256.empty()) io::normaliseSha256(spec.tokens_sha256, n.tokens_sha256);
+  if (!spec.offsets_sha256.empty()) io::normaliseSha256(spec.offsets_sha256, n.offsets_sha256);
+  if (!spec.offsets_sha256.empty() && spec.tokens.offsets.empty())
+    throw UsageError(n.offsets_sha256 + " pins an offsets file, and none is given (" + n.offsets + ")");
   if (spec.device.rfind("cuda", 0) == 0 && !at::hasCUDA())
     throw UsageError(n.device + " " + spec.device + ": this libtorch has no CUDA support or no GPU is visible");
   if (spec.dtype == model::DtypeRequest::FP16 && at::Device(spec.device).is_cpu())

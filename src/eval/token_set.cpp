@@ -9,7 +9,12 @@
 #include <sstream>
 #include <string_view>
 
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
 #include "omn/errors.h"
+#include "omn/io/json_document.h"
 #include "omn/io/mapped_file.h"
 #include "omn/io/sha256.h"
 #include "omn/split_mix64.h"
@@ -97,6 +102,29 @@ std::int64_t npyValue(const Npy& n, std::uint64_t i) {
   return v;
 }
 
+// --token-format auto on a raw file: the width `tokenize` recorded beside it (STEM.tokens.json) when that
+// record names this file by its digest; else u16, said in a warning (a u32 file read as u16 has twice
+// its tokens, every id wrong).
+TokenFormat rawWidth(const std::string& path, const std::string& sha256) {
+  const std::filesystem::path record = std::filesystem::path(path).replace_extension(".tokens.json");
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(record, ec)) {
+    try {
+      const nlohmann::json j = io::parseJson(io::readTextFile(record.string(), "token record"), record.string());
+      const nlohmann::json& t = j.at("tokens");
+      if (t.at("sha256").get<std::string>() == sha256) {
+        const std::string f = t.at("format").get<std::string>();
+        if (f == "u16") return TokenFormat::U16;
+        if (f == "u32") return TokenFormat::U32;
+      }
+    } catch (const std::exception&) {  // not a record of this file: the default, warned about below
+    }
+  }
+  spdlog::warn("{}: read as u16 (--token-format auto: no record of this file beside it gives its width); a file of 32-bit ids "
+               "needs --token-format u32 (tokenize prints the flag to use)", path);
+  return TokenFormat::U16;
+}
+
 }  // namespace
 
 TokenSet readTokenSet(const TokenSetSpec& spec) {
@@ -107,7 +135,7 @@ TokenSet readTokenSet(const TokenSetSpec& spec) {
   s.sha256 = io::sha256File(spec.path);
   TokenFormat fmt = spec.format;
   if (fmt == TokenFormat::Auto)
-    fmt = (f.size() >= 6 && std::memcmp(f.data(), "\x93NUMPY", 6) == 0) ? TokenFormat::Npy : TokenFormat::U16;
+    fmt = (f.size() >= 6 && std::memcmp(f.data(), "\x93NUMPY", 6) == 0) ? TokenFormat::Npy : rawWidth(spec.path, s.sha256);
   s.format = fmt;
   if (fmt == TokenFormat::Npy) {
     const Npy n = parseNpy(f);
@@ -243,13 +271,14 @@ std::vector<Row> buildRows(const TokenSet& set, RowForm form, std::int64_t seq_l
   return rows;
 }
 
-Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, std::uint64_t seed, bool up_to) {
+Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, std::uint64_t seed, bool up_to, const std::string& name) {
   if (available == 0) throw UsageError("the token set yields no row of the requested length");
-  if (n == 0) throw UsageError("--num-seqs must be at least 1");
+  if (n == 0) throw UsageError(name + " must be at least 1");
   if (up_to) n = std::min(n, available);  // "up to N sequences", as the historical panel
   if (n > available)
-    throw UsageError("asked for " + std::to_string(n) + " sequences but the token set yields only " + std::to_string(available) +
-                     " rows of this length and form");
+    throw UsageError(name + " " + std::to_string(n) + ": the token set yields only " + std::to_string(available) +
+                     " rows of this length and form (shorter rows, more text, or " + (name.rfind("--", 0) == 0 ? "--up-to" : "/rows/up_to") +
+                     " to score every row it has)");
   Selection s;
   s.mode = mode;
   s.seed = seed;

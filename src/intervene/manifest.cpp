@@ -64,7 +64,7 @@ void parseCheckpoint(const Reader& r, const json& j, const std::string& path, bo
 
 void parseTokens(const Reader& r, const json& j, const std::string& path, eval::SessionSpec& s) {
   const json& tk = r.object(r.need(j, "", "tokens"), "/tokens",
-                            {"path", "sha256", "format", "eos", "offsets", "tokenizer_revision", "out_of_vocabulary"});
+                            {"path", "sha256", "format", "eos", "offsets", "offsets_sha256", "tokenizer_revision", "out_of_vocabulary"});
   s.tokens.path = resolvePath(r.str(r.need(tk, "/tokens", "path"), "/tokens/path"), path);
   s.tokens_sha256 = io::normaliseSha256(r.str(r.need(tk, "/tokens", "sha256"), "/tokens/sha256"),
                                         "manifest " + path + ": /tokens/sha256");
@@ -72,6 +72,10 @@ void parseTokens(const Reader& r, const json& j, const std::string& path, eval::
   if (const json* v = r.opt(tk, "eos")) s.tokens.eos = r.integer(*v, "/tokens/eos", 0);
   if (const json* v = r.opt(tk, "offsets")) s.tokens.offsets = resolvePath(r.str(*v, "/tokens/offsets"), path);
   if (s.tokens.eos && !s.tokens.offsets.empty()) r.fail("/tokens/offsets", "give eos or offsets, not both");
+  if (const json* v = r.opt(tk, "offsets_sha256")) {
+    if (s.tokens.offsets.empty()) r.fail("/tokens/offsets_sha256", "pins an offsets file, and /tokens/offsets gives none");
+    s.offsets_sha256 = io::normaliseSha256(r.str(*v, "/tokens/offsets_sha256"), "manifest " + path + ": /tokens/offsets_sha256");
+  }
   if (const json* v = r.opt(tk, "out_of_vocabulary")) s.out_of_vocab = r.choice(*v, "/tokens/out_of_vocabulary", eval::kOutOfVocabulary);
   s.tokenizer_revision = r.str(r.need(tk, "/tokens", "tokenizer_revision"), "/tokens/tokenizer_revision");
   if (s.tokenizer_revision.empty()) r.fail("/tokens/tokenizer_revision", "must not be empty");
@@ -89,8 +93,11 @@ void parseRows(const Reader& r, const json& j, eval::SessionSpec& s) {
 
 void parseStatistics(const Reader& r, const json& j, Manifest& m) {
   const auto& s = m.session;
-  if (const json* v = r.opt(j, "groups")) m.groups = static_cast<int>(r.integer(*v, "/groups", 1, std::numeric_limits<int>::max()));
-  if (static_cast<std::size_t>(m.groups) > s.num_seqs)
+  if (const json* v = r.opt(j, "groups")) {
+    m.groups = static_cast<int>(r.integer(*v, "/groups", 1, std::numeric_limits<int>::max()));
+    m.groups_given = true;
+  }
+  if (m.groups_given && static_cast<std::size_t>(m.groups) > s.num_seqs)
     r.fail("/groups", "more groups (" + std::to_string(m.groups) + ") than /rows/num_seqs (" + std::to_string(s.num_seqs) + ")");
   if (const json* b = r.opt(j, "bootstrap")) {
     r.object(*b, "/bootstrap", {"resamples", "seed", "confidence", "multiplicity"});
@@ -147,7 +154,9 @@ Manifest parseManifest(const json& j, const std::string& path, const std::string
                             {&s.names.attention, "/model/attention"},
                             {&s.names.dtype, "/model/dtype"}, {&s.names.device, "/model/device"},
                             {&s.names.batch, "/model/batch"}, {&s.names.seq_len, "/rows/seq_len"},
-                            {&s.names.checkpoint, "/checkpoint/path"}, {&s.names.tokens, "/tokens/path"}, {&s.names.offsets, "/tokens/offsets"}})
+                            {&s.names.checkpoint, "/checkpoint/path"}, {&s.names.tokens, "/tokens/path"}, {&s.names.offsets, "/tokens/offsets"},
+                            {&s.names.tokens_sha256, "/tokens/sha256"}, {&s.names.offsets_sha256, "/tokens/offsets_sha256"},
+                            {&s.names.num_seqs, "/rows/num_seqs"}})
     *field = r.label() + ": " + ptr;
   // each section read on its own, unless it is read against one that failed; every mistake in one error
   io::ErrorList errors(r.label());

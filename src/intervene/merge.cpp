@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "omn/errors.h"
+#include "omn/eval/bootstrap.h"
 #include "omn/intervene/results.h"
 #include "omn/io/json_reader.h"
 #include "omn/output/provenance.h"
@@ -32,7 +33,9 @@ void statisticsOf(const documents::InterventionDocument& first, const std::strin
     in.noise_floor = first.noise_floor->nats_per_token;
     in.noise_floor_basis = first.noise_floor->basis;
   }
-  in.groups = v.contains("groups") ? static_cast<int>(r.integer(v["groups"], "/groups", 1, std::numeric_limits<int>::max())) : 5;
+  in.groups = eval::resolveGroups(
+      v.contains("groups") ? static_cast<int>(r.integer(v["groups"], "/groups", 1, std::numeric_limits<int>::max())) : eval::kDefaultGroups,
+      v.contains("groups"), first.control.open.result.sequences.tokens.size());
   if (static_cast<std::size_t>(in.groups) > first.control.open.result.sequences.tokens.size()) r.fail("/groups", "more groups than sequences");
 }
 

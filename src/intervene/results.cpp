@@ -1,5 +1,6 @@
 #include "omn/intervene/results.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -86,11 +87,13 @@ documents::VsControl vsControl(const eval::PairedInterval& p, const PassRecord& 
   documents::VsControl v;
   v.delta_nll_per_token = intervalRecord(p.delta_nll_per_token);
   v.ppl_ratio = intervalRecord(p.ppl_ratio);
-  v.method = "paired percentile bootstrap: the same resampled sequences for control and condition";
+  v.method = rec.scores.nll_sum.size() < eval::kMinBootstrapSequences
+                 ? eval::kNoIntervalMethod
+                 : "paired percentile bootstrap: the same resampled sequences for control and condition";
   v.resamples = in.bootstrap.resamples;
   v.confidence = in.bootstrap.confidence;
   v.seed = in.bootstrap.seed;
-  v.p_value = p.p_value;
+  if (std::isfinite(p.p_value)) v.p_value = p.p_value;  // none of one sequence (no interval either)
   v.below_noise_floor = std::fabs(p.delta_nll_per_token.estimate) < in.noise_floor;
   if (f.adjust)
     v.simultaneous = documents::SimultaneousIntervals{f.simultaneous, intervalRecord(p.simultaneous_delta), intervalRecord(p.simultaneous_ratio)};
@@ -119,10 +122,12 @@ void adjustPValues(std::vector<documents::SweepCondition>& conditions, const std
                    const Family& f) {
   if (!f.adjust) return;
   const bool whole = in.conditions.size() == f.size;
-  const std::vector<double> holm = whole ? eval::holmAdjusted(p_values) : std::vector<double>{};
+  const bool none = std::any_of(p_values.begin(), p_values.end(), [](double p) { return !std::isfinite(p); });  // one sequence
+  const std::vector<double> holm = whole && !none ? eval::holmAdjusted(p_values) : std::vector<double>{};
   for (std::size_t k = 0; k < conditions.size(); ++k) {
     auto& adjusted = conditions[k].vs_control.p_value_adjusted;  // present: null for Holm in a shard
-    if (in.bootstrap.multiplicity == eval::Multiplicity::Bonferroni) adjusted.emplace(std::min(1.0, p_values[k] * static_cast<double>(f.size)));
+    if (none) adjusted.emplace(std::nullopt);
+    else if (in.bootstrap.multiplicity == eval::Multiplicity::Bonferroni) adjusted.emplace(std::min(1.0, p_values[k] * static_cast<double>(f.size)));
     else if (whole) adjusted.emplace(holm[k]);
     else adjusted.emplace(std::nullopt);
   }
@@ -253,6 +258,8 @@ void printResultsTable(std::ostream& os, const documents::InterventionDocument& 
   std::string below;
   for (const documents::SweepCondition& c : r.conditions)
     if (c.vs_control.below_noise_floor.value_or(false)) below += (below.empty() ? "" : ", ") + c.id;
+  if (ctl.sequences.nll_sum.size() < eval::kMinBootstrapSequences)
+    os << "warning: one sequence scored: no interval and no p-value (a bootstrap over sequences needs at least two rows)\n";
   if (!below.empty())
     os << "warning: " << below << ": |ΔNLL| below the noise floor of the working dtype ("
        << output::general(r.noise_floor ? r.noise_floor->nats_per_token : 0) << " nats/token): confirm in fp32 (/model/dtype fp32)\n";

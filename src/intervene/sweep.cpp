@@ -321,7 +321,8 @@ documents::Provenance sweepProvenance(const Manifest& m, const eval::Session& s,
   prov.inputs = {{"manifest", rel(m.path), m.sha256, true},
                  {"checkpoint", rel(s.spec.checkpoint), s.checkpoint_sha256, !s.spec.sha256.empty()},
                  {"tokens", rel(s.tokens.path), s.tokens.sha256, !s.spec.tokens_sha256.empty()}};
-  if (!s.tokens.offsets_path.empty()) prov.inputs.push_back({"offsets", rel(s.tokens.offsets_path), s.tokens.offsets_sha256, false});
+  if (!s.tokens.offsets_path.empty())
+    prov.inputs.push_back({"offsets", rel(s.tokens.offsets_path), s.tokens.offsets_sha256, !s.spec.offsets_sha256.empty()});
   if (s.location.isFolder())
     prov.inputs.push_back({"model-config", rel(s.location.config_path), s.location.config_sha256, !s.spec.config_sha256.empty()});
   prov.finished_utc = output::utcNow();
@@ -374,7 +375,8 @@ documents::InterventionDocument runSweep(const Manifest& m, eval::Session& s, co
   output::ProvenanceInfo prov;
   prov.started_utc = output::utcNow();
   const auto [out, csv] = checkSweepOutputs(m, o, inputFiles(m));
-  eval::checkGroups(m.groups, s.rows.size(), "manifest " + m.path + ": /groups");  // /rows/up_to may leave fewer rows
+  const int groups = eval::resolveGroups(m.groups, m.groups_given, s.rows.size());
+  eval::checkGroups(groups, s.rows.size(), "manifest " + m.path + ": /groups");  // /rows/up_to may leave fewer rows
   const std::vector<Condition> conditions = shardConditions(m.conditions, o.shard_index, o.shard_count);
 
   // --- plan: the gains saved and every condition checked; the journal; the cache ----------------------
@@ -404,7 +406,7 @@ documents::InterventionDocument runSweep(const Manifest& m, eval::Session& s, co
   in.bootstrap = m.bootstrap;
   in.family_size = m.family_size ? m.family_size : m.conditions.size();
   std::tie(in.noise_floor, in.noise_floor_basis) = noiseFloor(m, s.dtype);
-  in.groups = m.groups;
+  in.groups = eval::resolveGroups(m.groups, m.groups_given, s.rows.size());
   in.exact_control = s.device.is_cpu();
   const documents::InterventionDocument doc = assembleResults(in);
   output::writeFileAtomic(out, output::dumpJson(doc.toJson()));

@@ -85,6 +85,11 @@ ModelConfig conventionsFromPreset(const Preset& p, const io::TensorIndex& index)
     // a preset's tied head: the embedding where the checkpoint has no head of its own; a model
     // folder's tie_word_embeddings: the embedding, as transformers ties it, whatever lm_head holds
     c.tied_output = p.architecture_from.count("tied_output") || index.find(p.tensorName("output", 0)) == nullptr;
+  // a model folder's untied head (tie_word_embeddings false) needs a head of its own in the weights
+  if (auto from = p.architecture_from.find("tied_output");
+      from != p.architecture_from.end() && !c.tied_output && index.find(p.tensorName("output", 0)) == nullptr)
+    throw UsageError(from->second + " is false (an output head of its own), and the weights have no '" + p.tensorName("output", 0) +
+                     "': the config and the tensors disagree");
   return c;
 }
 

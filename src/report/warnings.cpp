@@ -1,7 +1,9 @@
 // The warnings a reviewer must see first, from the documents of a report: an unverified checkpoint,
-// a control that did not reproduce, NaN conditions, failed restores, effects below the noise floor,
-// a shard taken for the whole, an unrecorded tokenizer, historical rows, incomplete arms, unhashed
-// checkpoints of a track, a run that diverged or did not finish, a profile of another checkpoint.
+// a model pass's other inputs read without a pin (tokens, offsets, config.json), shards not all
+// verified, one sequence (no interval), a control that did not reproduce, NaN conditions, failed
+// restores, effects below the noise floor, a shard taken for the whole, an unrecorded tokenizer,
+// historical rows, incomplete arms, unhashed checkpoints of a track, a run that diverged or did not
+// finish, a profile of another checkpoint.
 #include <cmath>
 
 #include "omn/output/table.h"
@@ -32,8 +34,14 @@ void shardWarning(std::vector<std::string>& w, const std::optional<documents::Sh
               (study ? "runs" : "conditions") + "; merge every shard (omn-audit merge) for the whole " + (study ? "study." : "sweep."));
 }
 
-// A result of a model pass: what its rows and tokens stand on.
-void evaluatedWarnings(std::vector<std::string>& w, const documents::TokensRecord& tokens, const documents::SelectionRecord& selection) {
+// A result of a model pass: what its rows and tokens stand on, and what its checkpoint's shards did.
+void evaluatedWarnings(std::vector<std::string>& w, const documents::TokensRecord& tokens, const documents::SelectionRecord& selection,
+                       const documents::Scores& scores, const documents::EvalCheckpoint& checkpoint) {
+  if (checkpoint.verified && *checkpoint.verified != "all")
+    w.push_back("The checkpoint's shards were not all verified (checkpoint.verified: " + *checkpoint.verified +
+                "): pin every shard (/checkpoint/shards, or profile --digests) to call the result verified.");
+  if (scores.sequences.nll_sum.size() < 2)
+    w.push_back("One sequence was scored: no interval and no p-value (a bootstrap over sequences needs at least two rows).");
   if (!tokens.tokenizer_revision)
     w.push_back("The tokenizer revision was not recorded (eval without --tokenizer-revision): the token set's meaning rests on "
                 "its SHA-256 alone; not the reproduction standard.");
@@ -45,6 +53,14 @@ void evaluatedWarnings(std::vector<std::string>& w, const documents::TokensRecor
 void unverifiedCheckpoints(std::vector<std::string>& w, const documents::Provenance& pv) {
   for (const auto& i : pv.inputs)
     if (i.role == "checkpoint" && !i.verified) w.push_back("The checkpoint " + i.path + " was not verified against an expected SHA-256.");
+}
+
+// A model pass's other inputs: each one that changes the numbers and was read without a pin
+// (the token set, its offsets, a model folder's config.json).
+void unverifiedInputs(std::vector<std::string>& w, const documents::Provenance& pv) {
+  for (const auto& i : pv.inputs)
+    if (i.role != "checkpoint" && i.role != "manifest" && !i.verified)
+      w.push_back("The " + i.role + " file " + i.path + " was not verified against an expected SHA-256 (docs/manifest.md: pin it).");
 }
 
 void runWarnings(std::vector<std::string>& w, const documents::TrainDocument& run) {
@@ -63,8 +79,10 @@ std::vector<std::string> reportWarnings(const ReportInput& in) {
   if (in.sweep) sweepWarnings(w, *in.sweep);
   if (in.sweep) shardWarning(w, in.sweep->shard, false);
   if (in.study) shardWarning(w, in.study->shard, true);
-  if (in.sweep) evaluatedWarnings(w, in.sweep->tokens, in.sweep->selection);
-  if (in.eval) evaluatedWarnings(w, in.eval->tokens, in.eval->selection);
+  if (in.sweep) evaluatedWarnings(w, in.sweep->tokens, in.sweep->selection, in.sweep->control.open.result, in.sweep->checkpoint);
+  if (in.eval) evaluatedWarnings(w, in.eval->tokens, in.eval->selection, in.eval->result, in.eval->checkpoint);
+  if (in.sweep) unverifiedInputs(w, in.sweep->provenance);
+  if (in.eval) unverifiedInputs(w, in.eval->provenance);
   if (in.study)
     for (const auto& a : in.study->arms)
       if (!a.complete) w.push_back("Arm " + a.arm + " is incomplete: not every learning rate has a run for every seed.");

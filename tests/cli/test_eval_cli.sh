@@ -149,7 +149,8 @@ expect 0 "tokenizer revision was not recorded" -- "$omn" report "$tmp/quick.json
 check "the report says unknown" -- grep -q "unknown (not recorded)" "$tmp/quick.html"
 expect 2 "oov.bin: token id 600 at position 777" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/oov.bin}"
 expect 2 "empty.bin: the token set is empty" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/empty.bin}"
-expect 2 "asked for 1000 sequences but the token set yields only" -- "$omn" "${base[@]}" --num-seqs 1000
+expect 2 "--num-seqs 1000: the token set yields only [0-9]+ rows of this length and form \(shorter rows, more text, or --up-to" -- \
+  "$omn" "${base[@]}" --num-seqs 1000
 # the historical panel's conventions, on request: "up to N" sequences and ids >= the vocabulary
 # dropped (as its vocabulary-size filter did), both recorded
 expect 0 "perplexity" -- "$omn" "${base[@]}" --num-seqs 1000 --up-to --json "$tmp/upto.json"
@@ -178,7 +179,51 @@ expect 2 "--groups must be between" -- "$omn" "${base[@]}" --groups 100
 # here; a missing one is refused before the plugin loads: tests/cli/test_inputs_cli.sh)
 printf 'not a checkpoint' >"$tmp/not-a-checkpoint.pt"
 expect 2 "--groups must be between 1 and the number of sequences \\(3\\), got 5" -- "$omn" eval "$tmp/not-a-checkpoint.pt" \
-  --tokens "$tmp/tok.bin" --eos 0 --tokenizer-revision r --num-seqs 3
+  --tokens "$tmp/tok.bin" --eos 0 --tokenizer-revision r --num-seqs 3 --groups 5
+# --token-format auto on a raw file: the width tokenize's record beside it gives (STEM.tokens.json, bound by
+# the file's digest); without one, u16 and a warning (a u32 file read as u16 had twice its tokens, every id wrong)
+/usr/bin/python3 - "$tmp/tok.bin" "$tmp/tok32.bin" "$tmp/tok32.tokens.json" <<'PY'
+import hashlib, json, sys
+import numpy as np
+np.fromfile(sys.argv[1], dtype=np.uint16).astype(np.uint32).tofile(sys.argv[2])
+digest = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+json.dump({"schema": "omn-audit/tokens@1", "tokens": {"path": "tok32.bin", "sha256": digest, "format": "u32"}}, open(sys.argv[3], "w"))
+PY
+expect 0 "perplexity" -- "$omn" "${base[@]/$tmp\/tok.bin/$tmp/tok32.bin}" --json "$tmp/e32.json"
+check "auto on a raw file with its record: read as u32, the same ids scored as the u16 file's" -- /usr/bin/python3 -c '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+sys.exit(0 if b["tokens"]["format"] == "u32" and b["tokens"]["n_tokens"] == a["tokens"]["n_tokens"]
+         and b["result"]["sequences"] == a["result"]["sequences"] else 1)' "$tmp/e.json" "$tmp/e32.json"
+/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["tokens"]["sha256"] = "0" * 64; json.dump(d, open(sys.argv[1], "w"))' \
+  "$tmp/tok32.tokens.json"
+expect 0 "tok32.bin: read as u16 \\(--token-format auto: no record of this file beside it gives its width\\)" -- \
+  "$omn" "${base[@]/$tmp\/tok.bin/$tmp/tok32.bin}" --out-of-vocabulary drop
+# without --groups: the default 5, or every row where fewer are scored
+expect 0 "perplexity" -- "$omn" eval --checkpoint "$mini" --tokens "$tmp/tok.bin" --eos 0 --tokenizer-revision test-r1 --seq-len 128 \
+  --num-seqs 3 --bootstrap-resamples 500 --json "$tmp/three.json"
+check "--num-seqs 3 without --groups: three groups of one row" -- /usr/bin/python3 -c \
+  'import json, sys; sys.exit(0 if len(json.load(open(sys.argv[1]))["result"]["groups"]) == 3 else 1)' "$tmp/three.json"
+# one row: no interval (a bootstrap over sequences needs two), said on the terminal, recorded as null, warned in the report
+expect 0 "no interval: one sequence" -- "$omn" "${base[@]}" --num-seqs 1 --groups 1 --json "$tmp/one.json"
+check "one row: the interval's bounds null, its method says why" -- /usr/bin/python3 - "$tmp/one.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["result"]
+ci = r["perplexity_ci"]
+sys.exit(0 if ci["low"] is None and ci["high"] is None and ci["method"].startswith("none: a bootstrap over sequences needs at least two")
+         and r["perplexity"] > 0 and len(r["groups"]) == 1 else 1)
+PY
+expect 0 "One sequence was scored: no interval and no p-value" -- "$omn" report "$tmp/one.json" -o "$tmp/one.html"
+# the token set and its offsets pinned: verified in the result; a wrong pin is exit 4 naming the file
+tok_sha=$(sha256sum "$tmp/tok.bin" | cut -d' ' -f1)
+expect 0 "perplexity" -- "$omn" "${base[@]}" --tokens-sha256 "$tok_sha" --json "$tmp/pinned.json"
+check "--tokens-sha256: the tokens input recorded as verified" -- /usr/bin/python3 -c \
+  'import json, sys; sys.exit(0 if [i["verified"] for i in json.load(open(sys.argv[1]))["provenance"]["inputs"] if i["role"] == "tokens"] == [True] else 1)' \
+  "$tmp/pinned.json"
+expect 4 "tok.bin" -- "$omn" "${base[@]}" --tokens-sha256 "$(printf '0%.0s' $(seq 64))"
+expect 2 "--tokens-sha256" -- "$omn" "${base[@]}" --tokens-sha256 abc
+expect 2 "--offsets-sha256 pins an offsets file, and none is given \\(--offsets\\)" -- "$omn" "${base[@]}" --offsets-sha256 "$tok_sha"
+expect 0 "The tokens file .*tok.bin was not verified against an expected SHA-256" -- "$omn" report "$tmp/three.json" -o "$tmp/three.html"
 expect 2 "confidence: expected a number in \\(0, 1\\)" -- "$omn" "${base[@]}" --confidence 1.5
 expect 2 "num-seqs: Value -3 not in range" -- "$omn" "${base[@]}" --num-seqs -3
 expect 2 "device: expected cpu, cuda or cuda:N" -- "$omn" "${base[@]}" --device cpu:5

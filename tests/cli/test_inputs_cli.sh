@@ -78,6 +78,19 @@ variant upto.json 'm["rows"].update(num_seqs=1000, up_to=True, seq_len=4096); m[
 expect 2 "manifest $tmp/upto.json: /groups must be between 1 and the number of sequences \([0-9]+\), got 50" -- \
   "$omn" -q intervene --manifest "$tmp/upto.json"
 check "no journal and no result after the refused /groups" -- test ! -e "$tmp/upto-out.json.journal" -a ! -e "$tmp/upto-out.json"
+# /groups absent: the default 5, or every row /rows/up_to leaves (it was refused after --plan had passed)
+variant upto-default.json 'm.pop("groups", None); m["rows"].update(num_seqs=1000, up_to=True, seq_len=16384); m["output"] = {"json": "upto-default-out.json"}'
+expect 0 "" -- "$omn" -q intervene --manifest "$tmp/upto-default.json"
+check "/rows/up_to without /groups: one group per row left" -- /usr/bin/python3 -c \
+  'import json, sys; r = json.load(open(sys.argv[1]))["control"]["open"]["result"]; sys.exit(0 if 1 <= len(r["groups"]) == len(r["sequences"]["tokens"]) < 5 else 1)' \
+  "$tmp/upto-default-out.json"
+# /tokens/offsets_sha256 pins the offsets file: a mismatch is exit 4 naming it; a pin without offsets is exit 2
+printf '0\n' >"$tmp/offs.txt"
+variant offs-pin.json 'm["tokens"].pop("eos", None); m["tokens"].update(offsets="offs.txt", offsets_sha256="0" * 64); m["output"] = {"json": "offs-out.json"}'
+expect 4 "offs.txt: SHA-256 mismatch" -- "$omn" -q intervene --manifest "$tmp/offs-pin.json"
+variant offs-none.json 'm["tokens"]["offsets_sha256"] = "0" * 64'
+expect 2 "manifest $tmp/offs-none.json: /tokens/offsets_sha256: pins an offsets file, and /tokens/offsets gives none" -- \
+  "$omn" -q intervene --manifest "$tmp/offs-none.json"
 
 # a torch.save file re-zipped with compression: the method is named
 /usr/bin/python3 - "$mini" "$tmp/deflated.pt" <<'PY'

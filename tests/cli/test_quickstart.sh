@@ -81,6 +81,7 @@ record = json.load(open("heldout.tokens.json"))
 values = {"SHA-256 of my-model/model.safetensors": sums["my-model/model.safetensors"],
           "SHA-256 of my-model/config.json": sums["my-model/config.json"],
           "SHA-256 of heldout.npy": hashlib.sha256(open("heldout.npy", "rb").read()).hexdigest(),
+          "SHA-256 of heldout.offsets.npy": hashlib.sha256(open("heldout.offsets.npy", "rb").read()).hexdigest(),
           "the tokenizer SHA-256 that tokenize printed": record["tokenizer_revision"]}
 def one(m):
     for k, v in values.items():

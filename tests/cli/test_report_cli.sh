@@ -149,6 +149,21 @@ expect 0 "was not verified.*non-finite.*closing control differs|not verified" --
 check "report warns: unverified, NaN condition, non-reproducing control" -- bash -c \
   "grep -q 'was not verified' '$tmp/bad.html' && grep -q 'non-finite perplexity' '$tmp/bad.html' && grep -q 'closing control differs' '$tmp/bad.html'"
 expect 2 "two documents of the same kind" -- "$omn" report "$tmp/sweep.json" "$tmp/bad.json" -o "$tmp/x.html"
+# "No warnings: inputs verified" only where they are: a sharded checkpoint verified in part, an
+# offsets file read without a pin (the report once said "inputs verified" of both)
+expect 0 "" -- "$omn" report "$tmp/sweep.json" -o "$tmp/own.html"
+check "the sweep's own report has no warnings" -- grep -q "No warnings: inputs verified" "$tmp/own.html"
+/usr/bin/python3 - "$tmp/sweep.json" "$tmp/partial.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["checkpoint"]["verified"] = "partial"
+d["provenance"]["inputs"].append({"role": "offsets", "path": "held.offsets.npy", "sha256": "0" * 64, "verified": False})
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 0 "" -- "$omn" report "$tmp/partial.json" -o "$tmp/partial.html"
+check "report warns: shards verified in part, an offsets file not verified; never 'No warnings'" -- bash -c \
+  'grep -q "shards were not all verified (checkpoint.verified: partial)" "$1" && grep -q "offsets file held.offsets.npy was not verified" "$1" && ! grep -q "No warnings" "$1"' \
+  _ "$tmp/partial.html"
 
 # reported values (the historical record) beside the measured ones, each labelled as what it is
 /usr/bin/python3 - "$tmp/m.json" "$tmp/mr.json" <<'PY'

@@ -219,6 +219,15 @@ sdl[NAMES["output"]] = torch.randn(VOCAB, D)
 ldir = folder("qwen3-tied-with-head", sdl, config(True))
 doc, logits = evaluate(ldir, "tied-with-head")
 check_against_reference(doc, logits, sdt, True, "eval FOLDER (tied, an lm_head present and ignored)")
+p = H.run("eval", ldir, "--tokens", tokpath, "--eos", "0", "--tokenizer-revision", "test", "--seq-len", str(SEQ), "--num-seqs", "2",
+          "--groups", "1", "--bootstrap-resamples", "10")
+H.check("config.json /tie_word_embeddings ties the output head to the embedding (as transformers does): the weights' 'lm_head.weight' "
+        "differs from the embedding and is not used" in p.stderr, "eval FOLDER (tied, a different lm_head): said in a warning (%s)" % p.stderr[-300:])
+# tie_word_embeddings false and no lm_head: the config and the tensors disagree, exit 2 naming the key
+udir = folder("qwen3-untied-without-head", sdt, config(False))
+p = evaluate(udir, "untied-without-head", expect=2)
+H.check("config.json /tie_word_embeddings is false (an output head of its own), and the weights have no 'lm_head.weight'" in p.stderr,
+        "eval FOLDER (untied, no lm_head): exit 2 naming config.json's tie_word_embeddings (%s)" % p.stderr[-300:])
 
 # --- 3. intervene: a manifest's checkpoint may be a folder ----------------------------------------
 shutil.copy(tokpath, os.path.join(work, "tokens-m.bin"))

@@ -116,6 +116,35 @@ TEST(Bootstrap, GroupsAreContiguousAndValidated) {
   EXPECT_THROW(bootstrapPerplexity(s, {0, 0.95, 0}), omn::UsageError);
 }
 
+// Without --groups: 5, or one group per row where fewer rows are scored; a given count is kept (and
+// checked against the rows by checkGroups).
+TEST(Bootstrap, DefaultGroupsFollowTheRows) {
+  EXPECT_EQ(resolveGroups(kDefaultGroups, false, 50), 5);
+  EXPECT_EQ(resolveGroups(kDefaultGroups, false, 3), 3);
+  EXPECT_EQ(resolveGroups(kDefaultGroups, false, 1), 1);
+  EXPECT_EQ(resolveGroups(7, true, 3), 7);
+  EXPECT_THROW(checkGroups(resolveGroups(7, true, 3), 3), omn::UsageError);
+}
+
+// One sequence: no interval and no p-value (every resample is that sequence); the estimates kept.
+// Two sequences: an interval of width, a p-value in (0, 1].
+TEST(Bootstrap, OneSequenceHasNoInterval) {
+  const SequenceScores a{{10.0}, {4}}, b{{12.0}, {4}};
+  const Interval one = bootstrapPerplexity(a, {200, 0.95, 1});
+  EXPECT_DOUBLE_EQ(one.estimate, std::exp(10.0 / 4));
+  EXPECT_TRUE(std::isnan(one.low) && std::isnan(one.high));
+  const PairedInterval p = pairedBootstrap(a, b, {200, 0.95, 1}, 0.99);
+  EXPECT_DOUBLE_EQ(p.delta_nll_per_token.estimate, 0.5);
+  EXPECT_DOUBLE_EQ(p.ppl_ratio.estimate, std::exp(0.5));
+  EXPECT_TRUE(std::isnan(p.ppl_ratio.low) && std::isnan(p.ppl_ratio.high) && std::isnan(p.p_value));
+  EXPECT_TRUE(std::isnan(p.simultaneous_ratio.low) && std::isnan(p.simultaneous_delta.high));
+  const SequenceScores a2{{10.0, 11.0}, {4, 4}}, b2{{12.0, 11.5}, {4, 4}};
+  const PairedInterval q = pairedBootstrap(a2, b2, {200, 0.95, 1});
+  EXPECT_LT(q.ppl_ratio.low, q.ppl_ratio.high);
+  EXPECT_GT(q.p_value, 0);
+  EXPECT_LE(q.p_value, 1);
+}
+
 // The default batch: about 2,048 tokens a pass, one row of 2,048 or more, at most 64 rows and at
 // most the rows there are.
 TEST(AutoBatch, AboutTwoThousandTokensAPass) {

@@ -2,7 +2,9 @@
 // over sequences (percentile intervals). Sweeps reuse the paired form: both conditions resampled
 // with the same sequence indices. No libtorch.
 #pragma once
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,6 +39,12 @@ struct Interval {
   double estimate = 0, low = 0, high = 0;
 };
 
+// A bootstrap over sequences needs two: of one sequence every resample is that sequence, and its
+// interval would have no width and its p-value no meaning. With fewer than kMinBootstrapSequences the
+// intervals' bounds and the p-value are NaN (recorded as null: no interval), the estimates kept.
+inline constexpr std::size_t kMinBootstrapSequences = 2;
+inline constexpr const char* kNoIntervalMethod = "none: a bootstrap over sequences needs at least two, and one was scored";
+
 // Percentile bootstrap of the corpus perplexity, resampling whole sequences with replacement.
 Interval bootstrapPerplexity(const SequenceScores& s, const BootstrapSpec& spec);
 
@@ -68,6 +76,12 @@ struct Group {
 // UsageError unless 1 <= groups <= n (the sequences scored), naming `name` (the flag or the manifest's
 // pointer): checked before scoring, and again here.
 void checkGroups(int groups, std::size_t n, const std::string& name = "--groups");
+// The groups a run splits its rows into: as given (--groups, a manifest's /groups), else the default
+// (5) or every row where fewer were scored (a long-context eval of three rows, --up-to's short set).
+inline constexpr int kDefaultGroups = 5;
+inline int resolveGroups(int groups, bool given, std::size_t rows) {
+  return given ? groups : static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(groups), rows)));
+}
 std::vector<Group> groupPerplexities(const SequenceScores& s, int groups);
 
 // The q-quantile of sorted values, linear interpolation between order statistics (type 7).

@@ -18,7 +18,8 @@ namespace omn::eval {
 struct OptionNames {
   std::string sha256 = "--sha256", config_sha256 = "--config-sha256", tokenizer_revision = "--tokenizer-revision",
               attention = "--attention", dtype = "--dtype", device = "--device", batch = "--batch", seq_len = "--seq-len",
-              checkpoint = "checkpoint", tokens = "--tokens", offsets = "--offsets";
+              checkpoint = "checkpoint", tokens = "--tokens", offsets = "--offsets", tokens_sha256 = "--tokens-sha256",
+              offsets_sha256 = "--offsets-sha256", num_seqs = "--num-seqs";
 };
 
 struct SessionSpec {
@@ -30,7 +31,8 @@ struct SessionSpec {
   std::string shard_sha256_where = "a manifest's /checkpoint/shards";  // who pins them, for messages
   bool allow_unverified = true;  // false: a missing sha256 is a UsageError
   TokenSetSpec tokens;
-  std::string tokens_sha256;  // expected digest of the token file (empty: not checked)
+  std::string tokens_sha256;   // expected digest of the token file (empty: recorded, not verified)
+  std::string offsets_sha256;  // expected digest of the offsets file (empty: recorded, not verified)
   std::string tokenizer_revision;
   // false (eval on the command line, a quick look): a missing revision is recorded as null and
   // warned about; true (a manifest, the reproduction standard): it is required

@@ -83,7 +83,9 @@ struct Selection {
 };
 // first-N, or N drawn without replacement by a seeded shuffle (then sorted). Throws UsageError
 // when the set has fewer rows than asked (unless `up_to`: then every row it has), or none.
-Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, std::uint64_t seed, bool up_to = false);
+// `name`: the option that asked for n rows (--num-seqs, or a manifest's /rows/num_seqs), for messages.
+Selection selectRows(std::size_t available, std::size_t n, SelectionMode mode, std::uint64_t seed, bool up_to = false,
+                     const std::string& name = "--num-seqs");
 
 // Throws FormatError naming the file and token position of the first id >= vocab (the whole set:
 // one such id means the set and the model do not belong together).

@@ -90,7 +90,8 @@ struct Manifest {
   nlohmann::json verbatim;
   eval::SessionSpec session;  // checkpoint, tokens, rows, model
   eval::BootstrapSpec bootstrap;
-  int groups = 5;
+  int groups = eval::kDefaultGroups;
+  bool groups_given = false;  // /groups absent: the default, or every row where fewer are scored (eval::resolveGroups)
   std::vector<Condition> conditions;
   std::string output_json, output_csv;  // resolved against the manifest's directory
   // /reported: where reported values come from and the control's reported perplexity (empty: none)

@@ -41,8 +41,9 @@ documents::EvalDocument evalDocument(const eval::Session& s, const eval::Sequenc
   prov.inputs.push_back({"checkpoint", s.spec.checkpoint, s.checkpoint_sha256, !s.spec.sha256.empty()});
   if (s.location.isFolder())
     prov.inputs.push_back({"model-config", s.location.config_path, s.location.config_sha256, !s.spec.config_sha256.empty()});
-  prov.inputs.push_back({"tokens", s.tokens.path, s.tokens.sha256, false});
-  if (!s.tokens.offsets_path.empty()) prov.inputs.push_back({"offsets", s.tokens.offsets_path, s.tokens.offsets_sha256, false});
+  prov.inputs.push_back({"tokens", s.tokens.path, s.tokens.sha256, !s.spec.tokens_sha256.empty()});
+  if (!s.tokens.offsets_path.empty())
+    prov.inputs.push_back({"offsets", s.tokens.offsets_path, s.tokens.offsets_sha256, !s.spec.offsets_sha256.empty()});
   prov.finished_utc = output::utcNow();
   documents::EvalDocument doc;
   doc.provenance = output::provenanceRecord(prov);
@@ -60,8 +61,10 @@ void printEval(std::ostream& text, const eval::Session& s, const eval::SequenceS
                const EvalOptions& o, double secs) {
   const documents::Scores& r = doc.result;
   auto f4 = [](const std::optional<double>& v) { return v ? output::fixed(*v, 4) : std::string("nan"); };
-  text << "perplexity " << output::fixed(sc.perplexity(), 4) << "  [" << output::ciLabel(o.bootstrap.confidence) << " " << f4(r.perplexity_ci.low) << ", "
-       << f4(r.perplexity_ci.high) << "]  over " << r.tokens << " tokens in " << r.sequences.nll_sum.size() << " sequences\n";
+  const bool one = r.sequences.nll_sum.size() < eval::kMinBootstrapSequences;  // no interval: a bootstrap needs two
+  text << "perplexity " << output::fixed(sc.perplexity(), 4) << "  ["
+       << (one ? std::string("no interval: one sequence") : output::ciLabel(o.bootstrap.confidence) + " " + f4(r.perplexity_ci.low) + ", " + f4(r.perplexity_ci.high))
+       << "]  over " << r.tokens << " tokens in " << r.sequences.nll_sum.size() << " sequences\n";
   text << "model " << s.preset.name << ", " << model::attentionName(s.path) << " attention, " << eval::dtypeName(s.dtype) << ", "
        << s.device.str() << ", " << s.threads << " threads: " << output::fixed(static_cast<double>(r.tokens) / secs, 1) << " tokens/s\n";
   output::Table t({"group", "sequences", "tokens", "perplexity"});
@@ -96,12 +99,13 @@ Command addEvalCommand(CLI::App& root) {
               if (!out.empty()) output::checkOutputPath(out, a->force, {a->o.session.checkpoint, a->o.session.tokens.path});
             // --groups against --num-seqs before the checkpoint is hashed (the row count is known
             // only once the token set is read; checked again then)
-            if (a->o.groups < 1 || static_cast<std::size_t>(a->o.groups) > a->o.session.num_seqs)
+            if (a->o.groups_given && static_cast<std::size_t>(a->o.groups) > a->o.session.num_seqs)
               eval::checkGroups(a->o.groups, a->o.session.num_seqs);
             output::ProvenanceInfo prov;
             prov.started_utc = output::utcNow();
             prepareSession(a->o.session, pluginHost());  // threads and BLAS facts, at the edge
             auto s = eval::openSession(a->o.session);  // weights load outside inference mode
+            a->o.groups = eval::resolveGroups(a->o.groups, a->o.groups_given, s->rows.size());
             eval::checkGroups(a->o.groups, s->rows.size());  // before any row is scored
             c10::InferenceMode guard;
             // the trace is collected in memory and written like every output (atomically, a failed

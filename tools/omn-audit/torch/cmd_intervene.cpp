@@ -131,7 +131,7 @@ void applyRunSettings(const InterveneArgs& a, eval::SessionSpec& s) {
 // one); recorded as selection.num_seqs. The manifest's /groups must still fit in them.
 void applyRows(const InterveneArgs& a, intervene::Manifest& m) {
   if (!a.num_seqs) return;
-  if (static_cast<std::size_t>(m.groups) > *a.num_seqs)
+  if (m.groups_given && static_cast<std::size_t>(m.groups) > *a.num_seqs)
     throw UsageError("--num-seqs " + std::to_string(*a.num_seqs) + ": fewer rows than the manifest's /groups (" +
                      std::to_string(m.groups) + "), which split them");
   m.session.num_seqs = *a.num_seqs;
@@ -184,7 +184,7 @@ Command addInterveneCommand(CLI::App& root) {
                   "(tiny-demo, mini-demo, omn1-historical, omn1-bridge, omn1-reproduction), whose outputs then go to the current directory")
       ->required();
   app->add_option("--json,--output,-o", a->o.output_json, "result JSON (default: the manifest's /output/json); --json as in profile, eval and track");
-  app->add_option("--csv", a->o.output_csv, "one CSV row per condition (default: the manifest's /output/csv)");
+  app->add_option("--csv", a->o.output_csv, "one CSV row per condition (default: the manifest's /output/csv; with -o, none unless --csv names one)");
   app->add_flag("--force", a->o.force, "overwrite existing outputs");
   app->add_flag("--resume", a->o.resume, "continue an interrupted sweep from its journal (inputs must match)");
   app->add_flag("--allow-unverified", a->allow_unverified, "accept a manifest whose checkpoint has no sha256");

@@ -24,7 +24,8 @@ struct EvalOptions {
   eval::SessionSpec session;
   eval::BootstrapSpec bootstrap;
   std::int64_t eos = -1;
-  int groups = 5;
+  int groups = eval::kDefaultGroups;
+  bool groups_given = false;  // no --groups: the default, or every row where fewer are scored (eval::resolveGroups)
   bool seq_len_given = false;
 };
 
@@ -90,17 +91,19 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--preset", s.preset, "built-in preset (" + model::builtinPresetList() + ") or a preset JSON file; default: detect");
   app->add_option("--state-key", s.state_key, "where the state dict sits in the envelope");
   app->add_option("--tokens", s.tokens.path, "pre-tokenized held-out set: .bin (uint16/uint32) or .npy")->required();
-  addChoice(app, "--token-format", s.tokens.format, eval::kTokenFormats, "token file format (auto: .npy by its magic, else u16)");
+  addChoice(app, "--token-format", s.tokens.format, eval::kTokenFormats, "token file format (auto: .npy by its magic; a raw file by the record tokenize wrote beside it, else u16 with a warning)");
   addChoice(app, "--out-of-vocabulary", s.out_of_vocab, eval::kOutOfVocabulary,
             "ids >= the model's vocabulary: refuse the set, or drop them from the stream as the historical script did (counted)");
   app->add_option("--eos", o.eos, "document boundary: each document ends with this token")->check([](const std::string& v) {
     return v.empty() || v[0] == '-' ? "expected a token id >= 0, got " + v : std::string();  // -1 is not "no --eos"
   });
   app->add_option("--offsets", s.tokens.offsets, "document boundary: sidecar of document start offsets (.npy or text)");
+  app->add_option("--tokens-sha256", s.tokens_sha256, "expected SHA-256 of the token file: a mismatch is exit 4 (without: recorded, not verified)");
+  app->add_option("--offsets-sha256", s.offsets_sha256, "expected SHA-256 of the --offsets file: a mismatch is exit 4 (without: recorded, not verified)");
   app->add_option("--tokenizer-revision", s.tokenizer_revision,
                   "the tokenizer revision that made the set (recorded; without it: recorded as unknown, with a warning)");
   s.tokenizer_revision_required = false;
-  app->add_option("--seq-len", s.seq_len, "tokens per row (default: the training length a checkpoint omn-audit trained records, else 2048)")
+  app->add_option("--seq-len", s.seq_len, "tokens per row (default: the training length a checkpoint omn-audit trained records, else 2048, or a model folder's max_position_embeddings where smaller)")
       ->default_val(2048)
       ->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 20))
       ->each([&o](const std::string&) { o.seq_len_given = true; });
@@ -123,7 +126,10 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
       ->check(CLI::Range(0, eval::kMaxBatch));
   app->add_option("--threads", s.threads, "CPU threads (0: OMP_NUM_THREADS when set, else every online CPU)")->default_val(0)
       ->check(CLI::Range(0, model::kMaxThreads));
-  app->add_option("--groups", o.groups, "contiguous sequence groups, each with its perplexity")->default_val(5)->check(CLI::Range(1, 1000000));
+  app->add_option("--groups", o.groups, "contiguous sequence groups, each with its perplexity (default 5, or every row where fewer are scored)")
+      ->default_val(eval::kDefaultGroups)
+      ->check(CLI::Range(1, 1000000))
+      ->each([&o](const std::string&) { o.groups_given = true; });
   app->add_option("--bootstrap-resamples", o.bootstrap.resamples, "bootstrap resamples")->default_val(10000)->check(CLI::Range(1, 100000000));
   app->add_option("--confidence", o.bootstrap.confidence, "confidence of the bootstrap interval, in (0, 1)")->default_val(0.95)
       ->check(openUnitInterval);
