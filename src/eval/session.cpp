@@ -21,6 +21,7 @@
 #include "omn/io/hash_beside.h"
 #include "omn/io/json_document.h"
 #include "omn/io/sha256.h"
+#include "omn/io/checkpoint.h"
 #include "omn/io/tensor_index.h"
 #include "omn/model/hf_config.h"
 #include "omn/model/model_type_evidence.h"
@@ -107,7 +108,7 @@ void describeModel(Session& s, const SessionSpec& spec, const model::HfArchitect
   // where the weights hold an lm_head too: said when that head differs (profile compares them too)
   const auto tie = s.preset.architecture_from.find("tied_output");
   const io::TensorRef* head = s.config.tied_output ? s.ck->index.find(s.preset.tensorName("output", 0)) : nullptr;
-  if (tie != s.preset.architecture_from.end() && head && !io::sameBytes(s.ck->index.at(s.config.name("embedding")), *head))
+  if (tie != s.preset.architecture_from.end() && head && !io::sameTensorBytes(*s.ck, s.ck->index.at(s.config.name("embedding")), *head))
     spdlog::warn("{} ties the output head to the embedding (as transformers does): the weights' '{}' differs from the embedding "
                  "and is not used", tie->second, head->name);
   s.dtype = model::workingDtype(spec.dtype, s.ck->index.at(s.config.name("wq", 0)).dtype);

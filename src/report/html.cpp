@@ -122,8 +122,7 @@ std::string resultSections(const ReportInput& in, bool html) {
     heading(2, "evaluation", "Evaluation");
     const documents::Scores& r = in.eval->result;
     if (html)
-      o << "<p>perplexity " << f(r.perplexity, 4) << " [" << f(r.perplexity_ci.low, 4) << ", " << f(r.perplexity_ci.high, 4) << "] over "
-        << r.tokens << " tokens</p>\n";
+      o << "<p>perplexity " << f(r.perplexity, 4) << " " << ciCell(r.perplexity_ci, 4) << " over " << r.tokens << " tokens</p>\n";
     grid(evalGrid(*in.eval));
   }
   return o.str();

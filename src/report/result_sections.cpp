@@ -2,6 +2,7 @@
 // results table, reported values beside measured ones, the groups of sequences, the summary rows.
 #include <cmath>
 
+#include "omn/eval/bootstrap.h"
 #include "omn/intervene/results.h"
 #include "omn/output/table.h"
 #include "sections.h"
@@ -13,10 +14,19 @@ using output::ciLabel;
 using output::fixed;
 using output::significant;
 
+// An interval as a cell: its bounds, or why there are none (one sequence scored: eval::kNoIntervalMethod)
+std::string ciCell(const documents::PerplexityInterval& ci, int decimals) {
+  if (!ci.low && !ci.high && ci.method == eval::kNoIntervalMethod) return "[no interval: one sequence]";
+  return "[" + f(ci.low, decimals) + ", " + f(ci.high, decimals) + "]";
+}
+
 namespace {
 
-std::string ciCell(const documents::PerplexityInterval& ci, int decimals) { return "[" + f(ci.low, decimals) + ", " + f(ci.high, decimals) + "]"; }
-std::string intervalCell(const documents::Interval& q, int decimals) { return "[" + f(q.low, decimals) + ", " + f(q.high, decimals) + "]"; }
+// a paired interval: no bounds beside an estimate is a sweep of one sequence (a non-finite condition has no estimate)
+std::string intervalCell(const documents::Interval& q, int decimals) {
+  if (q.estimate && !q.low && !q.high) return "[no interval: one sequence]";
+  return "[" + f(q.low, decimals) + ", " + f(q.high, decimals) + "]";
+}
 
 // --kl's two columns of a condition: its KL per token and its top-1 agreement with the control.
 std::vector<std::string> klCells(const SweepCondition& c) {

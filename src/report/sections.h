@@ -19,6 +19,7 @@ bool hasReported(const documents::InterventionDocument& r);   // values reported
 Grid reportedGrid(const documents::InterventionDocument& r);  // reported against measured
 std::string reportedNote(const documents::InterventionDocument& r);
 Grid evalGrid(const documents::EvalDocument& r);              // one row per group of sequences
+std::string ciCell(const documents::PerplexityInterval& ci, int decimals);  // "[low, high]", or why there is none
 // The findings a reader looks for first, appended to the summary.
 void sweepSummaryRows(Grid& g, const documents::InterventionDocument& r);
 void evalSummaryRows(Grid& g, const documents::EvalDocument& r);

@@ -36,10 +36,12 @@ void shardWarning(std::vector<std::string>& w, const std::optional<documents::Sh
 
 // A result of a model pass: what its rows and tokens stand on, and what its checkpoint's shards did.
 void evaluatedWarnings(std::vector<std::string>& w, const documents::TokensRecord& tokens, const documents::SelectionRecord& selection,
-                       const documents::Scores& scores, const documents::EvalCheckpoint& checkpoint) {
+                       const documents::Scores& scores, const documents::EvalCheckpoint& checkpoint, bool sweep) {
   if (checkpoint.verified && *checkpoint.verified != "all")
-    w.push_back("The checkpoint's shards were not all verified (checkpoint.verified: " + *checkpoint.verified +
-                "): pin every shard (/checkpoint/shards, or profile --digests) to call the result verified.");
+    w.push_back("The checkpoint's shards were not all verified (checkpoint.verified: " + *checkpoint.verified + "): " +
+                (sweep ? "pin every shard in the manifest's /checkpoint/shards to call the result verified."
+                       : "eval pins the index only; run the evaluation from a manifest that pins every shard (/checkpoint/shards, "
+                         "intervene) to call it verified."));
   if (scores.sequences.nll_sum.size() < 2)
     w.push_back("One sequence was scored: no interval and no p-value (a bootstrap over sequences needs at least two rows).");
   if (!tokens.tokenizer_revision)
@@ -55,12 +57,17 @@ void unverifiedCheckpoints(std::vector<std::string>& w, const documents::Provena
     if (i.role == "checkpoint" && !i.verified) w.push_back("The checkpoint " + i.path + " was not verified against an expected SHA-256.");
 }
 
-// A model pass's other inputs: each one that changes the numbers and was read without a pin
-// (the token set, its offsets, a model folder's config.json).
-void unverifiedInputs(std::vector<std::string>& w, const documents::Provenance& pv) {
-  for (const auto& i : pv.inputs)
-    if (i.role != "checkpoint" && i.role != "manifest" && !i.verified)
-      w.push_back("The " + i.role + " file " + i.path + " was not verified against an expected SHA-256 (docs/manifest.md: pin it).");
+// A model pass's other inputs: each one that changes the numbers and was read without a pin (the
+// token set, its offsets, a model folder's config.json), with the pin that verifies it.
+void unverifiedInputs(std::vector<std::string>& w, const documents::Provenance& pv, bool sweep) {
+  for (const auto& i : pv.inputs) {
+    if (i.role == "checkpoint" || i.role == "manifest" || i.verified) continue;
+    const std::string pin = i.role == "tokens"         ? (sweep ? "/tokens/sha256" : "--tokens-sha256")
+                            : i.role == "offsets"      ? (sweep ? "/tokens/offsets_sha256" : "--offsets-sha256")
+                            : i.role == "model-config" ? (sweep ? "/checkpoint/config_sha256" : "--config-sha256")
+                                                       : "";
+    w.push_back("The " + i.role + " file " + i.path + " was not verified against an expected SHA-256" + (pin.empty() ? "" : " (" + pin + " pins it)") + ".");
+  }
 }
 
 void runWarnings(std::vector<std::string>& w, const documents::TrainDocument& run) {
@@ -79,10 +86,10 @@ std::vector<std::string> reportWarnings(const ReportInput& in) {
   if (in.sweep) sweepWarnings(w, *in.sweep);
   if (in.sweep) shardWarning(w, in.sweep->shard, false);
   if (in.study) shardWarning(w, in.study->shard, true);
-  if (in.sweep) evaluatedWarnings(w, in.sweep->tokens, in.sweep->selection, in.sweep->control.open.result, in.sweep->checkpoint);
-  if (in.eval) evaluatedWarnings(w, in.eval->tokens, in.eval->selection, in.eval->result, in.eval->checkpoint);
-  if (in.sweep) unverifiedInputs(w, in.sweep->provenance);
-  if (in.eval) unverifiedInputs(w, in.eval->provenance);
+  if (in.sweep) evaluatedWarnings(w, in.sweep->tokens, in.sweep->selection, in.sweep->control.open.result, in.sweep->checkpoint, true);
+  if (in.eval) evaluatedWarnings(w, in.eval->tokens, in.eval->selection, in.eval->result, in.eval->checkpoint, false);
+  if (in.sweep) unverifiedInputs(w, in.sweep->provenance, true);
+  if (in.eval) unverifiedInputs(w, in.eval->provenance, false);
   if (in.study)
     for (const auto& a : in.study->arms)
       if (!a.complete) w.push_back("Arm " + a.arm + " is incomplete: not every learning rate has a run for every seed.");

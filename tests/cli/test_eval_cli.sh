@@ -214,6 +214,7 @@ sys.exit(0 if ci["low"] is None and ci["high"] is None and ci["method"].startswi
          and r["perplexity"] > 0 and len(r["groups"]) == 1 else 1)
 PY
 expect 0 "One sequence was scored: no interval and no p-value" -- "$omn" report "$tmp/one.json" -o "$tmp/one.html"
+check "the report prints no bounds for one sequence" -- bash -c 'grep -q "\[no interval: one sequence\]" "$1" && ! grep -q "NaN, NaN" "$1"' _ "$tmp/one.html"
 # the token set and its offsets pinned: verified in the result; a wrong pin is exit 4 naming the file
 tok_sha=$(sha256sum "$tmp/tok.bin" | cut -d' ' -f1)
 expect 0 "perplexity" -- "$omn" "${base[@]}" --tokens-sha256 "$tok_sha" --json "$tmp/pinned.json"

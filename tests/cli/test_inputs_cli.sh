@@ -78,6 +78,10 @@ variant upto.json 'm["rows"].update(num_seqs=1000, up_to=True, seq_len=4096); m[
 expect 2 "manifest $tmp/upto.json: /groups must be between 1 and the number of sequences \([0-9]+\), got 50" -- \
   "$omn" -q intervene --manifest "$tmp/upto.json"
 check "no journal and no result after the refused /groups" -- test ! -e "$tmp/upto-out.json.journal" -a ! -e "$tmp/upto-out.json"
+expect 2 "manifest $tmp/upto.json: /groups must be between 1 and the number of sequences \([0-9]+\), got 50" -- \
+  "$omn" -q intervene --manifest "$tmp/upto.json" --plan
+# --num-seqs over /rows/num_seqs: too few rows names the flag, not the manifest's pointer
+expect 2 "error: --num-seqs 100000: the token set yields only [0-9]+ rows" -- "$omn" -q intervene --manifest "$tmp/m.json" --num-seqs 100000
 # /groups absent: the default 5, or every row /rows/up_to leaves (it was refused after --plan had passed)
 variant upto-default.json 'm.pop("groups", None); m["rows"].update(num_seqs=1000, up_to=True, seq_len=16384); m["output"] = {"json": "upto-default-out.json"}'
 expect 0 "" -- "$omn" -q intervene --manifest "$tmp/upto-default.json"

@@ -223,6 +223,12 @@ p = H.run("eval", ldir, "--tokens", tokpath, "--eos", "0", "--tokenizer-revision
           "--groups", "1", "--bootstrap-resamples", "10")
 H.check("config.json /tie_word_embeddings ties the output head to the embedding (as transformers does): the weights' 'lm_head.weight' "
         "differs from the embedding and is not used" in p.stderr, "eval FOLDER (tied, a different lm_head): said in a warning (%s)" % p.stderr[-300:])
+sdi = collections.OrderedDict(sdt)
+sdi[NAMES["output"]] = sdt[NAMES["embedding"]].clone()
+idir = folder("qwen3-tied-identical-head", sdi, config(True))
+p = H.run("eval", idir, "--tokens", tokpath, "--eos", "0", "--tokenizer-revision", "test", "--seq-len", str(SEQ), "--num-seqs", "2",
+          "--groups", "1", "--bootstrap-resamples", "10")
+H.check("ties the output head" not in p.stderr, "eval FOLDER (tied, an lm_head equal to the embedding): no warning")
 # tie_word_embeddings false and no lm_head: the config and the tensors disagree, exit 2 naming the key
 udir = folder("qwen3-untied-without-head", sdt, config(False))
 p = evaluate(udir, "untied-without-head", expect=2)

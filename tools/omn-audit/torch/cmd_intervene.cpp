@@ -70,6 +70,8 @@ void timePasses(const eval::Session& s, const intervene::Manifest& m, const inte
 int printPlan(intervene::Manifest& m, const intervene::SweepOptions& o) {
   prepareSession(m.session, pluginHost());
   auto s = eval::openSession(m.session);
+  // the groups as the run will split the rows it has (/rows/up_to may leave fewer than /groups)
+  eval::checkGroups(eval::resolveGroups(m.groups, m.groups_given, s->rows.size()), s->rows.size(), "manifest " + m.path + ": /groups");
   intervene::GainState gains(*s->model, *s->ck);
   gains.loadSources(m.conditions);
   const std::vector<intervene::Condition> cs = intervene::shardConditions(m.conditions, o.shard_index, o.shard_count);
@@ -135,6 +137,7 @@ void applyRows(const InterveneArgs& a, intervene::Manifest& m) {
     throw UsageError("--num-seqs " + std::to_string(*a.num_seqs) + ": fewer rows than the manifest's /groups (" +
                      std::to_string(m.groups) + "), which split them");
   m.session.num_seqs = *a.num_seqs;
+  m.session.names.num_seqs = "--num-seqs";
 }
 
 // The sweep, in inference mode (the session's weights were loaded outside it)
