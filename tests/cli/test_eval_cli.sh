@@ -223,6 +223,10 @@ check "--tokens-sha256: the tokens input recorded as verified" -- /usr/bin/pytho
   "$tmp/pinned.json"
 expect 4 "tok.bin" -- "$omn" "${base[@]}" --tokens-sha256 "$(printf '0%.0s' $(seq 64))"
 expect 2 "--tokens-sha256" -- "$omn" "${base[@]}" --tokens-sha256 abc
+# a pin given empty (an unset variable) is refused, never read as "no pin"
+for flag in --sha256 --config-sha256 --tokens-sha256 --offsets-sha256; do
+  expect 2 "$flag: expected a SHA-256 of 64 hex digits, got an empty value" -- "$omn" "${base[@]}" "$flag" ""
+done
 expect 2 "--offsets-sha256 pins an offsets file, and none is given \\(--offsets\\)" -- "$omn" "${base[@]}" --offsets-sha256 "$tok_sha"
 expect 0 "The tokens file .*tok.bin was not verified against an expected SHA-256" -- "$omn" report "$tmp/three.json" -o "$tmp/three.html"
 expect 2 "confidence: expected a number in \\(0, 1\\)" -- "$omn" "${base[@]}" --confidence 1.5

@@ -158,6 +158,7 @@ expect 0 "warning: .*typo-tol.json: tolerance rule /rules/0 \"/statistics/cout_\
 # invalid usage and input: exit 2 with a message naming the place
 expect 2 "cannot open" -- "$omn" profile "$tmp/missing.pt"
 expect 2 "expected a SHA-256 of 64 hex digits" -- "$omn" profile "$mini" --sha256 abc
+expect 2 "--sha256: expected a SHA-256 of 64 hex digits, got an empty value" -- "$omn" profile "$mini" --sha256 ""
 expect 2 "edges must increase" -- "$omn" profile "$mini" --hist-edges 4,2
 expect 2 "neither a built-in preset" -- "$omn" profile "$mini" --preset nope
 expect 2 "baseline .*not valid JSON" -- "$omn" profile "$mini" --baseline "$tmp/p.csv"

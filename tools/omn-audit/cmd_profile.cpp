@@ -7,6 +7,7 @@
 
 #include "baseline.h"
 #include "commands.h"
+#include "digest_option.h"
 #include "omn/audit/digest_list.h"
 #include "omn/audit/profile_run.h"
 #include "omn/audit/regression.h"
@@ -78,7 +79,7 @@ Command addProfileCommand(CLI::App& root) {
               "  omn-audit profile omn-1.pt --baseline omn-1-reference --all");
   app->add_option("checkpoint", a->req.checkpoint, "torch.save file (.pt/.pth/.bin), .safetensors, *.safetensors.index.json, or a Hugging Face model folder (config.json beside the weights)")
       ->required();
-  app->add_option("--sha256", a->req.expected_sha256, "expected SHA-256: a mismatch is exit 4 and nothing is reported");
+  app->add_option("--sha256", a->req.expected_sha256, "expected SHA-256: a mismatch is exit 4 and nothing is reported")->check(givenDigest);
   app->add_option("--digests", a->req.digests_path,
                   "sha256sum-style list (\"<hex>  <path>\"): pins the checkpoint and, for a sharded index, each shard "
                   "(a mismatch is exit 4 naming the file); without it a shard is hashed but not verified");

@@ -13,6 +13,7 @@
 #include "omn/model/model_options.h"
 #include "omn/model/products.h"
 #include "omn/model/threads.h"
+#include "../digest_option.h"
 #include "../plugin_loader.h"
 #include "machine_hints.h"
 #include "omn/model/device_spec.h"
@@ -85,9 +86,11 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("checkpoint,--checkpoint", s.checkpoint, "torch.save file, .safetensors, *.safetensors.index.json, or a Hugging Face model folder (config.json beside the weights: config.json gives the architecture)")
       ->required()
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-  app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint (a model folder: of its weights file): a mismatch is exit 4");
+  app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint (a model folder: of its weights file): a mismatch is exit 4")
+      ->check(givenDigest);
   app->add_option("--config-sha256", s.config_sha256,
-                  "expected SHA-256 of a model folder's config.json, which gives the architecture: checked first, a mismatch is exit 4");
+                  "expected SHA-256 of a model folder's config.json, which gives the architecture: checked first, a mismatch is exit 4")
+      ->check(givenDigest);
   app->add_option("--preset", s.preset, "built-in preset (" + model::builtinPresetList() + ") or a preset JSON file; default: detect");
   app->add_option("--state-key", s.state_key, "where the state dict sits in the envelope");
   app->add_option("--tokens", s.tokens.path, "pre-tokenized held-out set: .bin (uint16/uint32) or .npy")->required();
@@ -98,8 +101,10 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
     return v.empty() || v[0] == '-' ? "expected a token id >= 0, got " + v : std::string();  // -1 is not "no --eos"
   });
   app->add_option("--offsets", s.tokens.offsets, "document boundary: sidecar of document start offsets (.npy or text)");
-  app->add_option("--tokens-sha256", s.tokens_sha256, "expected SHA-256 of the token file: a mismatch is exit 4 (without: recorded, not verified)");
-  app->add_option("--offsets-sha256", s.offsets_sha256, "expected SHA-256 of the --offsets file: a mismatch is exit 4 (without: recorded, not verified)");
+  app->add_option("--tokens-sha256", s.tokens_sha256, "expected SHA-256 of the token file: a mismatch is exit 4 (without: recorded, not verified)")
+      ->check(givenDigest);
+  app->add_option("--offsets-sha256", s.offsets_sha256, "expected SHA-256 of the --offsets file: a mismatch is exit 4 (without: recorded, not verified)")
+      ->check(givenDigest);
   app->add_option("--tokenizer-revision", s.tokenizer_revision,
                   "the tokenizer revision that made the set (recorded; without it: recorded as unknown, with a warning)");
   s.tokenizer_revision_required = false;
