@@ -138,7 +138,9 @@ def main():
         fail("%s: /studies: expected the list of study documents the analysis read" % apath)
     # which studies it read, by their place in the store (STUDY/study.json): the store the analysis wrote
     # into may since have been copied (OMN_EXPERIMENTS_STORE), and its paths name the store it read
-    read = sorted(next((r for r in rels if (os.sep + os.path.normpath(os.path.join(root, p))).endswith(os.sep + r)), p) for p in listed)
+    # (the longest place that fits: a study folder nested in another's name is not taken for it)
+    read = sorted(max((r for r in rels if (os.sep + os.path.normpath(os.path.join(root, p))).endswith(os.sep + r)), key=len, default=p)
+                  for p in listed)
     if read != sorted(rels):
         fail("%s: /studies: the analysis read %s, not the grid's studies (%s): run the analysis again (tools/run-experiments.sh %s)"
              % (apath, ", ".join(analysis.get("studies", [])) or "none", ", ".join(grid), name))
