@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "omn/errors.h"
+#include "omn/io/sha256.h"
 #include "omn/io/terminal_text.h"
 
 namespace omn::audit {
@@ -50,6 +51,69 @@ std::string digestKey(const std::string& path) {
 bool listedInFolder(const std::string& listed, const std::string& folder) {
   const fs::path dir = fs::path(listed).parent_path();
   return digestKey(dir.empty() ? "." : dir.string()) == digestKey(folder);
+}
+
+namespace {
+
+bool isIndex(const std::string& path) {
+  const std::string suffix = ".index.json";
+  return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The directory of a sharded index, where its shards are.
+std::string besideIndex(const std::string& index) {
+  const std::string dir = fs::path(index).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+// A line naming another file of the model folder (config.json, tokenizer.json, ...: a
+// `sha256sum DIR/*` list): not the weights, and not an error.
+bool inFolder(const io::ModelLocation& loc, const std::string& p) { return loc.isFolder() && listedInFolder(p, loc.given); }
+
+// A line naming another existing file beside a single weights file (`sha256sum *` beside
+// model.safetensors lists config.json too): not the weights, and not an error. A line naming a file
+// that does not exist still is (a misspelt weights file would otherwise leave them unpinned).
+bool besideFile(const io::ModelLocation& loc, const std::string& p) {
+  std::error_code ec;
+  if (loc.isFolder() || !fs::is_regular_file(p, ec)) return false;
+  const fs::path mine = fs::weakly_canonical(fs::absolute(loc.given).parent_path(), ec);
+  return !ec && fs::weakly_canonical(fs::absolute(p).parent_path(), ec) == mine && !ec;
+}
+
+}  // namespace
+
+std::string pinnedDigest(const DigestList& list, const std::string& path) {
+  const std::string k = digestKey(path);
+  std::string found, found_as;
+  for (const auto& [p, d] : list.entries) {
+    if (digestKey(p) != k) continue;
+    if (!found.empty() && found != d)  // two spellings of one file (./a and a, a link and its target)
+      throw UsageError("--digests " + list.path + ": " + found_as + " and " + p + " are the same file " + path +
+                       " but pin different digests (" + found + " and " + d + ")");
+    found = d;
+    found_as = p;
+  }
+  return found;
+}
+
+std::string expectedWeightsDigest(const DigestList& list, const io::ModelLocation& loc, const std::string& flag_digest,
+                                  const std::string& flag) {
+  const std::string& weights = loc.weights;
+  std::string expected = flag_digest.empty() ? "" : io::normaliseSha256(flag_digest, flag);
+  std::string source = expected.empty() ? "" : flag + " " + expected;  // who pinned `expected`
+  const std::string self = digestKey(weights);
+  for (const auto& [p, d] : list.entries) {
+    if (digestKey(p) == self) {
+      const std::string here = "--digests " + list.path + " (" + p + ": " + d + ")";
+      if (!expected.empty() && expected != d) throw UsageError(source + " and " + here + " disagree about " + weights);
+      if (source.empty()) source = here;
+      expected = d;
+    } else if ((!isIndex(weights) || !listedInFolder(p, besideIndex(weights))) && !inFolder(loc, p) && !besideFile(loc, p)) {
+      throw UsageError("--digests " + list.path + ": " + p + " is not " + weights + (isIndex(weights) ? " or a shard beside it" : "") +
+                       " (paths are relative to the current directory, as for sha256sum -c)");
+    }
+  }
+  return expected;
 }
 
 }  // namespace omn::audit

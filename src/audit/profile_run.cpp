@@ -47,76 +47,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool isIndex(const std::string& path) {
-  const std::string suffix = ".index.json";
-  return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The directory of a sharded index, where its shards are.
-std::string besideIndex(const std::string& index) {
-  const std::string dir = fs::path(index).parent_path().string();
-  return dir.empty() ? "." : dir;
-}
-
-// The digest pinned for the checkpoint itself: --sha256, or its --digests line (both: they agree).
-// Every other line must name a file beside a sharded index; checked before any byte is hashed.
-// A --digests line naming another file of the model folder (config.json, tokenizer.json, ...: a
-// `sha256sum DIR/*` list): not the weights, and not an error.
-bool inFolder(const io::ModelLocation& loc, const std::string& p) {
-  return loc.isFolder() && listedInFolder(p, loc.given);
-}
-
-// A --digests line naming another existing file beside a single weights file (`sha256sum *` beside
-// model.safetensors lists config.json too): not the weights, and not an error. A line naming a file
-// that does not exist still is (a misspelt weights file would otherwise leave them unpinned).
-bool besideFile(const io::ModelLocation& loc, const std::string& p) {
-  std::error_code ec;
-  if (loc.isFolder() || !fs::is_regular_file(p, ec)) return false;
-  const fs::path mine = fs::weakly_canonical(fs::absolute(loc.given).parent_path(), ec);
-  return !ec && fs::weakly_canonical(fs::absolute(p).parent_path(), ec) == mine && !ec;
-}
-
-std::string expectedDigest(const ProfileRequest& req, const io::ModelLocation& loc) {
-  std::string expected = req.expected_sha256.empty() ? "" : io::normaliseSha256(req.expected_sha256, "--sha256");
-  std::string source = expected.empty() ? "" : "--sha256 " + expected;  // who pinned `expected`
-  const std::string self = digestKey(req.checkpoint);
-  for (const auto& [p, d] : req.digests) {
-    const std::string k = digestKey(p);
-    if (k == self) {
-      const std::string here = "--digests " + req.digests_path + " (" + p + ": " + d + ")";
-      if (!expected.empty() && expected != d)
-        throw UsageError(source + " and " + here + " disagree about " + req.checkpoint);
-      if (source.empty()) source = here;
-      expected = d;
-    } else if ((!isIndex(req.checkpoint) || !listedInFolder(p, besideIndex(req.checkpoint))) && !inFolder(loc, p) && !besideFile(loc, p)) {
-      throw UsageError("--digests " + req.digests_path + ": " + p + " is not " + req.checkpoint +
-                       (isIndex(req.checkpoint) ? " or a shard beside it" : "") +
-                       " (paths are relative to the current directory, as for sha256sum -c)");
-    }
-  }
-  return expected;
-}
-
-// The pinned digest of one file, or "" when --digests does not name it.
-std::string pinned(const ProfileRequest& req, const std::string& path) {
-  const std::string k = digestKey(path);
-  std::string found, found_as;
-  for (const auto& [p, d] : req.digests) {
-    if (digestKey(p) != k) continue;
-    if (!found.empty() && found != d)  // two spellings of one file (./a and a, a link and its target)
-      throw UsageError("--digests " + req.digests_path + ": " + found_as + " and " + p + " are the same file " + path +
-                       " but pin different digests (" + found + " and " + d + ")");
-    found = d;
-    found_as = p;
-  }
-  return found;
-}
+// The --digests list as the rules in digest_list.h read it.
+DigestList digestList(const ProfileRequest& req) { return {req.digests_path, req.digests}; }
 
 // config.json, where --digests pins it, checked before a byte of the weights is hashed: the pin, or "".
 std::string checkedConfigPin(const ProfileRequest& req, const io::ModelLocation& loc) {
-  std::string config_pin;
-  for (const auto& [p, d] : req.digests)
-    if (loc.isFolder() && digestKey(p) == digestKey(loc.config_path)) config_pin = d;
+  const std::string config_pin = loc.isFolder() ? pinnedDigest(digestList(req), loc.config_path) : "";
   if (!config_pin.empty()) io::requireSha256(loc.config_path, config_pin, loc.config_sha256);
   return config_pin;
 }
@@ -185,7 +121,7 @@ ProfiledShards profiledShards(const ProfileRequest& req, const io::Checkpoint& c
   ProfiledShards shards;
   for (std::size_t i = 1; i < ck.files.size(); ++i) {
     const std::string& path = ck.files[i]->path();
-    const std::string want = pinned(req, path);
+    const std::string want = pinnedDigest(digestList(req), path);
     const std::string got = hash || !want.empty() ? io::sha256File(path) : "";
     if (!want.empty()) io::requireSha256(path, want, got);
     shards.verified += !want.empty();
@@ -277,7 +213,7 @@ documents::ProfileDocument profileCheckpoint(const ProfileRequest& request) {
   if (loc.isFolder()) hf = model::readHfConfig(loc.config, loc.config_path);
   ProfileRequest req = request;
   req.checkpoint = loc.weights;
-  const std::string expected = expectedDigest(req, loc);
+  const std::string expected = expectedWeightsDigest(digestList(req), loc, req.expected_sha256, "--sha256");
   const std::string config_pin = checkedConfigPin(req, loc);
 
   const bool hash = req.hash || !expected.empty();

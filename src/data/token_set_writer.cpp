@@ -11,6 +11,8 @@ namespace omn::data {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+std::string tokenRecordPath(const std::string& tokens) { return fs::path(tokens).replace_extension(".tokens.json").string(); }
+
 TokenSetPaths tokenSetPaths(const std::string& out) {
   TokenSetPaths p;
   const fs::path o(out);
@@ -20,7 +22,7 @@ TokenSetPaths tokenSetPaths(const std::string& out) {
   stem.replace_extension();
   p.tokens = out;
   p.offsets = stem.string() + ".offsets.npy";
-  p.record = stem.string() + ".tokens.json";
+  p.record = tokenRecordPath(out);
   p.npy = o.extension() == ".npy";
   return p;
 }

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 
 #include <ATen/Parallel.h>
 
+#include "omn/audit/digest_list.h"
 #include "omn/audit/run_directory.h"
 #include "omn/errors.h"
 #include "omn/eval/memory_preflight.h"
@@ -78,6 +81,33 @@ void resolveRowLength(Session& s) {
                  "selection.past_training_length)", s.spec.seq_len, s.location.config_path, s.max_positions);
 }
 
+// --digests LIST: the weights' digest (agreeing with --sha256 where both pin it) and config.json's
+// (agreeing with --config-sha256) from the list, every line checked to name a file of the model before
+// a byte is hashed; the shards it pins are taken once the index is read (shardPins).
+void adoptDigestList(Session& s, const SessionSpec& spec) {
+  const OptionNames& n = spec.names;
+  const audit::DigestList list{spec.digests_path, spec.digests};
+  s.spec.sha256 = audit::expectedWeightsDigest(list, s.location, spec.sha256, n.sha256);
+  const std::string config = s.location.isFolder() ? audit::pinnedDigest(list, s.location.config_path) : "";
+  if (config.empty()) return;
+  if (!spec.config_sha256.empty() && io::normaliseSha256(spec.config_sha256, n.config_sha256) != config)
+    throw UsageError(n.config_sha256 + " " + spec.config_sha256 + " and --digests " + list.path + " (" + config + ") disagree about " +
+                     s.location.config_path);
+  s.spec.config_sha256 = config;
+}
+
+// The shards a --digests list pins, by file name (what io::hashShards matches), over those a manifest pins.
+void addShardPins(Session& s) {
+  if (s.spec.digests_path.empty()) return;
+  const audit::DigestList list{s.spec.digests_path, s.spec.digests};
+  for (std::size_t i = 1; i < s.ck->files.size(); ++i) {
+    const std::string& path = s.ck->files[i]->path();
+    const std::string pin = audit::pinnedDigest(list, path);
+    if (!pin.empty()) s.spec.shard_sha256[std::filesystem::path(path).filename().string()] = pin;
+  }
+  s.spec.shard_sha256_where = "--digests " + list.path;  // (a manifest has no list: its /checkpoint/shards pin them)
+}
+
 // A Hugging Face model folder: its weights file is the checkpoint, its config.json the
 // architecture (returned; none for a file).
 std::optional<model::HfArchitecture> locateWeights(Session& s, const SessionSpec& spec) {
@@ -85,11 +115,11 @@ std::optional<model::HfArchitecture> locateWeights(Session& s, const SessionSpec
   audit::refuseRunDirectory(spec.checkpoint);
   s.location = io::locateModel(spec.checkpoint);
   s.spec.checkpoint = s.location.weights;
-  if (!spec.config_sha256.empty()) {  // config.json gives the architecture: pinned, it is checked first
-    if (!s.location.isFolder())
-      throw UsageError(n.config_sha256 + " pins a model folder's config.json; " + spec.checkpoint + " is a file, not a folder");
-    io::requireSha256(s.location.config_path, io::normaliseSha256(spec.config_sha256, n.config_sha256), s.location.config_sha256);
-  }
+  if (!spec.config_sha256.empty() && !s.location.isFolder())
+    throw UsageError(n.config_sha256 + " pins a model folder's config.json; " + spec.checkpoint + " is a file, not a folder");
+  if (!spec.digests_path.empty()) adoptDigestList(s, spec);
+  if (!s.spec.config_sha256.empty())  // config.json gives the architecture: pinned, it is checked first
+    io::requireSha256(s.location.config_path, io::normaliseSha256(s.spec.config_sha256, n.config_sha256), s.location.config_sha256);
   std::optional<model::HfArchitecture> hf;
   if (s.location.isFolder()) hf = model::readHfConfig(s.location.config, s.location.config_path);
   return hf;
@@ -183,10 +213,10 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   if (spec.tokenizer_revision.empty())
     spdlog::warn("no {}: the tokenizer revision is recorded as unknown (null); the result is a quick look, not the "
                  "reproduction standard (docs/eval.md)", n.tokenizer_revision);
-  const std::string expected = spec.sha256.empty() ? "" : io::normaliseSha256(spec.sha256, n.sha256);
   s->device = at::Device(spec.device);
   s->threads = at::get_num_threads();  // set by the command (model::useThreads), recorded here
   const std::optional<model::HfArchitecture> hf = locateWeights(*s, spec);
+  const std::string expected = s->spec.sha256.empty() ? "" : io::normaliseSha256(s->spec.sha256, n.sha256);
   // The hash streams the whole checkpoint beside the parse and the weight loading (the parsers
   // execute nothing); nothing is evaluated before it is checked, and a wrong digest is reported
   // as such even when the file also fails to parse.
@@ -199,10 +229,11 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
     loadSessionModel(*s, spec);
   });  // an integrity failure outranks the error it may have caused
   s->checkpoint_sha256 = hashing.verify();
-  s->shards = io::hashShards(*s->ck, spec.shard_sha256, spec.shard_sha256_where);  // the digest pins an index only
+  addShardPins(*s);
+  s->shards = io::hashShards(*s->ck, s->spec.shard_sha256, s->spec.shard_sha256_where);  // the digest pins an index only
   if (!allShardsVerified(*s) && !expected.empty())
     spdlog::warn("{}: {} pins the index file only; its shards are NOT verified unless {} pins them: the result is not "
-                 "called verified", weights, n.sha256, spec.shard_sha256_where);
+                 "called verified", weights, n.sha256, s->spec.shard_sha256_where);
   // the digest was read beside the mapping, by path: it describes the mapped file only if that
   // file did not change in between
   requireCheckpointUnchanged(*s, "while it was hashed and loaded", false);

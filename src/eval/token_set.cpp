@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "omn/data/token_set_writer.h"
 #include "omn/errors.h"
 #include "omn/io/json_document.h"
 #include "omn/io/mapped_file.h"
@@ -106,7 +107,7 @@ std::int64_t npyValue(const Npy& n, std::uint64_t i) {
 // record names this file by its digest; else u16, said in a warning (a u32 file read as u16 has twice
 // its tokens, every id wrong).
 TokenFormat rawWidth(const std::string& path, const std::string& sha256) {
-  const std::filesystem::path record = std::filesystem::path(path).replace_extension(".tokens.json");
+  const std::filesystem::path record = data::tokenRecordPath(path);
   std::error_code ec;
   if (std::filesystem::is_regular_file(record, ec)) {
     try {

@@ -197,10 +197,8 @@ std::optional<Manifest> confirmationManifest(const Manifest& m, const documents:
 }
 
 std::vector<std::string> inputFiles(const Manifest& m) {
-  std::vector<std::string> in = {m.path, m.session.checkpoint, m.session.tokens.path};
-  if (!m.session.tokens.offsets.empty()) in.push_back(m.session.tokens.offsets);
-  const std::string& pr = m.session.preset;  // a preset file (resolved), not a built-in name
-  if (pr.find('/') != std::string::npos || (pr.size() > 5 && pr.compare(pr.size() - 5, 5, ".json") == 0)) in.push_back(pr);
+  std::vector<std::string> in = eval::sessionInputFiles(m.session);
+  in.push_back(m.path);
   for (const auto& c : m.conditions)
     for (const auto& st : c.steps)
       if (!st.source.path.empty()) in.push_back(st.source.path);

@@ -172,6 +172,8 @@ std::vector<std::string> builtinPresetNames() {
   return names;
 }
 
+bool isBuiltinPreset(const std::string& name) { return embeddedConfigs().count("presets/" + name + ".json") > 0; }
+
 Preset loadPreset(const std::string& name_or_path) {
   const auto& files = embeddedConfigs();
   auto it = files.find("presets/" + name_or_path + ".json");

@@ -56,6 +56,33 @@ cp "$mini" "$tmp/ck.pt"
 before="$(sha256sum <"$tmp/ck.pt")"
 OMN_AUDIT_PROFILE="$tmp/ck.pt" expect 2 "is the input" -- "$omn" "${base[@]/$mini/$tmp/ck.pt}" --force
 check "OMN_AUDIT_PROFILE=<checkpoint> left the checkpoint whole" -- test "$(sha256sum <"$tmp/ck.pt")" = "$before"
+# every file eval reads is an input, never an output, even with --force: the offsets (written over
+# with exit 0 until the review of 2026-12-07), the record beside the tokens, a preset file, a digest list
+cp "$tmp/offsets.txt" "$tmp/offsets.keep"
+cp "$src/configs/presets/omn-1.json" "$tmp/preset.json"
+echo '{"tokens": {"sha256": "none", "format": "u16"}}' >"$tmp/tok.tokens.json"
+sha256sum "$mini" >"$tmp/sums.txt"
+cp "$tmp/tok.tokens.json" "$tmp/record.keep"; cp "$tmp/preset.json" "$tmp/preset.keep"; cp "$tmp/sums.txt" "$tmp/sums.keep"
+ev=(eval --checkpoint "$mini" --tokens "$tmp/tok.bin" --token-format u16 --seq-len 128 --num-seqs 2 --groups 2 --bootstrap-resamples 50)
+expect 2 "output .*offsets.txt is the input" -- "$omn" "${ev[@]}" --offsets "$tmp/offsets.txt" -o "$tmp/offsets.txt" --force
+expect 2 "offsets.txt is the input" -- "$omn" "${ev[@]}" --offsets "$tmp/offsets.txt" -o "$tmp/x.json" --dump-logits "$tmp/offsets.txt" --force
+expect 2 "tok.tokens.json is the input" -- "$omn" "${ev[@]}" --eos 0 -o "$tmp/tok.tokens.json" --force
+expect 2 "preset.json is the input" -- "$omn" "${ev[@]}" --eos 0 --preset "$tmp/preset.json" -o "$tmp/preset.json" --force
+expect 2 "sums.txt is the input" -- "$omn" "${ev[@]}" --eos 0 --digests "$tmp/sums.txt" -o "$tmp/sums.txt" --force
+check "no input eval refused to write over was changed" -- bash -c 'cmp -s "$1/offsets.txt" "$1/offsets.keep" && cmp -s "$1/tok.tokens.json" "$1/record.keep" &&
+  cmp -s "$1/preset.json" "$1/preset.keep" && cmp -s "$1/sums.txt" "$1/sums.keep"' _ "$tmp"
+rm "$tmp/tok.tokens.json"
+# --digests on a single file: the list's line pins it as --sha256 does; a wrong line is exit 4, a line
+# naming a file that is not there exit 2, a list and --sha256 that disagree exit 2
+expect 0 "perplexity" -- "$omn" "${ev[@]}" --eos 0 --digests "$tmp/sums.txt" -o "$tmp/dg.json"
+check "eval --digests: the checkpoint recorded verified" -- /usr/bin/python3 -c \
+  "import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))['checkpoint']['sha256_verified'] else 1)" "$tmp/dg.json"
+echo "$(printf '0%.0s' {1..64})  $mini" >"$tmp/wrong.txt"
+expect 4 "SHA-256 mismatch" -- "$omn" "${ev[@]}" --eos 0 --digests "$tmp/wrong.txt"
+echo "$(printf '0%.0s' {1..64})  $tmp/absent.pt" >"$tmp/absent.txt"
+expect 2 "--digests .*absent.txt: .*absent.pt is not" -- "$omn" "${ev[@]}" --eos 0 --digests "$tmp/absent.txt"
+expect 2 "--sha256 .* and --digests .* disagree" -- "$omn" "${ev[@]}" --eos 0 --digests "$tmp/sums.txt" --sha256 "$(printf 'a%.0s' {1..64})"
+expect 2 "--digests .*: line 1: expected" -- "$omn" "${ev[@]}" --eos 0 --digests "$tmp/offsets.txt"
 echo keep >"$tmp/trace.json"
 OMN_AUDIT_PROFILE="$tmp/trace.json" expect 2 "trace.json exists: refusing" -- "$omn" "${base[@]}"
 # ... and written like one: a failed write is exit 5, a written trace is whole JSON
@@ -227,6 +254,9 @@ expect 2 "--tokens-sha256" -- "$omn" "${base[@]}" --tokens-sha256 abc
 for flag in --sha256 --config-sha256 --tokens-sha256 --offsets-sha256; do
   expect 2 "$flag: expected a SHA-256 of 64 hex digits, got an empty value" -- "$omn" "${base[@]}" "$flag" ""
 done
+expect 2 "--digests: expected a sha256sum-style list file, got an empty value" -- "$omn" "${base[@]}" --digests ""
+expect 2 "--digests: expected a sha256sum-style list file, got an empty value" -- "$omn" profile "$mini" --digests ""
+expect 2 "--digests: expected a sha256sum-style list file, got an empty value" -- "$omn" track "$mini" --digests ""
 expect 2 "--offsets-sha256 pins an offsets file, and none is given \\(--offsets\\)" -- "$omn" "${base[@]}" --offsets-sha256 "$tok_sha"
 expect 0 "The tokens file .*tok.bin was not verified against an expected SHA-256" -- "$omn" report "$tmp/three.json" -o "$tmp/three.html"
 expect 2 "confidence: expected a number in \\(0, 1\\)" -- "$omn" "${base[@]}" --confidence 1.5

@@ -331,6 +331,36 @@ open(victim, "wb").write(bytes(blob))
 doc, _ = evaluate(bad_dir, "sharded-tampered", "--sha256", sha(tidx))
 H.check(not doc["checkpoint"]["sha256_verified"] and doc["checkpoint"]["shards"][-1]["sha256"] == sha(victim),
         "eval of a tampered shard with the index's digest: never called verified, the tampered shard's digest recorded")
+# eval --digests: one sha256sum list of the folder (`sha256sum DIR/*`: config.json, the index, every
+# shard) pins the lot, as profile --digests does; a tampered shard it pins is exit 4 naming it
+def listing(folder, path, names=None):
+    with open(path, "w") as f:
+        for n in sorted(names or os.listdir(folder)):
+            f.write(sha(os.path.join(folder, n)) + "  " + os.path.join(folder, n) + "\n")
+    return path
+tlist = listing(tdir, os.path.join(work, "sharded.sha256"))
+doc, _ = evaluate(tdir, "sharded-digests", "--digests", tlist)
+c = doc["checkpoint"]
+H.check(c["sha256_verified"] and c["verified"] == "all" and all(s["sha256_verified"] for s in c["shards"]) and c["folder"]["config_verified"],
+        "eval SHARDED --digests LIST: the index, every shard and config.json verified (verified: all)")
+doc, _ = evaluate(tdir, "sharded-digests-part", "--digests", listing(tdir, os.path.join(work, "part.sha256"),
+                                                                      ["model.safetensors.index.json", shard_names[0]]))
+c = doc["checkpoint"]
+H.check(not c["sha256_verified"] and c["verified"] == "partial" and [s["sha256_verified"] for s in c["shards"]] == [True] + [False] * (len(shard_names) - 1),
+        "eval --digests pinning one shard of two: that shard verified, the result 'partial', never sha256_verified")
+bad_list = os.path.join(work, "tampered.sha256")  # the untouched folder's digests, naming the tampered copy's files
+open(bad_list, "w").write(open(tlist).read().replace(tdir, bad_dir))
+p = evaluate(bad_dir, "sharded-digests-tampered", "--digests", bad_list, expect=4)
+H.check(shard_names[-1] + ": SHA-256 mismatch" in p.stderr, "eval --digests: a tampered shard the list pins is exit 4 naming it")
+stray = os.path.join(work, "stray.sha256")
+open(stray, "w").write(open(tlist).read() + "0" * 64 + "  " + os.path.join(work, "elsewhere.safetensors") + "\n")
+p = evaluate(tdir, "sharded-digests-stray", "--digests", stray, expect=2)
+H.check("elsewhere.safetensors is not" in p.stderr, "eval --digests: a line naming a file outside the model is exit 2")
+p = evaluate(tdir, "sharded-digests-disagree", "--digests", tlist, "--config-sha256", "0" * 64, expect=2)
+H.check("disagree about" in p.stderr and "config.json" in p.stderr, "eval --digests and --config-sha256 disagreeing: exit 2 naming config.json")
+before_list = open(tlist).read()
+p = evaluate(tdir, "over-list", "--digests", tlist, "--json", tlist, "--force", expect=2)
+H.check("is the input" in p.stderr and open(tlist).read() == before_list, "eval --json THE_DIGEST_LIST --force: exit 2, the list intact")
 shutil.copy(tokpath, os.path.join(work, "tokens-m.bin"))
 sm = dict(manifest, checkpoint={"path": "qwen3-tied-sharded", "sha256": sha(tidx),
                                 "shards": {f: sha(os.path.join(tdir, f)) for f in shard_names}},

@@ -82,7 +82,8 @@ Command addProfileCommand(CLI::App& root) {
   app->add_option("--sha256", a->req.expected_sha256, "expected SHA-256: a mismatch is exit 4 and nothing is reported")->check(givenDigest);
   app->add_option("--digests", a->req.digests_path,
                   "sha256sum-style list (\"<hex>  <path>\"): pins the checkpoint and, for a sharded index, each shard "
-                  "(a mismatch is exit 4 naming the file); without it a shard is hashed but not verified");
+                  "(a mismatch is exit 4 naming the file); without it a shard is hashed but not verified")
+      ->check(givenDigestList);
   app->add_option("--preset", a->req.preset, "built-in preset (" + model::builtinPresetList() + ") or a preset JSON file; default: detect");
   app->add_option("--state-key", a->req.state_key, "where the state dict sits in the envelope (\"model\", \"a/b\"); default: find it");
   app->add_option("--threshold", a->req.options.threshold, "report the share of gains above this value")->default_val(1.43);

@@ -4,6 +4,7 @@
 
 #include "baseline.h"
 #include "commands.h"
+#include "digest_option.h"
 #include "omn/audit/track.h"
 #include "omn/errors.h"
 #include "omn/model/preset.h"
@@ -26,7 +27,8 @@ Command addTrackCommand(CLI::App& root) {
   app->add_option("checkpoints", r->inputs, "checkpoint files and directories (a run directory: checkpoints/*.pt and final.pt)")->required();
   app->add_option("--digests", r->digests_path,
                   "sha256sum-style list (\"<hex>  <path>\"): the checkpoints it names are hashed and verified (mismatch: exit 4); "
-                  "the others are read without hashing");
+                  "the others are read without hashing")
+      ->check(givenDigestList);
   app->add_option("--order", *order, "step (the step in each checkpoint's metadata) | given (the order on the command line)")
       ->check(CLI::IsMember({"step", "given"}));
   app->add_option("--preset", r->preset, "built-in preset (" + model::builtinPresetList() + ") or a preset JSON file; default: detect");

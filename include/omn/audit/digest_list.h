@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "omn/io/model_folder.h"
+
 namespace omn::audit {
 
 // Reads `sha256sum` output ("<64 hex>  <path>" per line; "*" binary marker allowed; "#" comments).
@@ -18,5 +20,22 @@ std::string digestKey(const std::string& path);
 // (links resolved), whatever the file itself is -- in the Hugging Face hub cache each snapshot file
 // is a link into ../../blobs/, and `sha256sum SNAPSHOT/*` lists the links.
 bool listedInFolder(const std::string& listed, const std::string& folder);
+
+// A --digests list as read (readDigestList) and the file it came from, for messages.
+struct DigestList {
+  std::string path;
+  std::map<std::string, std::string> entries;  // path as listed (lexically normal) -> lower-case hex
+};
+
+// The digest `list` pins for the file `path` ("" when no line names it). Two spellings of one file
+// (./a and a, a link and its target) that pin different digests: UsageError.
+std::string pinnedDigest(const DigestList& list, const std::string& path);
+
+// The weights' expected digest (profile and eval --digests): `flag_digest` (given by `flag`, "" when
+// not given) or the list's line for loc.weights; both: they must agree. Every other line must name a
+// file of the model -- beside a sharded index, in its model folder, or an existing file beside a
+// single weights file --, else UsageError; all checked before a byte is hashed.
+std::string expectedWeightsDigest(const DigestList& list, const io::ModelLocation& loc, const std::string& flag_digest,
+                                  const std::string& flag);
 
 }  // namespace omn::audit

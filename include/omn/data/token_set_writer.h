@@ -19,6 +19,9 @@ struct TokenSetPaths {
 };
 // From OUT: OUT itself, and STEM.offsets.npy and STEM.tokens.json (STEM: OUT without its extension).
 TokenSetPaths tokenSetPaths(const std::string& out);
+// The record beside a token file (STEM.tokens.json): where tokenize writes it and eval's
+// --token-format auto reads a raw file's width from.
+std::string tokenRecordPath(const std::string& tokens);
 
 struct TokenizedDocument {
   std::string path, sha256;

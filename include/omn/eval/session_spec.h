@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "omn/eval/token_set.h"
 #include "omn/model/model_options.h"
@@ -29,6 +30,10 @@ struct SessionSpec {
   // is hashed and recorded, and the checkpoint counts as verified only when every shard is pinned
   std::map<std::string, std::string> shard_sha256;
   std::string shard_sha256_where = "a manifest's /checkpoint/shards";  // who pins them, for messages
+  // eval --digests LIST (audit::readDigestList, read at the edge): the weights, a folder's config.json
+  // and a sharded index's shards pinned by one sha256sum-style list, as profile --digests pins them
+  std::string digests_path;
+  std::map<std::string, std::string> digests;
   bool allow_unverified = true;  // false: a missing sha256 is a UsageError
   TokenSetSpec tokens;
   std::string tokens_sha256;   // expected digest of the token file (empty: recorded, not verified)
@@ -57,6 +62,11 @@ struct SessionSpec {
   std::string blas_coretype_chosen;
   OptionNames names;
 };
+
+// Every file an evaluation reads, as given: the checkpoint (a folder or an index: what it names is
+// read through it, output::checkOutputPath), the tokens and the record beside them, the offsets, a
+// preset file and a digest list. No output may be one of them, with --force or without.
+std::vector<std::string> sessionInputFiles(const SessionSpec& spec);
 
 // The most rows a forward pass takes (--batch, a manifest's /model/batch) and the most rows a run
 // scores (--num-seqs, /rows/num_seqs): beyond them an allocation fails before any check could.

@@ -109,8 +109,9 @@ Manifest parseManifest(const nlohmann::json& j, const std::string& path, const s
 // The fp32 confirmation arm (/model/confirm_fp32): the manifest with dtype fp32 and only the
 // conditions a result flags below_noise_floor (their ids kept); nothing when there is none.
 std::optional<Manifest> confirmationManifest(const Manifest& m, const documents::InterventionDocument& result);
-// Every file the manifest makes the run read: the manifest itself, the checkpoint, the token file
-// and its offsets, a preset file, each transplant source. No output may be one of them.
+// Every file the manifest makes the run read: the manifest itself, its session's inputs
+// (eval::sessionInputFiles: the checkpoint, the tokens, their record and offsets, a preset file),
+// each transplant source. No output may be one of them.
 std::vector<std::string> inputFiles(const Manifest& m);
 
 // Where it writes: OUT.json -> OUT.fp32.json

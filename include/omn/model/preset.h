@@ -45,6 +45,8 @@ std::string expandPattern(const std::string& pattern, int layer);
 std::vector<std::string> builtinPresetNames();
 // The --preset help and the unknown-preset error name the same list: "gemma3, olmo2, omn-1, omn, qwen3".
 std::string builtinPresetList();
+// Whether `name` is a built-in preset's name (else --preset and /checkpoint/preset read it as a file).
+bool isBuiltinPreset(const std::string& name);
 
 // A built-in name ("omn-1") or a path to a preset JSON file. Validates strictly: an unknown key,
 // a wrong type or a missing field is a UsageError naming the file and the JSON pointer.

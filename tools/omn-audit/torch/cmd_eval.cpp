@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "model_commands.h"
+#include "omn/audit/digest_list.h"
 #include "omn/errors.h"
 #include "omn/model/threads.h"
 #include "omn/eval/bootstrap.h"
@@ -96,7 +97,8 @@ Command addEvalCommand(CLI::App& root) {
             if (output::isStdout(a->dump_logits) || output::isStdout(trace_path))
               throw UsageError("--dump-logits and OMN_AUDIT_PROFILE write files; only --json may be '-' (standard output)");
             for (const auto& out : {a->json_out, a->dump_logits, trace_path})
-              if (!out.empty()) output::checkOutputPath(out, a->force, {a->o.session.checkpoint, a->o.session.tokens.path});
+              if (!out.empty()) output::checkOutputPath(out, a->force, eval::sessionInputFiles(a->o.session));
+            if (!a->o.session.digests_path.empty()) a->o.session.digests = audit::readDigestList(a->o.session.digests_path);
             // --groups against --num-seqs before the checkpoint is hashed (the row count is known
             // only once the token set is read; checked again then)
             if (a->o.groups_given && static_cast<std::size_t>(a->o.groups) > a->o.session.num_seqs)

@@ -88,6 +88,11 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint (a model folder: of its weights file): a mismatch is exit 4")
       ->check(givenDigest);
+  app->add_option("--digests", s.digests_path,
+                  "sha256sum-style list (\"<hex>  <path>\", as profile --digests): pins the weights, a model folder's config.json and, "
+                  "for a sharded index, each shard (a mismatch is exit 4 naming the file; a line naming another file is exit 2)")
+      ->check(givenDigestList);
+  s.shard_sha256_where = "--digests";  // who pins a sharded set's shards on the command line, for messages
   app->add_option("--config-sha256", s.config_sha256,
                   "expected SHA-256 of a model folder's config.json, which gives the architecture: checked first, a mismatch is exit 4")
       ->check(givenDigest);

@@ -1,0 +1,16 @@
+#include "omn/data/token_set_writer.h"
+#include "omn/eval/session_spec.h"
+#include "omn/model/preset.h"
+
+namespace omn::eval {
+
+std::vector<std::string> sessionInputFiles(const SessionSpec& spec) {
+  std::vector<std::string> in = {spec.checkpoint, spec.tokens.path};
+  if (!spec.tokens.path.empty()) in.push_back(data::tokenRecordPath(spec.tokens.path));
+  if (!spec.tokens.offsets.empty()) in.push_back(spec.tokens.offsets);
+  if (!spec.preset.empty() && !model::isBuiltinPreset(spec.preset)) in.push_back(spec.preset);
+  if (!spec.digests_path.empty()) in.push_back(spec.digests_path);
+  return in;
+}
+
+}  // namespace omn::eval
