@@ -55,11 +55,6 @@ bool listedInFolder(const std::string& listed, const std::string& folder) {
 
 namespace {
 
-bool isIndex(const std::string& path) {
-  const std::string suffix = ".index.json";
-  return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The directory of a sharded index, where its shards are.
 std::string besideIndex(const std::string& index) {
   const std::string dir = fs::path(index).parent_path().string();
@@ -108,12 +103,29 @@ std::string expectedWeightsDigest(const DigestList& list, const io::ModelLocatio
       if (!expected.empty() && expected != d) throw UsageError(source + " and " + here + " disagree about " + weights);
       if (source.empty()) source = here;
       expected = d;
-    } else if ((!isIndex(weights) || !listedInFolder(p, besideIndex(weights))) && !inFolder(loc, p) && !besideFile(loc, p)) {
-      throw UsageError("--digests " + list.path + ": " + p + " is not " + weights + (isIndex(weights) ? " or a shard beside it" : "") +
+    } else if ((!io::isShardIndexName(weights) || !listedInFolder(p, besideIndex(weights))) && !inFolder(loc, p) && !besideFile(loc, p)) {
+      throw UsageError("--digests " + list.path + ": " + p + " is not " + weights + (io::isShardIndexName(weights) ? " or a shard beside it" : "") +
                        " (paths are relative to the current directory, as for sha256sum -c)");
     }
   }
   return expected;
+}
+
+void requireListedBeforeParseError(const DigestList& list, const io::ModelLocation& loc) {
+  for (const auto& [p, d] : list.entries)
+    if (digestKey(p) != digestKey(loc.weights) && !(loc.isFolder() && digestKey(p) == digestKey(loc.config_path)))
+      io::requireSha256(p, d, io::sha256File(p));
+}
+
+void requireListNamesFiles(const DigestList& list, const io::ModelLocation& loc, const std::vector<std::string>& files) {
+  for (const auto& [p, d] : list.entries) {
+    bool named = false;
+    for (const auto& f : files) named = named || digestKey(f) == digestKey(p);
+    const bool other = inFolder(loc, p) || besideFile(loc, p);
+    if (!named && other && digestKey(p) != digestKey(loc.config_path)) io::requireSha256(p, d, io::sha256File(p));
+    if (!named && !other)
+      throw UsageError("--digests " + list.path + ": " + p + " is not a shard of " + loc.weights + " (its /weight_map names no such file)");
+  }
 }
 
 }  // namespace omn::audit

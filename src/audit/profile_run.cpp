@@ -87,29 +87,6 @@ documents::ProfileDocument profileOfGains(const ProfileRequest& req, const io::M
   return doc;
 }
 
-// When the parse failed: a wrong digest outranks the parse error it may have caused, and so does a
-// tampered shard.
-void requireDigestsBeforeParseError(io::HashBeside& hashing, const ProfileRequest& req, const io::ModelLocation& loc) {
-  hashing.verify();
-  for (const auto& [p, d] : req.digests)
-    if (digestKey(p) != digestKey(req.checkpoint) && !(loc.isFolder() && digestKey(p) == digestKey(loc.config_path)))
-      io::requireSha256(p, d, io::sha256File(p));
-}
-
-// Each --digests line names the checkpoint or one of its shards; another file of the model folder
-// (tokenizer.json, ...) is not read, but a line that pins it is checked.
-void requireDigestsNameFiles(const ProfileRequest& req, const io::ModelLocation& loc, const io::Checkpoint& ck) {
-  for (const auto& [p, d] : req.digests) {
-    bool named = false;
-    for (const auto& f : ck.files) named = named || digestKey(f->path()) == digestKey(p);
-    const bool other = inFolder(loc, p) || besideFile(loc, p);
-    if (!named && other && digestKey(p) != digestKey(loc.config_path)) io::requireSha256(p, d, io::sha256File(p));
-    if (!named && !other)
-      throw UsageError("--digests " + req.digests_path + ": " + p + " is not a shard of " + req.checkpoint +
-                       " (its /weight_map names no such file)");
-  }
-}
-
 struct ProfiledShards {
   std::vector<documents::ShardFile> files;  // path, sha256 (empty when not hashed), sha256_verified
   std::size_t verified = 0;    // how many --digests pinned (and so checked)
@@ -157,10 +134,13 @@ ParsedCheckpoint parseBesideHash(const ProfileRequest& req, const io::ModelLocat
     out.ck = io::openCheckpoint(req.checkpoint, oo);
     out.doc = profileOfGains(req, loc, hf, *out.ck);
   } catch (...) {
-    requireDigestsBeforeParseError(hashing, req, loc);
+    hashing.verify();  // a wrong digest outranks the parse error it may have caused, and so does a tampered shard
+    requireListedBeforeParseError(digestList(req), loc);
     throw;
   }
-  requireDigestsNameFiles(req, loc, *out.ck);
+  std::vector<std::string> files;
+  for (const auto& f : out.ck->files) files.push_back(f->path());
+  requireListNamesFiles(digestList(req), loc, files);
   out.digest = hashing.verify();
   if (bar) bar->finish();
   // the digest was read by path beside the parse of the mapping: both describe one file only if

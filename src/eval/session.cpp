@@ -83,7 +83,7 @@ void resolveRowLength(Session& s) {
 
 // --digests LIST: the weights' digest (agreeing with --sha256 where both pin it) and config.json's
 // (agreeing with --config-sha256) from the list, every line checked to name a file of the model before
-// a byte is hashed; the shards it pins are taken once the index is read (shardPins).
+// a byte is hashed; the shards it pins are taken once the index is read (addShardPins).
 void adoptDigestList(Session& s, const SessionSpec& spec) {
   const OptionNames& n = spec.names;
   const audit::DigestList list{spec.digests_path, spec.digests};
@@ -96,16 +96,33 @@ void adoptDigestList(Session& s, const SessionSpec& spec) {
   s.spec.config_sha256 = config;
 }
 
-// The shards a --digests list pins, by file name (what io::hashShards matches), over those a manifest pins.
+// The shards a --digests list pins, by file name (what io::hashShards matches); each of its lines
+// checked to name a file of the model (audit::requireListNamesFiles).
 void addShardPins(Session& s) {
   if (s.spec.digests_path.empty()) return;
   const audit::DigestList list{s.spec.digests_path, s.spec.digests};
+  std::vector<std::string> files;
+  for (const auto& f : s.ck->files) files.push_back(f->path());
+  audit::requireListNamesFiles(list, s.location, files);
   for (std::size_t i = 1; i < s.ck->files.size(); ++i) {
     const std::string& path = s.ck->files[i]->path();
     const std::string pin = audit::pinnedDigest(list, path);
     if (!pin.empty()) s.spec.shard_sha256[std::filesystem::path(path).filename().string()] = pin;
   }
   s.spec.shard_sha256_where = "--digests " + list.path;  // (a manifest has no list: its /checkpoint/shards pin them)
+}
+
+// When reading the model failed: a pinned shard or listed file whose bytes differ (a manifest's
+// /checkpoint/shards, a --digests line) outranks the error it may have caused -- a tampered shard that
+// no longer parses is exit 4 naming it, not a format error.
+void requirePinnedFilesBeforeError(const Session& s, const SessionSpec& spec) {
+  if (!spec.digests_path.empty()) audit::requireListedBeforeParseError({spec.digests_path, spec.digests}, s.location);
+  const std::filesystem::path dir = std::filesystem::path(s.spec.checkpoint).parent_path();
+  for (const auto& [name, digest] : spec.shard_sha256) {
+    const std::filesystem::path p = dir / name;
+    std::error_code ec;
+    if (p.filename() == name && std::filesystem::is_regular_file(p, ec)) io::requireSha256(p.string(), digest, io::sha256File(p.string()));
+  }
 }
 
 // A Hugging Face model folder: its weights file is the checkpoint, its config.json the
@@ -223,17 +240,23 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   const std::string& weights = s->spec.checkpoint;
   io::HashBeside hashing(weights, expected);
   hashing.guard([&] {
-    describeModel(*s, spec, hf ? &*hf : nullptr);
-    resolveRowLength(*s);
-    selectSessionRows(*s, spec);
-    loadSessionModel(*s, spec);
+    try {
+      describeModel(*s, spec, hf ? &*hf : nullptr);
+      resolveRowLength(*s);
+      selectSessionRows(*s, spec);
+      loadSessionModel(*s, spec);
+    } catch (...) {
+      hashing.verify();
+      requirePinnedFilesBeforeError(*s, spec);
+      throw;
+    }
   });  // an integrity failure outranks the error it may have caused
   s->checkpoint_sha256 = hashing.verify();
   addShardPins(*s);
   s->shards = io::hashShards(*s->ck, s->spec.shard_sha256, s->spec.shard_sha256_where);  // the digest pins an index only
   if (!allShardsVerified(*s) && !expected.empty())
     spdlog::warn("{}: {} pins the index file only; its shards are NOT verified unless {} pins them: the result is not "
-                 "called verified", weights, n.sha256, s->spec.shard_sha256_where);
+                 "called verified", weights, spec.sha256.empty() ? s->spec.shard_sha256_where : n.sha256, s->spec.shard_sha256_where);
   // the digest was read beside the mapping, by path: it describes the mapped file only if that
   // file did not change in between
   requireCheckpointUnchanged(*s, "while it was hashed and loaded", false);

@@ -31,11 +31,6 @@ std::string listing(const fs::path& dir) {
   return s;
 }
 
-bool isShardIndexName(const std::string& s) {
-  const std::string suffix = ".index.json";
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The shards a sharded index names (its /weight_map values that are plain names beside it).
 void addShards(const fs::path& index, std::vector<std::string>& out) {
   std::error_code ec;
@@ -62,6 +57,11 @@ void refuseDanglingLink(const fs::path& p) {
 bool isHfConfig(const nlohmann::json& j) { return j.is_object() && (j.contains("model_type") || j.contains("architectures")); }
 
 }  // namespace
+
+bool isShardIndexName(const std::string& s) {
+  const std::string suffix = ".index.json";
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 bool isModelFolder(const std::string& dir) {
   std::error_code ec;

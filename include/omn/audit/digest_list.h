@@ -3,6 +3,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "omn/io/model_folder.h"
 
@@ -37,5 +38,15 @@ std::string pinnedDigest(const DigestList& list, const std::string& path);
 // single weights file --, else UsageError; all checked before a byte is hashed.
 std::string expectedWeightsDigest(const DigestList& list, const io::ModelLocation& loc, const std::string& flag_digest,
                                   const std::string& flag);
+
+// When reading the model failed: a listed file other than the weights and config.json (each checked
+// by its own pin) whose bytes differ from its line outranks the error it may have caused -- a
+// tampered shard that no longer parses is IntegrityError naming it, not a format error.
+void requireListedBeforeParseError(const DigestList& list, const io::ModelLocation& loc);
+
+// Once the checkpoint is read (`files`: the weights and any shards): each line names one of them, or
+// another file of the model folder or beside the weights, whose bytes are then checked (a misspelt
+// name cannot be hashed: UsageError); a line naming none of these: UsageError.
+void requireListNamesFiles(const DigestList& list, const io::ModelLocation& loc, const std::vector<std::string>& files);
 
 }  // namespace omn::audit

@@ -39,4 +39,8 @@ bool isModelFolder(const std::string& dir);
 // exist or does not parse is left out: the readers say what is wrong with it.
 std::vector<std::string> filesReadThrough(const std::string& path);
 
+// Whether `path` names a sharded safetensors index (it ends in ".index.json"): the one rule the
+// checkpoint reader, the folder reader and the digest lists use.
+bool isShardIndexName(const std::string& path);
+
 }  // namespace omn::io

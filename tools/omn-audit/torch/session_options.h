@@ -91,8 +91,8 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--digests", s.digests_path,
                   "sha256sum-style list (\"<hex>  <path>\", as profile --digests): pins the weights, a model folder's config.json and, "
                   "for a sharded index, each shard (a mismatch is exit 4 naming the file; a line naming another file is exit 2)")
-      ->check(givenDigestList);
-  s.shard_sha256_where = "--digests";  // who pins a sharded set's shards on the command line, for messages
+      ->check(givenDigestList)
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);  // two lists: neither silently wins
   app->add_option("--config-sha256", s.config_sha256,
                   "expected SHA-256 of a model folder's config.json, which gives the architecture: checked first, a mismatch is exit 4")
       ->check(givenDigest);
@@ -158,6 +158,7 @@ inline void prepareSession(eval::SessionSpec& spec, const PluginHost& host) {
 }
 
 inline void finishSessionOptions(EvalOptions& o) {
+  o.session.shard_sha256_where = "--digests";  // who pins a sharded set's shards on the command line, for messages
   if (o.eos >= 0) o.session.tokens.eos = o.eos;
   o.session.seq_len_default = !o.seq_len_given;
 }
