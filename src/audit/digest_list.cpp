@@ -50,7 +50,13 @@ std::string digestKey(const std::string& path) {
 
 bool listedInFolder(const std::string& listed, const std::string& folder) {
   const fs::path dir = fs::path(listed).parent_path();
-  return digestKey(dir.empty() ? "." : dir.string()) == digestKey(folder);
+  if (digestKey(dir.empty() ? "." : dir.string()) == digestKey(folder)) return true;
+  std::error_code ec;  // the target of a link in the folder (the hub cache's blobs/)
+  if (!fs::is_regular_file(listed, ec)) return false;
+  const std::string k = digestKey(listed);
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+    if (digestKey(it->path().string()) == k) return true;
+  return false;
 }
 
 namespace {
@@ -62,17 +68,24 @@ std::string besideIndex(const std::string& index) {
 }
 
 // A line naming another file of the model folder (config.json, tokenizer.json, ...: a
-// `sha256sum DIR/*` list): not the weights, and not an error.
+// `sha256sum DIR/*` list, or the blobs they link to): not the weights, and not an error.
 bool inFolder(const io::ModelLocation& loc, const std::string& p) { return loc.isFolder() && listedInFolder(p, loc.given); }
 
 // A line naming another existing file beside a single weights file (`sha256sum *` beside
-// model.safetensors lists config.json too): not the weights, and not an error. A line naming a file
-// that does not exist still is (a misspelt weights file would otherwise leave them unpinned).
+// model.safetensors lists config.json too), or the blob such a file links to: not the weights, and
+// not an error. A line naming a file that does not exist still is (a misspelt weights file would
+// otherwise leave them unpinned).
 bool besideFile(const io::ModelLocation& loc, const std::string& p) {
   std::error_code ec;
   if (loc.isFolder() || !fs::is_regular_file(p, ec)) return false;
   const fs::path mine = fs::weakly_canonical(fs::absolute(loc.given).parent_path(), ec);
-  return !ec && fs::weakly_canonical(fs::absolute(p).parent_path(), ec) == mine && !ec;
+  if (!ec && fs::weakly_canonical(fs::absolute(p).parent_path(), ec) == mine && !ec) return true;
+  return listedInFolder(p, besideIndex(loc.given));  // the blob a file beside it links to
+}
+
+// A line naming one of the run's other inputs (DigestList::run_inputs).
+bool namesRunInput(const DigestList& list, const std::string& p) {
+  return std::any_of(list.run_inputs.begin(), list.run_inputs.end(), [&](const std::string& f) { return !f.empty() && digestKey(f) == digestKey(p); });
 }
 
 }  // namespace
@@ -103,7 +116,7 @@ std::string expectedWeightsDigest(const DigestList& list, const io::ModelLocatio
       if (!expected.empty() && expected != d) throw UsageError(source + " and " + here + " disagree about " + weights);
       if (source.empty()) source = here;
       expected = d;
-    } else if ((!io::isShardIndexName(weights) || !listedInFolder(p, besideIndex(weights))) && !inFolder(loc, p) && !besideFile(loc, p)) {
+    } else if (!namesRunInput(list, p) && (!io::isShardIndexName(weights) || !listedInFolder(p, besideIndex(weights))) && !inFolder(loc, p) && !besideFile(loc, p)) {
       throw UsageError("--digests " + list.path + ": " + p + " is not " + weights + (io::isShardIndexName(weights) ? " or a shard beside it" : "") +
                        " (paths are relative to the current directory, as for sha256sum -c)");
     }
@@ -113,12 +126,13 @@ std::string expectedWeightsDigest(const DigestList& list, const io::ModelLocatio
 
 void requireListedBeforeParseError(const DigestList& list, const io::ModelLocation& loc) {
   for (const auto& [p, d] : list.entries)
-    if (digestKey(p) != digestKey(loc.weights) && !(loc.isFolder() && digestKey(p) == digestKey(loc.config_path)))
+    if (digestKey(p) != digestKey(loc.weights) && !(loc.isFolder() && digestKey(p) == digestKey(loc.config_path)) && !namesRunInput(list, p))
       io::requireSha256(p, d, io::sha256File(p));
 }
 
 void requireListNamesFiles(const DigestList& list, const io::ModelLocation& loc, const std::vector<std::string>& files) {
   for (const auto& [p, d] : list.entries) {
+    if (namesRunInput(list, p)) continue;
     bool named = false;
     for (const auto& f : files) named = named || digestKey(f) == digestKey(p);
     const bool other = inFolder(loc, p) || besideFile(loc, p);

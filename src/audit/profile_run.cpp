@@ -48,7 +48,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The --digests list as the rules in digest_list.h read it.
-DigestList digestList(const ProfileRequest& req) { return {req.digests_path, req.digests}; }
+DigestList digestList(const ProfileRequest& req) { return {req.digests_path, req.digests, {}}; }
 
 // config.json, where --digests pins it, checked before a byte of the weights is hashed: the pin, or "".
 std::string checkedConfigPin(const ProfileRequest& req, const io::ModelLocation& loc) {

@@ -1,5 +1,7 @@
 #include "omn/eval/session.h"
 
+#include "session_pins.h"
+
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -17,7 +19,6 @@
 
 #include <ATen/Parallel.h>
 
-#include "omn/audit/digest_list.h"
 #include "omn/audit/run_directory.h"
 #include "omn/errors.h"
 #include "omn/eval/memory_preflight.h"
@@ -81,50 +82,6 @@ void resolveRowLength(Session& s) {
                  "selection.past_training_length)", s.spec.seq_len, s.location.config_path, s.max_positions);
 }
 
-// --digests LIST: the weights' digest (agreeing with --sha256 where both pin it) and config.json's
-// (agreeing with --config-sha256) from the list, every line checked to name a file of the model before
-// a byte is hashed; the shards it pins are taken once the index is read (addShardPins).
-void adoptDigestList(Session& s, const SessionSpec& spec) {
-  const OptionNames& n = spec.names;
-  const audit::DigestList list{spec.digests_path, spec.digests};
-  s.spec.sha256 = audit::expectedWeightsDigest(list, s.location, spec.sha256, n.sha256);
-  const std::string config = s.location.isFolder() ? audit::pinnedDigest(list, s.location.config_path) : "";
-  if (config.empty()) return;
-  if (!spec.config_sha256.empty() && io::normaliseSha256(spec.config_sha256, n.config_sha256) != config)
-    throw UsageError(n.config_sha256 + " " + spec.config_sha256 + " and --digests " + list.path + " (" + config + ") disagree about " +
-                     s.location.config_path);
-  s.spec.config_sha256 = config;
-}
-
-// The shards a --digests list pins, by file name (what io::hashShards matches); each of its lines
-// checked to name a file of the model (audit::requireListNamesFiles).
-void addShardPins(Session& s) {
-  if (s.spec.digests_path.empty()) return;
-  const audit::DigestList list{s.spec.digests_path, s.spec.digests};
-  std::vector<std::string> files;
-  for (const auto& f : s.ck->files) files.push_back(f->path());
-  audit::requireListNamesFiles(list, s.location, files);
-  for (std::size_t i = 1; i < s.ck->files.size(); ++i) {
-    const std::string& path = s.ck->files[i]->path();
-    const std::string pin = audit::pinnedDigest(list, path);
-    if (!pin.empty()) s.spec.shard_sha256[std::filesystem::path(path).filename().string()] = pin;
-  }
-  s.spec.shard_sha256_where = "--digests " + list.path;  // (a manifest has no list: its /checkpoint/shards pin them)
-}
-
-// When reading the model failed: a pinned shard or listed file whose bytes differ (a manifest's
-// /checkpoint/shards, a --digests line) outranks the error it may have caused -- a tampered shard that
-// no longer parses is exit 4 naming it, not a format error.
-void requirePinnedFilesBeforeError(const Session& s, const SessionSpec& spec) {
-  if (!spec.digests_path.empty()) audit::requireListedBeforeParseError({spec.digests_path, spec.digests}, s.location);
-  const std::filesystem::path dir = std::filesystem::path(s.spec.checkpoint).parent_path();
-  for (const auto& [name, digest] : spec.shard_sha256) {
-    const std::filesystem::path p = dir / name;
-    std::error_code ec;
-    if (p.filename() == name && std::filesystem::is_regular_file(p, ec)) io::requireSha256(p.string(), digest, io::sha256File(p.string()));
-  }
-}
-
 // A Hugging Face model folder: its weights file is the checkpoint, its config.json the
 // architecture (returned; none for a file).
 std::optional<model::HfArchitecture> locateWeights(Session& s, const SessionSpec& spec) {
@@ -167,10 +124,10 @@ void describeModel(Session& s, const SessionSpec& spec, const model::HfArchitect
 void selectSessionRows(Session& s, const SessionSpec& spec) {
   s.tokens = readTokenSet(spec.tokens);
   const OptionNames& n = spec.names;
-  if (!spec.tokens_sha256.empty())
-    io::requireSha256(spec.tokens.path, io::normaliseSha256(spec.tokens_sha256, n.tokens_sha256), s.tokens.sha256);
-  if (!spec.offsets_sha256.empty())
-    io::requireSha256(spec.tokens.offsets, io::normaliseSha256(spec.offsets_sha256, n.offsets_sha256), s.tokens.offsets_sha256);
+  if (!s.spec.tokens_sha256.empty())  // given by the flag or the --digests list (adoptDigestList)
+    io::requireSha256(spec.tokens.path, io::normaliseSha256(s.spec.tokens_sha256, n.tokens_sha256), s.tokens.sha256);
+  if (!s.spec.offsets_sha256.empty())
+    io::requireSha256(spec.tokens.offsets, io::normaliseSha256(s.spec.offsets_sha256, n.offsets_sha256), s.tokens.offsets_sha256);
   if (spec.out_of_vocab == OutOfVocabulary::Drop) dropOutOfVocabulary(s.tokens, s.config.vocab_size);
   checkVocabulary(s.tokens, s.config.vocab_size);
   s.row_form = spec.row_form;
@@ -239,18 +196,16 @@ std::unique_ptr<Session> openSession(const SessionSpec& spec) {
   // as such even when the file also fails to parse.
   const std::string& weights = s->spec.checkpoint;
   io::HashBeside hashing(weights, expected);
-  hashing.guard([&] {
-    try {
-      describeModel(*s, spec, hf ? &*hf : nullptr);
-      resolveRowLength(*s);
-      selectSessionRows(*s, spec);
-      loadSessionModel(*s, spec);
-    } catch (...) {
-      hashing.verify();
-      requirePinnedFilesBeforeError(*s, spec);
-      throw;
-    }
-  });  // an integrity failure outranks the error it may have caused
+  try {
+    describeModel(*s, spec, hf ? &*hf : nullptr);
+    resolveRowLength(*s);
+    selectSessionRows(*s, spec);
+    loadSessionModel(*s, spec);
+  } catch (...) {  // an integrity failure outranks the error it may have caused: the weights' first
+    hashing.verify();
+    requirePinnedFilesBeforeError(*s, spec);
+    throw;
+  }
   s->checkpoint_sha256 = hashing.verify();
   addShardPins(*s);
   s->shards = io::hashShards(*s->ck, s->spec.shard_sha256, s->spec.shard_sha256_where);  // the digest pins an index only

@@ -54,6 +54,18 @@ void checkJournaledOutput(const std::string& path, const std::string& what) {
     throw UsageError(what + " " + path + ": must be a file (a journal is kept beside it while the run is under way)");
 }
 
+namespace {
+
+// Whether the file at `path` is a program or a shared library (ELF): the executable, its plugins,
+// libtorch. No output of omn-audit is one, so replacing one is never an output's job.
+bool isElfFile(const std::string& path) {
+  char magic[4] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(magic, 4) && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+}
+
+}  // namespace
+
 void checkOutputPath(const std::string& path, bool force, const std::vector<std::string>& inputs) {
   if (standardStream(path)) return;
   struct stat out {};
@@ -76,6 +88,9 @@ void checkOutputPath(const std::string& path, bool force, const std::vector<std:
         throw UsageError("output " + path + " is the input " + f + (f == in ? "" : " (read through " + in + ")") +
                          ": refusing to write over an input, even with --force");
     }
+  if (S_ISREG(out.st_mode) && isElfFile(path))
+    throw UsageError("output " + path + " is a program or a shared library (an ELF file, such as omn-audit's plugins): refusing " +
+                     "to write over it, even with --force");
   if (S_ISDIR(out.st_mode)) throw UsageError("output " + path + " is a directory");
   // a terminal, pipe or device (/dev/stdout, /dev/null) is written in place: nothing is replaced
   if (!S_ISREG(out.st_mode)) return;

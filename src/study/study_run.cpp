@@ -141,7 +141,7 @@ documents::StudyRun trainCell(const Cell& c, const StudyManifest& m, const Study
   }
   if (o.resume && d.ours && status == "running") t.resume = true;
   else if (d.holds_run) t.force = true;  // allowed above: --force, or a run of ours that never wrote train.json
-  spdlog::info("[{}/{}] {}: training{}", k, n, c.id, t.resume ? " (resumed from its last checkpoint)" : "");
+  spdlog::info("[{}/{}] {}: training{}", k, n, c.id, t.resume ? " (its run resumed)" : "");
   const documents::TrainDocument doc = train::runTraining(t);
   return runRecord(c, doc, runLog((fs::path(d.dir) / "log.jsonl").string()), io::relativeTo(d.dir, out_json), io::sha256File(d.train_json));
 }

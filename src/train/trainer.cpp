@@ -297,7 +297,8 @@ documents::TrainDocument Trainer::run() {
 
   spdlog::info("train {}: {} parameters ({}), {} steps of {}x{} tokens, {} threads{}", c_.name, m_.count(),
                m_.config.qk_norm ? "QK-norm on" : "QK-norm off", c_.steps, c_.batch_size, c_.seq_len, s_.threads,
-               s_.start > 0 ? ", resumed at step " + std::to_string(s_.start) : "");
+               s_.start > 0 ? ", resumed at step " + std::to_string(s_.start)
+               : o_.resume ? ", started over: the run stopped before its first checkpoint" : "");
   output::ProgressBar bar("train", static_cast<std::uint64_t>(c_.steps), o_.progress, false, "steps");
   last_record_time_ = std::chrono::steady_clock::now();
   double last_loss = NAN;

@@ -83,6 +83,29 @@ echo "$(printf '0%.0s' {1..64})  $tmp/absent.pt" >"$tmp/absent.txt"
 expect 2 "--digests .*absent.txt: .*absent.pt is not" -- "$omn" "${ev[@]}" --eos 0 --digests "$tmp/absent.txt"
 expect 2 "--sha256 .* and --digests .* disagree" -- "$omn" "${ev[@]}" --eos 0 --digests "$tmp/sums.txt" --sha256 "$(printf 'a%.0s' {1..64})"
 expect 2 "--digests .*: line 1: expected" -- "$omn" "${ev[@]}" --eos 0 --digests "$tmp/offsets.txt"
+# the list may pin the run's other inputs too (`sha256sum model tokens offsets`): the tokens and the
+# offsets it pins are verified as by --tokens-sha256 and --offsets-sha256, a differing one exit 4
+sha256sum "$mini" "$tmp/tok.bin" "$tmp/offsets.txt" >"$tmp/run.sha256"
+expect 0 "perplexity" -- "$omn" "${ev[@]}" --offsets "$tmp/offsets.txt" --digests "$tmp/run.sha256" -o "$tmp/dg-run.json"
+check "eval --digests naming the tokens and offsets: both recorded verified" -- /usr/bin/python3 -c \
+  "import json,sys; i={x['role']: x['verified'] for x in json.load(open(sys.argv[1]))['provenance']['inputs']}; sys.exit(0 if i['tokens'] and i['offsets'] else 1)" "$tmp/dg-run.json"
+sed "s|^[0-9a-f]*\(  $tmp/tok.bin\)|$(printf '1%.0s' {1..64})\1|" "$tmp/run.sha256" >"$tmp/run-bad.sha256"
+expect 4 "tok.bin: SHA-256 mismatch" -- "$omn" "${ev[@]}" --offsets "$tmp/offsets.txt" --digests "$tmp/run-bad.sha256"
+expect 2 "--tokens-sha256 .* and --digests .* disagree about .*tok.bin" -- "$omn" "${ev[@]}" --offsets "$tmp/offsets.txt" \
+  --digests "$tmp/run.sha256" --tokens-sha256 "$(printf 'b%.0s' {1..64})"
+# a pinned token file that no longer parses (a byte appended: not a whole number of u16) is exit 4
+# naming it, not the format error it caused, whether --tokens-sha256 or the list pins it
+cp "$tmp/tok.bin" "$tmp/tok-odd.bin"; printf x >>"$tmp/tok-odd.bin"
+evo=("${ev[@]/$tmp\/tok.bin/$tmp/tok-odd.bin}")
+expect 4 "tok-odd.bin: SHA-256 mismatch" -- "$omn" "${evo[@]}" --eos 0 --tokens-sha256 "$(sha256sum <"$tmp/tok.bin" | cut -c1-64)"
+echo "$(sha256sum <"$tmp/tok.bin" | cut -c1-64)  $tmp/tok-odd.bin" >"$tmp/odd.sha256"
+expect 4 "tok-odd.bin: SHA-256 mismatch" -- "$omn" "${evo[@]}" --eos 0 --digests "$tmp/odd.sha256"
+# an output is never a program or a library (an ELF file: the plugins, omn-audit itself), even with --force
+cp "$omn" "$tmp/omn-copy"
+cp "$tmp/omn-copy" "$tmp/omn-copy.keep"
+expect 2 "omn-copy is a program or a shared library" -- "$omn" "${ev[@]}" --eos 0 -o "$tmp/omn-copy" --force
+expect 2 "omn-copy is a program or a shared library" -- "$omn" profile "$mini" -o "$tmp/omn-copy" --force
+check "the program file eval and profile refused to write over is whole" -- cmp -s "$tmp/omn-copy" "$tmp/omn-copy.keep"
 echo keep >"$tmp/trace.json"
 OMN_AUDIT_PROFILE="$tmp/trace.json" expect 2 "trace.json exists: refusing" -- "$omn" "${base[@]}"
 # ... and written like one: a failed write is exit 5, a written trace is whole JSON

@@ -435,6 +435,22 @@ H.check(hp["checkpoint"]["verified"] == "all", "profile --digests over the hub c
 ht = json.loads(H.run("track", snap, "--order", "given", "--digests", hsums, "--json", "-").stdout)
 H.check([c["sha256_verified"] for c in ht["checkpoints"]] == [True] and ht["summary"]["verified"] == 1,
         "track --digests over the hub cache layout (links into blobs/): accepted and verified, as profile does")
+# `sha256sum blobs/*` lists the links' targets: the same files, each taken as the snapshot's (it read:
+# "... is not model.safetensors" for config.json's blob), and eval takes the list's line for the tokens
+bsums = os.path.join(work, "SUMS-blobs")
+blobs = [os.path.join(hub, "blobs", b) for b in sorted(os.listdir(os.path.join(hub, "blobs")))]
+open(bsums, "w").write("".join("%s  %s\n" % (sha(b), b) for b in blobs))
+hp = json.loads(H.run("profile", snap, "--digests", bsums, "--json", "-", "--no-tables").stdout)
+H.check(hp["checkpoint"]["verified"] == "all" and hp["checkpoint"]["folder"]["config_verified"],
+        "profile --digests listing the hub cache's blobs/ (the links' targets): the weights and config.json verified")
+ht = json.loads(H.run("track", snap, "--order", "given", "--digests", bsums, "--json", "-").stdout)
+H.check([c["sha256_verified"] for c in ht["checkpoints"]] == [True], "track --digests listing blobs/: accepted and verified, as profile")
+esums = os.path.join(work, "SUMS-blobs-and-tokens")
+open(esums, "w").write(open(bsums).read() + "%s  %s\n" % (sha(tokpath), tokpath))
+doc, _ = evaluate(snap, "hub-blobs", "--digests", esums)
+tok_in = [i for i in doc["provenance"]["inputs"] if i["role"] == "tokens"]
+H.check(doc["checkpoint"]["sha256_verified"] and doc["checkpoint"]["folder"]["config_verified"] and tok_in and tok_in[0]["verified"],
+        "eval --digests listing blobs/ and the token file: the weights, config.json and the tokens verified")
 os.unlink(os.path.join(hub, "blobs", sha(os.path.join(qdir, "model.safetensors"))))
 p = H.run("profile", snap, "--no-tables", expect=2)
 H.check(os.path.join(snap, "model.safetensors") + ": a dangling link" in p.stderr,

@@ -19,13 +19,17 @@ std::string digestKey(const std::string& path);
 
 // Whether a listed path names a file of the model folder `folder`: its directory is the folder
 // (links resolved), whatever the file itself is -- in the Hugging Face hub cache each snapshot file
-// is a link into ../../blobs/, and `sha256sum SNAPSHOT/*` lists the links.
+// is a link into ../../blobs/, and `sha256sum SNAPSHOT/*` lists the links --, or it is the target of
+// a link in the folder (`sha256sum blobs/*` lists the targets).
 bool listedInFolder(const std::string& listed, const std::string& folder);
 
 // A --digests list as read (readDigestList) and the file it came from, for messages.
 struct DigestList {
   std::string path;
   std::map<std::string, std::string> entries;  // path as listed (lexically normal) -> lower-case hex
+  // Files of the run other than the model that a line may pin (eval: the tokens, their record, the
+  // offsets, a preset file); the caller checks them (pinnedDigest), the rules below let them be.
+  std::vector<std::string> run_inputs;
 };
 
 // The digest `list` pins for the file `path` ("" when no line names it). Two spellings of one file

@@ -25,7 +25,8 @@ bool isStdout(const std::string& path);
 // Outputs that keep a journal beside them (intervene, study) must be files.
 void checkJournaledOutput(const std::string& path, const std::string& what);
 
-// Throws UsageError when `path` exists and !force, or names the same file as one of `inputs`.
+// Throws UsageError when `path` exists and !force, or names the same file as one of `inputs` or is a
+// program or shared library (an ELF file: omn-audit itself, its plugins), with --force or without.
 void checkOutputPath(const std::string& path, bool force, const std::vector<std::string>& inputs);
 
 // Throws UsageError when two of the named outputs ({"--json", path}, ...) are the same file (paths
