@@ -31,7 +31,9 @@ std::map<std::string, std::string> readDigestList(const std::string& path) {
       throw UsageError("--digests " + path + ": line " + std::to_string(n) + ": expected \"<64 hex digits>  <path>\" (sha256sum output)");
     std::string hex = m[1];
     std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    const std::string key = fs::path(m[2].str()).lexically_normal().string();
+    // as written: "lnk/../f" is the f beside lnk's target, not ./f (digestKey resolves links first);
+    // two spellings of one file are reconciled where a file is looked up (pinnedDigest)
+    const std::string key = m[2].str();
     // two lines for one file must agree: sha256sum -c fails the one that does not match, so a
     // list that pins two digests can never verify (the last line is not allowed to win)
     if (const auto [it, fresh] = out.emplace(key, hex); !fresh && it->second != hex)
@@ -40,6 +42,12 @@ std::map<std::string, std::string> readDigestList(const std::string& path) {
     line_of.emplace(key, n);
   }
   return out;
+}
+
+std::vector<std::string> listedFiles(const std::map<std::string, std::string>& entries) {
+  std::vector<std::string> files;
+  for (const auto& [p, d] : entries) files.push_back(p);
+  return files;
 }
 
 std::string digestKey(const std::string& path) {

@@ -123,11 +123,7 @@ void describeModel(Session& s, const SessionSpec& spec, const model::HfArchitect
 // the token set and the rows
 void selectSessionRows(Session& s, const SessionSpec& spec) {
   s.tokens = readTokenSet(spec.tokens);
-  const OptionNames& n = spec.names;
-  if (!s.spec.tokens_sha256.empty())  // given by the flag or the --digests list (adoptDigestList)
-    io::requireSha256(spec.tokens.path, io::normaliseSha256(s.spec.tokens_sha256, n.tokens_sha256), s.tokens.sha256);
-  if (!s.spec.offsets_sha256.empty())
-    io::requireSha256(spec.tokens.offsets, io::normaliseSha256(s.spec.offsets_sha256, n.offsets_sha256), s.tokens.offsets_sha256);
+  requireTokenPins(s, s.tokens.sha256, s.tokens.offsets_sha256);  // a flag's pins or the --digests list's
   if (spec.out_of_vocab == OutOfVocabulary::Drop) dropOutOfVocabulary(s.tokens, s.config.vocab_size);
   checkVocabulary(s.tokens, s.config.vocab_size);
   s.row_form = spec.row_form;

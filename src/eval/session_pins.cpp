@@ -13,14 +13,9 @@ namespace omn::eval {
 
 namespace {
 
-// The digest list as the session reads it: its lines may pin the run's other inputs too (the
-// tokens, their record, the offsets, a preset file: `sha256sum model/* tokens.*`).
-audit::DigestList sessionDigestList(const SessionSpec& spec) {
-  std::vector<std::string> run;
-  for (const auto& f : sessionInputFiles(spec))  // not the checkpoint (the model's own rules), not the list
-    if (f != spec.checkpoint && f != spec.digests_path) run.push_back(f);
-  return {spec.digests_path, spec.digests, run};
-}
+// The digest list as the session reads it: its lines may pin the run's files too (sessionRunFiles:
+// `sha256sum model/* tokens.*`).
+audit::DigestList sessionDigestList(const SessionSpec& spec) { return {spec.digests_path, spec.digests, sessionRunFiles(spec)}; }
 
 // A pin the list gives for `path`, agreeing with the flag's (`flag_digest`, given by `flag`) where
 // both pin it; "" when neither does.
@@ -32,27 +27,30 @@ std::string adoptPin(const audit::DigestList& list, const std::string& path, con
   return listed;
 }
 
+// A file the list pins that the session reads whole before using it (the token record, a preset
+// file): checked now; a pin for one that is not there names the list.
+void requireListedFile(const audit::DigestList& list, const std::string& path, const std::string& what) {
+  const std::string pin = path.empty() ? "" : audit::pinnedDigest(list, path);
+  if (pin.empty()) return;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw UsageError("--digests " + list.path + " pins " + path + " (" + what + "), which does not exist");
+  io::requireSha256(path, pin, io::sha256File(path));
+}
+
 }  // namespace
 
-// --digests LIST: the weights' digest (agreeing with --sha256 where both pin it), config.json's
-// (agreeing with --config-sha256), the tokens' and the offsets' (agreeing with --tokens-sha256 and
-// --offsets-sha256) from the list, every line checked to name a file of the model or of the run
-// before a byte is hashed; a line pinning the token record or a preset file is checked here; the
-// shards it pins are taken once the index is read (addShardPins).
 void adoptDigestList(Session& s, const SessionSpec& spec) {
   const OptionNames& n = spec.names;
   const audit::DigestList list = sessionDigestList(spec);
   s.spec.sha256 = audit::expectedWeightsDigest(list, s.location, spec.sha256, n.sha256);
   s.spec.tokens_sha256 = adoptPin(list, spec.tokens.path, spec.tokens_sha256, n.tokens_sha256);
   s.spec.offsets_sha256 = adoptPin(list, spec.tokens.offsets, spec.offsets_sha256, n.offsets_sha256);
-  for (const std::string& f : {data::tokenRecordPath(spec.tokens.path), model::isBuiltinPreset(spec.preset) ? "" : spec.preset})
-    if (const std::string pin = f.empty() ? "" : audit::pinnedDigest(list, f); !pin.empty()) io::requireSha256(f, pin, io::sha256File(f));
-  if (!s.location.isFolder()) return;
-  s.spec.config_sha256 = adoptPin(list, s.location.config_path, spec.config_sha256, n.config_sha256);
+  requireListedFile(list, data::tokenRecordPath(spec.tokens.path), "the token record beside " + spec.tokens.path);
+  if (!model::isBuiltinPreset(spec.preset)) requireListedFile(list, spec.preset, "the --preset file");
+  if (s.location.isFolder()) s.spec.config_sha256 = adoptPin(list, s.location.config_path, spec.config_sha256, n.config_sha256);
 }
 
-// The shards a --digests list pins, by file name (what io::hashShards matches); each of its lines
-// checked to name a file of the model or of the run (audit::requireListNamesFiles).
 void addShardPins(Session& s) {
   if (s.spec.digests_path.empty()) return;
   const audit::DigestList list = sessionDigestList(s.spec);
@@ -67,9 +65,14 @@ void addShardPins(Session& s) {
   s.spec.shard_sha256_where = "--digests " + list.path;  // (a manifest has no list: its /checkpoint/shards pin them)
 }
 
-// When reading the model failed: a pinned shard or listed file whose bytes differ (a manifest's
-// /checkpoint/shards, a --digests line) outranks the error it may have caused -- a tampered shard that
-// no longer parses is exit 4 naming it, not a format error.
+void requireTokenPins(const Session& s, const std::string& tokens_sha256, const std::string& offsets_sha256) {
+  const OptionNames& n = s.spec.names;
+  if (!s.spec.tokens_sha256.empty() && !tokens_sha256.empty())
+    io::requireSha256(s.spec.tokens.path, io::normaliseSha256(s.spec.tokens_sha256, n.tokens_sha256), tokens_sha256);
+  if (!s.spec.offsets_sha256.empty() && !offsets_sha256.empty())
+    io::requireSha256(s.spec.tokens.offsets, io::normaliseSha256(s.spec.offsets_sha256, n.offsets_sha256), offsets_sha256);
+}
+
 void requirePinnedFilesBeforeError(const Session& s, const SessionSpec& spec) {
   if (!spec.digests_path.empty()) audit::requireListedBeforeParseError(sessionDigestList(spec), s.location);
   const std::filesystem::path dir = std::filesystem::path(s.spec.checkpoint).parent_path();
@@ -78,12 +81,11 @@ void requirePinnedFilesBeforeError(const Session& s, const SessionSpec& spec) {
     std::error_code ec;
     if (p.filename() == name && std::filesystem::is_regular_file(p, ec)) io::requireSha256(p.string(), digest, io::sha256File(p.string()));
   }
-  const OptionNames& n = spec.names;  // the tokens and offsets, pinned by a flag or the list
-  for (const auto& [path, pin, flag] : {std::tuple{spec.tokens.path, s.spec.tokens_sha256, n.tokens_sha256},
-                                        std::tuple{spec.tokens.offsets, s.spec.offsets_sha256, n.offsets_sha256}}) {
+  auto digestOf = [](const std::string& pin, const std::string& path) {  // "": not pinned, or not there
     std::error_code ec;
-    if (!pin.empty() && std::filesystem::is_regular_file(path, ec)) io::requireSha256(path, io::normaliseSha256(pin, flag), io::sha256File(path));
-  }
+    return !pin.empty() && !path.empty() && std::filesystem::is_regular_file(path, ec) ? io::sha256File(path) : std::string();
+  };
+  requireTokenPins(s, digestOf(s.spec.tokens_sha256, s.spec.tokens.path), digestOf(s.spec.offsets_sha256, s.spec.tokens.offsets));
 }
 
 }  // namespace omn::eval

@@ -57,11 +57,21 @@ void checkJournaledOutput(const std::string& path, const std::string& what) {
 namespace {
 
 // Whether the file at `path` is a program or a shared library (ELF): the executable, its plugins,
-// libtorch. No output of omn-audit is one, so replacing one is never an output's job.
+// libtorch. No output of omn-audit is one, so replacing one is never an output's job. The whole
+// identification is read (magic, class, byte order, version, padding, object type, version again),
+// not the magic alone: a token file may begin with the ids 17791 17996 (the bytes 7f 45 4c 46).
 bool isElfFile(const std::string& path) {
-  char magic[4] = {};
+  unsigned char h[24] = {};
   std::ifstream in(path, std::ios::binary);
-  return in.read(magic, 4) && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+  if (!in.read(reinterpret_cast<char*>(h), sizeof h) || std::memcmp(h, "\x7f" "ELF", 4) != 0) return false;
+  const bool little = h[5] == 1;
+  if ((h[4] != 1 && h[4] != 2) || (h[5] != 1 && h[5] != 2) || h[6] != 1) return false;
+  for (int i = 9; i < 16; ++i)
+    if (h[i] != 0) return false;
+  const unsigned type = little ? h[16] | h[17] << 8 : h[17] | h[16] << 8;
+  const unsigned version = little ? h[20] | h[21] << 8 | h[22] << 16 | static_cast<unsigned>(h[23]) << 24
+                                  : h[23] | h[22] << 8 | h[21] << 16 | static_cast<unsigned>(h[20]) << 24;
+  return type >= 1 && type <= 4 && version == 1;  // relocatable, executable, shared object, core
 }
 
 }  // namespace
@@ -88,9 +98,12 @@ void checkOutputPath(const std::string& path, bool force, const std::vector<std:
         throw UsageError("output " + path + " is the input " + f + (f == in ? "" : " (read through " + in + ")") +
                          ": refusing to write over an input, even with --force");
     }
-  if (S_ISREG(out.st_mode) && isElfFile(path))
-    throw UsageError("output " + path + " is a program or a shared library (an ELF file, such as omn-audit's plugins): refusing " +
-                     "to write over it, even with --force");
+  if (S_ISREG(out.st_mode) && isElfFile(path)) {
+    std::error_code ec;
+    const auto target = std::filesystem::canonical(path, ec);
+    throw UsageError("output " + path + (!ec && std::filesystem::is_symlink(path, ec) ? " (a link to " + target.string() + ")" : "") +
+                     " is a program or a shared library (an ELF file, such as omn-audit's plugins): refusing to write over it, even with --force");
+  }
   if (S_ISDIR(out.st_mode)) throw UsageError("output " + path + " is a directory");
   // a terminal, pipe or device (/dev/stdout, /dev/null) is written in place: nothing is replaced
   if (!S_ISREG(out.st_mode)) return;

@@ -100,11 +100,37 @@ evo=("${ev[@]/$tmp\/tok.bin/$tmp/tok-odd.bin}")
 expect 4 "tok-odd.bin: SHA-256 mismatch" -- "$omn" "${evo[@]}" --eos 0 --tokens-sha256 "$(sha256sum <"$tmp/tok.bin" | cut -c1-64)"
 echo "$(sha256sum <"$tmp/tok.bin" | cut -c1-64)  $tmp/tok-odd.bin" >"$tmp/odd.sha256"
 expect 4 "tok-odd.bin: SHA-256 mismatch" -- "$omn" "${evo[@]}" --eos 0 --digests "$tmp/odd.sha256"
+# every file the list names is an input no output may be (it read: exit 0, a listed file replaced),
+# in eval, profile and track alike; a pin for a token record that is not there names the list
+mkdir -p "$tmp/m"; cp "$mini" "$tmp/m/ck.pt"; echo notes >"$tmp/m/notes.txt"
+sha256sum "$tmp/m/ck.pt" "$tmp/m/notes.txt" >"$tmp/m.sha256"
+evm=("${ev[@]/$mini/$tmp/m/ck.pt}")
+expect 2 "notes.txt is the input" -- "$omn" "${evm[@]}" --eos 0 --digests "$tmp/m.sha256" -o "$tmp/m/notes.txt" --force
+expect 2 "notes.txt is the input" -- "$omn" profile "$tmp/m/ck.pt" --digests "$tmp/m.sha256" -o "$tmp/m/notes.txt" --force
+expect 2 "notes.txt is the input" -- "$omn" track "$tmp/m/ck.pt" --order given --digests "$tmp/m.sha256" -o "$tmp/m/notes.txt" --force
+check "the listed file no command wrote over is whole" -- test "$(cat "$tmp/m/notes.txt")" = notes
+echo "$(printf 'b%.0s' {1..64})  $tmp/tok.tokens.json" >"$tmp/norecord.sha256"
+expect 2 "--digests .*norecord.sha256 pins .*tok.tokens.json \(the token record beside .*tok.bin\), which does not exist" -- \
+  "$omn" "${ev[@]}" --eos 0 --digests "$tmp/norecord.sha256"
+# a listed path is read as sha256sum -c opens it, links before "..": lnk/../tok.bin is the file beside
+# lnk's target, not ./tok.bin (it read the other file: exit 4 for a list sha256sum -c accepts)
+mkdir -p "$tmp/far/inner"; ln -sfn "$tmp/far/inner" "$tmp/lnk"
+/usr/bin/python3 -c "import sys; d = open(sys.argv[1], 'rb').read(); open(sys.argv[2], 'wb').write(d[2:] + d[:2])" "$tmp/tok.bin" "$tmp/far/tok.bin"
+(cd "$tmp" && sha256sum far/tok.bin | sed 's|far/tok.bin|lnk/../tok.bin|' >dotdot.sha256 && sha256sum -c --quiet dotdot.sha256)
+evd=("${ev[@]/$tmp\/tok.bin/lnk/../tok.bin}")
+expect 0 "perplexity" -- bash -c 'cd "$1" && shift && "$@"' _ "$tmp" "$omn" "${evd[@]}" --eos 0 --digests dotdot.sha256 -o dotdot.json
+check "eval --digests lnk/../tok.bin: the file sha256sum -c reads is the one verified" -- /usr/bin/python3 -c \
+  "import json,sys; i=[x for x in json.load(open(sys.argv[1]))['provenance']['inputs'] if x['role']=='tokens'][0]; sys.exit(0 if i['verified'] else 1)" "$tmp/dotdot.json"
 # an output is never a program or a library (an ELF file: the plugins, omn-audit itself), even with --force
 cp "$omn" "$tmp/omn-copy"
 cp "$tmp/omn-copy" "$tmp/omn-copy.keep"
 expect 2 "omn-copy is a program or a shared library" -- "$omn" "${ev[@]}" --eos 0 -o "$tmp/omn-copy" --force
 expect 2 "omn-copy is a program or a shared library" -- "$omn" profile "$mini" -o "$tmp/omn-copy" --force
+# ... by its whole ELF identification, not the magic alone: a u16 token file may begin 7f 45 4c 46
+/usr/bin/python3 -c "import numpy as np, sys; np.array([17791, 17996, 2, 1], '<u2').tofile(sys.argv[1])" "$tmp/elf-like.bin"
+expect 0 "perplexity" -- "$omn" "${ev[@]}" --eos 0 -o "$tmp/elf-like.bin" --force
+ln -sf "$tmp/omn-copy" "$tmp/omn-link"
+expect 2 "omn-link \(a link to .*omn-copy\) is a program or a shared library" -- "$omn" profile "$mini" -o "$tmp/omn-link" --force
 check "the program file eval and profile refused to write over is whole" -- cmp -s "$tmp/omn-copy" "$tmp/omn-copy.keep"
 echo keep >"$tmp/trace.json"
 OMN_AUDIT_PROFILE="$tmp/trace.json" expect 2 "trace.json exists: refusing" -- "$omn" "${base[@]}"

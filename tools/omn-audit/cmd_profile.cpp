@@ -37,11 +37,13 @@ int runProfile(ProfileArgs& a) {
   output::checkDistinctOutputs({{"--json", a.json_out}, {"--csv", a.csv_out}});
   // --json - / --csv -: standard output carries that document alone; the text goes to stderr
   std::ostream& text = output::isStdout(a.json_out) || output::isStdout(a.csv_out) ? std::cerr : std::cout;
+  if (!a.req.digests_path.empty()) a.req.digests = audit::readDigestList(a.req.digests_path);
+  std::vector<std::string> inputs = {a.req.checkpoint, a.baseline, a.tolerance, a.req.digests_path};
+  for (const auto& f : audit::listedFiles(a.req.digests)) inputs.push_back(f);  // each file the list names is read
   for (const auto& out : {a.json_out, a.csv_out})
-    if (!out.empty()) output::checkOutputPath(out, a.force, {a.req.checkpoint, a.baseline, a.tolerance, a.req.digests_path});
+    if (!out.empty()) output::checkOutputPath(out, a.force, inputs);
   std::optional<audit::Baseline> baseline;
   std::optional<documents::ToleranceDocument> tolerance;
-  if (!a.req.digests_path.empty()) a.req.digests = audit::readDigestList(a.req.digests_path);
   if (!a.baseline.empty()) baseline = loadBaseline(a.baseline);
   if (!a.tolerance.empty()) tolerance = loadTolerance(a.tolerance);
   if (baseline) checkBaselineFirst(*baseline, tolerance, a.req.options, a.baseline, a.tolerance);

@@ -5,6 +5,7 @@
 #include "baseline.h"
 #include "commands.h"
 #include "digest_option.h"
+#include "omn/audit/digest_list.h"
 #include "omn/audit/track.h"
 #include "omn/errors.h"
 #include "omn/model/preset.h"
@@ -54,10 +55,11 @@ Command addTrackCommand(CLI::App& root) {
             inputs.insert(inputs.end(), r->inputs.begin(), r->inputs.end());
             for (const auto& p : {r->baseline_path, r->tolerance_path, r->digests_path})
               if (!p.empty()) inputs.push_back(p);
+            // everything parsed before the first checkpoint is read; each file the list names is read
+            if (!r->digests_path.empty()) r->digests = audit::readDigestList(r->digests_path);
+            for (const auto& f : audit::listedFiles(r->digests)) inputs.push_back(f);
             for (const auto& out : {*json_out, *csv_out})
               if (!out.empty()) output::checkOutputPath(out, *force, inputs);
-            // everything parsed before the first checkpoint is read
-            if (!r->digests_path.empty()) r->digests = audit::readDigestList(r->digests_path);
             if (!r->baseline_path.empty()) r->baseline = loadBaseline(r->baseline_path);
             if (!r->tolerance_path.empty()) r->tolerance = loadTolerance(r->tolerance_path);
             if (r->baseline) checkBaselineFirst(*r->baseline, r->tolerance, r->options, r->baseline_path, r->tolerance_path);

@@ -10,8 +10,12 @@
 namespace omn::audit {
 
 // Reads `sha256sum` output ("<64 hex>  <path>" per line; "*" binary marker allowed; "#" comments).
-// Paths are taken as written, relative to the current directory. Throws UsageError naming the line.
+// Paths are taken as written, relative to the current directory (links resolved before "..", as
+// sha256sum -c opens them: lnk/../f is not ./f). Throws UsageError naming the line.
 std::map<std::string, std::string> readDigestList(const std::string& path);
+
+// The paths a list names, as listed: files the command reads (inputs no output may be).
+std::vector<std::string> listedFiles(const std::map<std::string, std::string>& entries);
 
 // The key under which a listed path and a file's path match: both name one file when they
 // resolve to the same place (weakly canonical; lexically normal if that fails).
@@ -26,9 +30,10 @@ bool listedInFolder(const std::string& listed, const std::string& folder);
 // A --digests list as read (readDigestList) and the file it came from, for messages.
 struct DigestList {
   std::string path;
-  std::map<std::string, std::string> entries;  // path as listed (lexically normal) -> lower-case hex
+  std::map<std::string, std::string> entries;  // path as listed -> lower-case hex
   // Files of the run other than the model that a line may pin (eval: the tokens, their record, the
-  // offsets, a preset file); the caller checks them (pinnedDigest), the rules below let them be.
+  // offsets, a preset file): the rules below let such lines be; the caller looks their pins up
+  // (pinnedDigest) and checks the files' bytes.
   std::vector<std::string> run_inputs;
 };
 

@@ -31,7 +31,8 @@ struct SessionSpec {
   std::map<std::string, std::string> shard_sha256;
   std::string shard_sha256_where = "a manifest's /checkpoint/shards";  // who pins them, for messages
   // eval --digests LIST (audit::readDigestList, read at the edge): the weights, a folder's config.json
-  // and a sharded index's shards pinned by one sha256sum-style list, as profile --digests pins them
+  // and a sharded index's shards pinned by one sha256sum-style list, as profile --digests pins them,
+  // and the files of the run it names (sessionRunFiles)
   std::string digests_path;
   std::map<std::string, std::string> digests;
   bool allow_unverified = true;  // false: a missing sha256 is a UsageError
@@ -63,9 +64,13 @@ struct SessionSpec {
   OptionNames names;
 };
 
+// The files of the run other than the model and the digest list, as given: the tokens and the record
+// beside them, the offsets, a preset file (what a --digests line may pin beside the model).
+std::vector<std::string> sessionRunFiles(const SessionSpec& spec);
+
 // Every file an evaluation reads, as given: the checkpoint (a folder or an index: what it names is
-// read through it, output::checkOutputPath), the tokens and the record beside them, the offsets, a
-// preset file and a digest list. No output may be one of them, with --force or without.
+// read through it, output::checkOutputPath), sessionRunFiles, the digest list and every file it
+// names. No output may be one of them, with --force or without.
 std::vector<std::string> sessionInputFiles(const SessionSpec& spec);
 
 // The most rows a forward pass takes (--batch, a manifest's /model/batch) and the most rows a run

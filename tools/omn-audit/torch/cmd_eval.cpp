@@ -96,9 +96,10 @@ Command addEvalCommand(CLI::App& root) {
             output::checkDistinctOutputs({{"--json", a->json_out}, {"--dump-logits", a->dump_logits}, {"OMN_AUDIT_PROFILE", trace_path}});
             if (output::isStdout(a->dump_logits) || output::isStdout(trace_path))
               throw UsageError("--dump-logits and OMN_AUDIT_PROFILE write files; only --json may be '-' (standard output)");
+            // the list first: every file it names is an input too
+            if (!a->o.session.digests_path.empty()) a->o.session.digests = audit::readDigestList(a->o.session.digests_path);
             for (const auto& out : {a->json_out, a->dump_logits, trace_path})
               if (!out.empty()) output::checkOutputPath(out, a->force, eval::sessionInputFiles(a->o.session));
-            if (!a->o.session.digests_path.empty()) a->o.session.digests = audit::readDigestList(a->o.session.digests_path);
             // --groups against --num-seqs before the checkpoint is hashed (the row count is known
             // only once the token set is read; checked again then)
             if (a->o.groups_given && static_cast<std::size_t>(a->o.groups) > a->o.session.num_seqs)

@@ -89,8 +89,9 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
   app->add_option("--sha256", s.sha256, "expected SHA-256 of the checkpoint (a model folder: of its weights file): a mismatch is exit 4")
       ->check(givenDigest);
   app->add_option("--digests", s.digests_path,
-                  "sha256sum-style list (\"<hex>  <path>\", as profile --digests): pins the weights, a model folder's config.json and, "
-                  "for a sharded index, each shard (a mismatch is exit 4 naming the file; a line naming another file is exit 2)")
+                  "sha256sum-style list (\"<hex>  <path>\", as profile --digests): pins the weights, a model folder's config.json, "
+                  "for a sharded index each shard, and the run's tokens, offsets, token record and preset file where it names them "
+                  "(a mismatch is exit 4 naming the file; a line naming a file outside the model and the run is exit 2)")
       ->check(givenDigestList)
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);  // two lists: neither silently wins
   app->add_option("--config-sha256", s.config_sha256,
@@ -106,9 +107,9 @@ inline void addSessionOptions(CLI::App* app, EvalOptions& o) {
     return v.empty() || v[0] == '-' ? "expected a token id >= 0, got " + v : std::string();  // -1 is not "no --eos"
   });
   app->add_option("--offsets", s.tokens.offsets, "document boundary: sidecar of document start offsets (.npy or text)");
-  app->add_option("--tokens-sha256", s.tokens_sha256, "expected SHA-256 of the token file: a mismatch is exit 4 (without: recorded, not verified)")
+  app->add_option("--tokens-sha256", s.tokens_sha256, "expected SHA-256 of the token file: a mismatch is exit 4 (without it or a --digests line: recorded, not verified)")
       ->check(givenDigest);
-  app->add_option("--offsets-sha256", s.offsets_sha256, "expected SHA-256 of the --offsets file: a mismatch is exit 4 (without: recorded, not verified)")
+  app->add_option("--offsets-sha256", s.offsets_sha256, "expected SHA-256 of the --offsets file: a mismatch is exit 4 (without it or a --digests line: recorded, not verified)")
       ->check(givenDigest);
   app->add_option("--tokenizer-revision", s.tokenizer_revision,
                   "the tokenizer revision that made the set (recorded; without it: recorded as unknown, with a warning)");
