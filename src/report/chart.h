@@ -127,13 +127,30 @@ class Chart {
 inline std::string prefix(const std::optional<std::string>& v) { return v ? v->substr(0, 12) : std::string("n/a"); }
 inline double val(const std::optional<double>& v) { return v ? *v : std::nan(""); }
 
+// The build and the machine that computed a figure's numbers, as its document records them: "omn-audit
+// 0.1.0 (62d8d4fa373c) · AMD EPYC (avx512_bf16)" -- the widest of avx512_bf16, avx512f, avx2 it has,
+// which decides the bf16 products -- or "CPU not recorded" (documents written before the host was).
+inline std::string buildLine(const documents::Provenance& provenance) {
+  std::string cpu = "CPU not recorded";
+  if (provenance.host && provenance.host->cpu) {
+    const auto& ext = provenance.host->cpu_vector_extensions;
+    cpu = *provenance.host->cpu;
+    for (const char* widest : {"avx512_bf16", "avx512f", "avx2"})
+      if (std::find(ext.begin(), ext.end(), widest) != ext.end()) {
+        cpu += std::string(" (") + widest + ")";
+        break;
+      }
+  }
+  return "omn-audit " + provenance.version + " (" + provenance.git_revision + ") · " + cpu;
+}
+
 // Where a figure's numbers came from: the checkpoint's digest, the token set's (a document that
-// has one), the build.
+// has one), the build and the CPU.
 inline std::string sourceLine(const std::optional<std::string>& checkpoint_sha256, const std::string* tokens_sha256,
                               const documents::Provenance& provenance) {
   std::string s = "checkpoint sha256 " + prefix(checkpoint_sha256) + "…";
   if (tokens_sha256) s += " · tokens sha256 " + tokens_sha256->substr(0, 12) + "…";
-  return s + " · omn-audit " + provenance.version + " (" + provenance.git_revision + ")";
+  return s + " · " + buildLine(provenance);
 }
 
 }  // namespace omn::report::chart

@@ -33,8 +33,7 @@ std::string runSource(const TrainDocument& train) {
   const std::optional<std::string> final_sha256 =
       train.final_checkpoint ? std::optional<std::string>(train.final_checkpoint->sha256) : std::nullopt;
   return "run \"" + train.name + "\" · " + train.status + " at step " + std::to_string(train.steps_done) + " of " +
-         std::to_string(train.steps) + " · final.pt sha256 " + prefix(final_sha256) + "… · omn-audit " + train.provenance.version + " (" +
-         train.provenance.git_revision + ")";
+         std::to_string(train.steps) + " · final.pt sha256 " + prefix(final_sha256) + "… · " + buildLine(train.provenance);
 }
 
 Figure overSteps(const std::string& name, const std::string& title, const std::string& ylabel, std::vector<Series> lines,

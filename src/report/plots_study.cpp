@@ -22,8 +22,8 @@ namespace {
 using namespace chart;  // NOLINT
 
 std::string studySource(const StudyDocument& s) {
-  return "study manifest sha256 " + prefix(s.manifest.sha256) + "… · corpus sha256 " + prefix(s.corpus.sha256) + "… · omn-audit " +
-         s.provenance.version + " (" + s.provenance.git_revision + ")";
+  return "study manifest sha256 " + prefix(s.manifest.sha256) + "… · corpus sha256 " + prefix(s.corpus.sha256) + "… · " +
+         buildLine(s.provenance);
 }
 
 

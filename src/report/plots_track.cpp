@@ -17,8 +17,8 @@ using namespace chart;  // NOLINT
 
 std::string trackSource(const TrackDocument& t) {
   const auto& s = t.summary;
-  return std::to_string(s.checkpoints) + " checkpoints (" + std::to_string(s.verified) + " verified by SHA-256) · omn-audit " +
-         t.provenance.version + " (" + t.provenance.git_revision + ")";
+  return std::to_string(s.checkpoints) + " checkpoints (" + std::to_string(s.verified) + " verified by SHA-256) · " +
+         buildLine(t.provenance);
 }
 
 std::string stepLabel(const TrackPoint& c, std::size_t i) { return c.step ? std::to_string(*c.step) : "#" + std::to_string(i); }

@@ -15,6 +15,10 @@ expect 0 "sweep-ppl-vs-constant.svg" -- "$omn" plot "$tmp/sweep.json" -o "$tmp/s
 expect 2 "-o -: plot writes a directory of figures, not a stream" -- "$omn" plot "$tmp/sweep.json" -o -
 check "plot -o - made no directory named -" -- bash -c 'cd "$1" && "$2" plot "$3" -o - 2>/dev/null; test ! -e -' _ "$tmp" "$omn" "$tmp/sweep.json"
 for f in "$tmp"/p/*.svg "$tmp"/s/*.svg; do check "$(basename "$f") is well-formed XML" -- xmllint --noout "$f"; done
+# every figure names the CPU its numbers were computed on (the document's provenance host)
+cpu=$(/usr/bin/python3 -c "import json; print(json.load(open('$tmp/sweep.json'))['provenance']['host']['cpu'])")
+caption() { /usr/bin/python3 -c "import sys, xml.dom.minidom as m; print(' '.join(t.firstChild.data for t in m.parse(sys.argv[1]).getElementsByTagName('text') if t.getAttribute('class') == 'caption' and t.firstChild))" "$1"; }
+for f in "$tmp"/p/*.svg "$tmp"/s/*.svg; do check "$(basename "$f")'s caption names the CPU ($cpu)" -- bash -c 'case "$1" in *"$2"*) ;; *) exit 1;; esac' _ "$(caption "$f")" "$cpu"; done
 layers=$(/usr/bin/python3 -c "import json; print(len(json.load(open('$tmp/profile.json'))['layers']))")
 conds=$(/usr/bin/python3 -c "import json; print(len(json.load(open('$tmp/sweep.json'))['conditions']))")
 consts=$(/usr/bin/python3 -c "import json; print(sum(1 for c in json.load(open('$tmp/sweep.json'))['conditions'] if c['op']['op'] == 'constant' and c['op']['layers'] == 'all'))")

@@ -65,6 +65,7 @@ check(text == committed, "docs/results.md is not what the store gives: run /usr/
       "(first differing line: %s)" % next((i + 1 for i, (a, b) in enumerate(zip(text.splitlines(), committed.splitlines())) if a != b),
                                             min(len(text.splitlines()), len(committed.splitlines())) + 1))
 check(os.path.exists(os.path.join(src, results_page.FIGURE)), "the page's figure %s is missing" % results_page.FIGURE)
+check("Trained on: " in open(os.path.join(src, results_page.FIGURE)).read(), "the page's figure names the CPU its runs trained on")
 
 # --- (b) every recorded number, re-derived here ---
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}

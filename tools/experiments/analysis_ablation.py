@@ -253,7 +253,7 @@ def ablation(job):
     bx.set_title("After training, at the QK-on arm's best LR (%.3g)" % best[True], fontsize=9)
     bx.legend(fontsize=8, frameon=False, loc="upper left")
     fig.tight_layout()
-    analysis["figure"] = job.save(fig)
+    analysis["figure"] = job.save(fig, analysis["compute"])
 
     md = ["## %s: QK-norm on vs off, and removing the learned gains after training\n" % job.experiment,
           "Panel: the first %d rows of %d tokens of the held-out addresses after the rows the runs evaluated during "

@@ -228,6 +228,26 @@ def checked_schedule(rec, log):
     return rec["schedule"]
 
 
+def footer(fig, text):
+    """`text` in small print (wrapped to the figure's width) on a strip added below the figure: the figure
+    grows by it and what it held keeps its place and size (axes, texts, legends anchored to the figure alike)"""
+    import textwrap
+    text = "\n".join(textwrap.wrap(text, int(fig.get_figwidth() * 17)))  # ~17 characters an inch at 7 pt
+    line = 0.1 + 0.12 * (text.count("\n") + 1)
+    h = fig.get_figheight()
+    lift = lambda y: (y * h + line) / (h + line)  # noqa: E731  (a figure fraction, after growing)
+    for ax in fig.axes:
+        p = ax.get_position()
+        ax.set_position([p.x0, lift(p.y0), p.width, p.height * h / (h + line)])
+    for t in fig.texts:
+        x, y = t.get_position()
+        t.set_position((x, lift(y)))
+    for leg in fig.legends:
+        leg.set_bbox_to_anchor((0, lift(0), 1, 1 - lift(0)), transform=fig.transFigure)
+    fig.set_figheight(h + line)
+    fig.text(0.01, line / 2 / (h + line), text, fontsize=7, color="#444", ha="left", va="center")
+
+
 class Job:
     """One analysis: its kind (ablation, routing, depth, regime), the experiment it is written for, the
     study documents it reads; it writes results/EXPERIMENT/analysis.json, docs/experiments/EXPERIMENT.md
@@ -263,7 +283,9 @@ class Job:
         return "PARTIAL: %d of %d cells%s" % (sum(v["published"] for v in some), sum(v["expected"] for v in some),
                                              "; %d of %d studies have none yet" % (empty, len(self.partial)) if empty else "")
 
-    def save(self, fig):
+    def save(self, fig, compute):
+        """the figure under docs/figures/experiments/, its footer naming the CPU each run trained on
+        (`compute`: compute_note's record)"""
         d = os.path.join(self.out_root, "docs", "figures", "experiments")
         os.makedirs(d, exist_ok=True)
         p = os.path.join(d, self.experiment + ".svg")
@@ -272,6 +294,7 @@ class Job:
             text = self.partial_text() + " (OMN_ANALYSIS_PARTIAL, not a result)"
             fig.suptitle(text + ("\n" + title.get_text() if title else ""), color="#D55E00", fontsize=title.get_fontsize() if title else 10,
                          fontweight="bold")
+        footer(fig, "Trained on %s (each run's CPU as its train.json records it)" % self.cpu_text(compute))
         fig.savefig(p, metadata={"Date": None})
         plt.close(fig)
         return os.path.relpath(p, self.out_root)

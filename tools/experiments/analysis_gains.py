@@ -182,7 +182,7 @@ def routing(job):
                     ax.set_xlabel("step")
     fig.legend(loc="lower center", ncol=len(names), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    analysis["figure"] = job.save(fig)
+    analysis["figure"] = job.save(fig, analysis["compute"])
     md = ["## %s: which factor moves the gains, which moves the dependence\n" % job.experiment,
           "Every arm: the tiny model, QK-norm on, 1,000 steps, seeds %s. Gains at the end: the mean and the largest of all Q/K "
           "gains (`track` of final.pt); dependence: ΔNLL when every Q/K gain is set to 1.0 after training, on the held-out "
@@ -276,8 +276,9 @@ def depth(job):
         ax.legend(fontsize=8, frameon=False)
     axes[0].set_ylabel("gain")
     fig.tight_layout()
-    analysis = {"experiment": job.experiment, "studies": job.study_paths, "seeds": seeds, "arms": table, "compute": job.compute_note(studies),
-                "figure": job.save(fig)}
+    comp = job.compute_note(studies)
+    analysis = {"experiment": job.experiment, "studies": job.study_paths, "seeds": seeds, "arms": table, "compute": comp,
+                "figure": job.save(fig, comp)}
     md = ["## %s: does an early-layer regime appear with depth or length?\n" % job.experiment,
           "OMN-1 (the audit): Q/K gain means near 25 in layers 0-1 and near 2 by layer 27 (early/late ≈ 12), maxima 68.5, five "
           "negative coordinates. Here, QK-norm on, OMN's routing, seeds %s; gains of final.pt (`track`); early = layers 0-1, "

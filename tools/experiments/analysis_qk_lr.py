@@ -80,7 +80,7 @@ def qk_lr(job):
         job.experiment, "s" if len(seeds) > 1 else "", ", ".join(map(str, seeds))), fontsize=9)
     ax.legend(fontsize=7, frameon=False, loc="best")
     fig.tight_layout()
-    analysis["figure"] = job.save(fig)
+    analysis["figure"] = job.save(fig, analysis["compute"])
 
     one = len(seeds) == 1
     md = ["## %s: QK-norm on vs off over a wide LR grid\n" % job.experiment,

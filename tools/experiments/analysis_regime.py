@@ -212,7 +212,7 @@ def regime(job):
                 "omn1_reference": omn1_reference(), "arms": table, "context_test": context_test, "budget_test": budget_test,
                 "compute": job.compute_note(studies)}
     analysis["cpu"] = job.cpu_text(analysis["compute"])
-    analysis["figure"] = job.save(figure(analysis))
+    analysis["figure"] = job.save(figure(analysis), analysis["compute"])
     job.write(analysis, markdown(job, analysis))
 
 
@@ -293,7 +293,7 @@ def figure(an):
         axes[1][li].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()  # the arms: colour the context, line the gain LR
     fig.legend(handles, labels, loc="lower center", ncol=max(len(an["contexts"]), 1), fontsize=7, frameon=False)
-    fig.suptitle("%s: the tiny model, QK-norm on, seeds %s; trained on %s" % (an["experiment"], an["seeds"], an["cpu"]), fontsize=9)
+    fig.suptitle("%s: the tiny model, QK-norm on, seeds %s" % (an["experiment"], an["seeds"]), fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 0.96))
     return fig
 

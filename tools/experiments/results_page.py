@@ -34,6 +34,7 @@ from page_core import ROOT, PAGE, FIGURE, Page, Experiments, size
 from page_ablation import ablation_data, summary_removal, methods, results_removal, results_sweep, limitations
 from page_gains import summary_routing, results_qk_lr, results_routing, results_depth
 from page_regime import summary_regime, results_regime
+from analysis_common import Job, footer
 
 
 def results_unfinished(x):
@@ -95,7 +96,7 @@ def build(root=ROOT):
     if sizes:
         body += limitations(x, sizes)
     text, spans = p.render("\n".join(body).rstrip("\n") + "\n")
-    fig = [(size(e), [(r["lr"], r["vals"]) for r in rows]) for e, _, rows in sizes]
+    fig = [(size(e), [(r["lr"], r["vals"]) for r in rows], Job.cpu_text(an["compute"])) for e, an, rows in sizes]
     return text, spans, p, fig
 
 
@@ -106,7 +107,7 @@ def figure(fig, path):
     plt.rcParams.update({"font.size": 9, "svg.hashsalt": "omn-audit", "svg.fonttype": "none"})
     colours = ["#0072B2", "#D55E00", "#009E73"]
     f, ax = plt.subplots(figsize=(6, 3.6))
-    for i, (name, pts) in enumerate(fig):
+    for i, (name, pts, _) in enumerate(fig):
         pts = [(lr, v) for lr, v in pts if v[0] is not None]
         xs = [lr * (1 + 0.03 * (i - (len(fig) - 1) / 2)) for lr, _ in pts]
         m = [v[0] for _, v in pts]
@@ -115,7 +116,7 @@ def figure(fig, path):
         ax.errorbar(xs, m, yerr=[lo, hi], color=colours[i % 3], marker="os^"[i % 3], capsize=3, lw=1.5, ms=5, label="%s model" % name)
     ax.axhline(0, color="#888", lw=0.8)
     ax.set_xscale("log")
-    lrs = sorted({lr for _, pts in fig for lr, _ in pts})
+    lrs = sorted({lr for _, pts, _ in fig for lr, _ in pts})
     ax.set_xticks(lrs)
     ax.set_xticklabels(["%.3g" % v for v in lrs])
     ax.minorticks_off()
@@ -124,6 +125,7 @@ def figure(fig, path):
     ax.set_title("Removing the learned gains minus training without QK-norm,\nmean over seeds, 95 % t-interval, paired by seed", fontsize=9)
     ax.legend(frameon=False, fontsize=8)
     f.tight_layout()
+    footer(f, "Trained on: " + "; ".join("%s model: %s" % (name, cpu) for name, _, cpu in fig) + " (each run's CPU as its train.json records it)")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     f.savefig(path, metadata={"Date": None})
     plt.close(f)
