@@ -128,14 +128,15 @@ inline std::string prefix(const std::optional<std::string>& v) { return v ? v->s
 inline double val(const std::optional<double>& v) { return v ? *v : std::nan(""); }
 
 // The build and the machine that computed a figure's numbers, as its document records them: "omn-audit
-// 0.1.0 (62d8d4fa373c) · AMD EPYC (avx512_bf16)" -- the widest of avx512_bf16, avx512f, avx2 it has,
-// which decides the bf16 products -- or "CPU not recorded" (documents written before the host was).
+// 0.1.0 (62d8d4fa373c) · AMD EPYC (avx512_bf16)" -- the widest of amx_bf16, avx512_bf16, avx512f, avx2
+// it has (what the machine offers; the bf16 product kernel a pass chose is in its document) -- or "CPU
+// not recorded" (documents written before the host was). A merged document records its first shard's.
 inline std::string buildLine(const documents::Provenance& provenance) {
   std::string cpu = "CPU not recorded";
   if (provenance.host && provenance.host->cpu) {
     const auto& ext = provenance.host->cpu_vector_extensions;
     cpu = *provenance.host->cpu;
-    for (const char* widest : {"avx512_bf16", "avx512f", "avx2"})
+    for (const char* widest : {"amx_bf16", "avx512_bf16", "avx512f", "avx2"})
       if (std::find(ext.begin(), ext.end(), widest) != ext.end()) {
         cpu += std::string(" (") + widest + ")";
         break;

@@ -901,4 +901,9 @@ check(Job.cpu_text(one) == "AMD EPYC" and Job.cpu_text(two) == "18 runs on AMD E
       "the compute line counts the runs on each CPU (%r)" % Job.cpu_text(two))
 toy_cpus = json.load(open(os.path.join(store, "toy", "analysis.json")))["compute"]["runs_by_cpu"]
 check(sum(toy_cpus.values()) == 8, "analysis.json counts every run of the toy study by its CPU (%s)" % toy_cpus)
+merged_elsewhere = {"host": {"cpu": "AMD EPYC"}, "runs_by_cpu": {"Intel(R) Xeon(R) Processor": 12}}
+check(Job.cpu_text(merged_elsewhere) == "Intel(R) Xeon(R) Processor",
+      "runs that all trained on one CPU are named by it, not by the document's host (a merge may run elsewhere)")
+toy_svg = open(os.path.join(work, "docs", "figures", "experiments", "toy.svg")).read()
+check(all(c in toy_svg for c in toy_cpus), "the toy's figure names the CPU its runs' train.json record (%s)" % list(toy_cpus))
 h.finish()

@@ -325,11 +325,15 @@ class Job:
         secs = sum(r.get("seconds") or 0 for s in studies for r in s.runs)
         acct = os.path.join(store_root, "compute.jsonl")  # the store read (a partial analysis writes elsewhere)
         steps, cut = {}, 0.0
+        names = {os.path.basename(s.dir) for s in studies}
         if os.path.exists(acct):
             for line in open(acct):
                 a = json.loads(line)
                 if a["experiment"] == self.experiment:
                     what = a["step"].split(" cell ")[0]  # "train STUDY cell k/N" → "train STUDY"
+                    kind, _, study = what.partition(" ")
+                    if kind in ("train", "after-training", "merge") and study not in names:
+                        continue  # a study of the experiment this analysis does not read (its runs are not counted either)
                     steps[what] = steps.get(what, 0.0) + a["seconds"]
                     if a.get("interrupted") and what.startswith("train "):  # cut off by its lane's end: accounted by the next lane
                         cut += a["seconds"]
@@ -369,7 +373,9 @@ class Job:
     @staticmethod
     def cpu_text(comp):
         """'AMD EPYC', or '18 runs on AMD EPYC, 6 on Intel(R) Xeon(R) Processor' where the runs' CPUs differ (most runs first)."""
-        by = comp.get("runs_by_cpu") or {}
+        by = {str(k): v for k, v in (comp.get("runs_by_cpu") or {}).items()}
+        if len(by) == 1:  # the runs' own, not the document's (a merge may run elsewhere)
+            return next(iter(by))
         if len(by) > 1:
             parts = sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))
             return ", ".join("%d%s on %s" % (n, " runs" if i == 0 else "", c) for i, (c, n) in enumerate(parts))
